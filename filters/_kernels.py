@@ -1,0 +1,129 @@
+"""The compiled run loop that every filter shares, and the kernel signatures it calls.
+
+A filter is three small compiled functions over a state matrix ``x`` (one row per competitor,
+columns in the filter's own units) and a parameter vector ``theta``:
+
+- ``predict(x, i, theta, dt)``: time update of competitor ``i`` over ``dt`` units of time;
+- ``proba(x, a, b, at_home, theta) -> (win, draw, loss)``: forecast of one game;
+- ``update(x, count, theta, a, b, score, at_home, start, stop, scratch)``: the observation
+  update of one rating period, the games ``start:stop`` of the time-sorted arrays, all
+  computed from the pre-period state; it also adds each competitor's games to ``count``
+  (``scratch`` is zeroed working space, one row per competitor, that the kernel must leave
+  zeroed).
+
+The loops take these as first-class function values with fixed signatures, so each loop is
+compiled once, cached on disk, and shared by all filters (a per-filter closure would defeat
+numba's cache). With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+
+f8 = types.float64
+i8 = types.int64
+f8_2d = types.float64[:, ::1]
+f8_1d = types.float64[::1]
+i8_1d = types.int64[::1]
+
+PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
+PROBA_SIG = types.UniTuple(f8, 3)(f8_2d, i8, i8, f8, f8_1d)
+UPDATE_SIG = types.void(f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, i8, i8, f8_2d)
+
+PredictFn = types.FunctionType(PREDICT_SIG)
+ProbaFn = types.FunctionType(PROBA_SIG)
+UpdateFn = types.FunctionType(UPDATE_SIG)
+
+
+def predict_kernel(fn):
+    """Compile ``fn`` as a predict kernel (explicit signature, cached)."""
+    return njit(PREDICT_SIG, cache=True)(fn)
+
+
+def proba_kernel(fn):
+    """Compile ``fn`` as a proba kernel (explicit signature, cached)."""
+    return njit(PROBA_SIG, cache=True)(fn)
+
+
+def update_kernel(fn):
+    """Compile ``fn`` as an update kernel (explicit signature, cached)."""
+    return njit(UPDATE_SIG, cache=True)(fn)
+
+
+@njit(PREDICT_SIG, cache=True)
+def no_predict(x, i, theta, dt):
+    """Time update of a filter that tracks no variance (Elo): nothing changes."""
+    return
+
+
+@njit(types.void(PredictFn, ProbaFn, UpdateFn, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
+                 f8_1d, i8_1d, f8_2d, f8_2d, f8_2d), cache=True)
+def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, t, starts, out_p, out_post,
+             scratch):
+    """Filter the time-sorted games batch by batch.
+
+    For each batch (rating period) ``starts[k]:starts[k+1]``: every competitor in it is moved
+    forward to the batch time ``t[start]`` (``predict`` with the time since its last
+    appearance; a first appearance keeps its initial row), every game is forecast from that
+    pre-period state into ``out_p``, then ``update`` applies the whole batch; ``out_post``
+    records both competitors' rows after the batch (a's columns first).
+    """
+    k = x.shape[1]
+    nb = starts.shape[0] - 1
+    for j in range(nb):
+        s = starts[j]
+        e = starts[j + 1]
+        tb = t[s]
+        for g in range(s, e):
+            for side in range(2):
+                i = a[g] if side == 0 else b[g]
+                li = last[i]
+                if math.isnan(li):
+                    last[i] = tb
+                elif tb > li:
+                    predict(x, i, theta, tb - li)
+                    last[i] = tb
+        for g in range(s, e):
+            pw, pd, pl = proba(x, a[g], b[g], home[g], theta)
+            out_p[g, 0] = pw
+            out_p[g, 1] = pd
+            out_p[g, 2] = pl
+        update(x, count, theta, a, b, score, home, s, e, scratch)
+        for g in range(s, e):
+            ia = a[g]
+            ib = b[g]
+            for c in range(k):
+                out_post[g, c] = x[ia, c]
+                out_post[g, k + c] = x[ib, c]
+
+
+@njit(types.void(PredictFn, ProbaFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d, f8_2d),
+      cache=True)
+def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp):
+    """Forecast games from a fixed state without updating it (the "frozen" forecast).
+
+    Each game's competitors are copied into the two rows of ``tmp`` and moved forward to the
+    game's time before the forecast, so drift accumulates up to each game but no result is
+    learned.
+    """
+    k = x.shape[1]
+    for g in range(a.shape[0]):
+        for side in range(2):
+            i = a[g] if side == 0 else b[g]
+            for c in range(k):
+                tmp[side, c] = x[i, c]
+            li = last[i]
+            if not math.isnan(li) and t[g] > li:
+                predict(tmp, side, theta, t[g] - li)
+        pw, pd, pl = proba(tmp, 0, 1, home[g], theta)
+        out_p[g, 0] = pw
+        out_p[g, 1] = pd
+        out_p[g, 2] = pl
+
+
+def empty_scratch(n_players: int, width: int = 4) -> np.ndarray:
+    """Zeroed working space for update kernels."""
+    return np.zeros((n_players, width))

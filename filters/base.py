@@ -1,0 +1,321 @@
+"""The filter protocol: one fitted interface for every online rating method.
+
+A :class:`Filter` subclass supplies its compiled kernels (see :mod:`filters._kernels`), its
+parameter vector and how its state columns read in its own units; everything else — running
+the games, rating periods, ``initial=`` values, forecasts, leaderboards, trajectories — is
+written once here.
+
+Textbook verbs on an explicit state (pure: each returns a new state)::
+
+    state = method.init_state(players)
+    state = method.predict(state, dt)            # time update, every competitor
+    state = method.update(state, batch)          # one rating period of games
+    p = method.predict_proba(state, a, b)        # (n, 3) win/draw/loss
+
+and on whole tables::
+
+    fitted = method.fit(train)                   # = method.run(train)
+    fitted.proba                                 # one-step-ahead forecasts, input row order
+    fitted.predict_proba(test)                   # frozen forecasts from the final state
+    fitted.ratings(); fitted.trajectories()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+import pandas as pd
+
+from statespace import Games, SkillModel
+
+from . import _kernels as K
+
+__all__ = ["Filter", "FilterState", "FilterRun"]
+
+
+@dataclass(frozen=True)
+class FilterState:
+    """A filter's belief about every competitor: rows of ``values`` in the method's units.
+
+    ``count`` is the number of games each competitor has played; ``last`` the time of its
+    last appearance (NaN before the first), in the filter's time units.
+    """
+
+    players: np.ndarray
+    values: np.ndarray
+    count: np.ndarray
+    last: np.ndarray
+    columns: tuple[str, ...]
+
+    def frame(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.values, columns=list(self.columns))
+        df.insert(0, "player", self.players)
+        df["games"] = self.count
+        return df
+
+    def copy(self) -> "FilterState":
+        return FilterState(self.players.copy(), self.values.copy(), self.count.copy(), self.last.copy(),
+                           self.columns)
+
+
+class Filter:
+    """Base class of every filter. Subclasses set the class attributes and :meth:`theta`.
+
+    Class attributes
+    ----------------
+    name: short name used by ``compare`` and the CLI.
+    columns: names of the state columns; ``columns[0]`` is the skill estimate (``mean``).
+    sd_column: the column holding a standard deviation in the method's units, or ``None``.
+    time_unit: ``"period"`` (rating-period codes when the games have them, else game order),
+        ``"day"`` or ``"game"``; what ``dt`` counts in ``predict``.
+    """
+
+    name: ClassVar[str] = "filter"
+    columns: ClassVar[tuple[str, ...]] = ("mean",)
+    sd_column: ClassVar[str | None] = None
+    time_unit: ClassVar[str] = "period"
+    scratch_width: ClassVar[int] = 4
+    _predict: ClassVar[Any] = K.no_predict
+    _proba: ClassVar[Any]
+    _update: ClassVar[Any]
+
+    # ------------------------------------------------------------------ to implement
+    @property
+    def model(self) -> SkillModel:  # pragma: no cover - abstract
+        """The :class:`statespace.SkillModel` this filter assumes, in its own units."""
+        raise NotImplementedError
+
+    def theta(self) -> np.ndarray:  # pragma: no cover - abstract
+        """Parameter vector passed to the kernels."""
+        raise NotImplementedError
+
+    def prior_row(self) -> np.ndarray:  # pragma: no cover - abstract
+        """State row of a newcomer."""
+        raise NotImplementedError
+
+    def initial_row(self, value) -> np.ndarray:
+        """State row from a user's ``initial=`` value (a number: the rating)."""
+        row = self.prior_row().copy()
+        values = np.atleast_1d(np.asarray(value, dtype=float))
+        if values.size > row.size or not np.all(np.isfinite(values)):
+            raise ValueError(f"{self.name}: initial value {value!r} must be up to {row.size} finite "
+                             f"number(s): {', '.join(self.columns)}")
+        row[: values.size] = values
+        return row
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """State columns worth showing in leaderboards and trajectories."""
+        return self.columns
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._describe()})"
+
+    def _describe(self) -> str:
+        return ""
+
+    # ------------------------------------------------------------------ state verbs
+    def init_state(self, players, initial: Mapping[str, Any] | None = None) -> FilterState:
+        """State of ``players`` (names) before any game; ``initial`` maps names to values."""
+        players = np.asarray(players, dtype=object)
+        values = np.tile(self.prior_row(), (players.size, 1)).astype(np.float64)
+        if initial:
+            index = {p: i for i, p in enumerate(players)}
+            for name, value in initial.items():
+                if str(name) in index:
+                    values[index[str(name)]] = self.initial_row(value)
+        return FilterState(players, np.ascontiguousarray(values), np.zeros(players.size, np.int64),
+                           np.full(players.size, np.nan), tuple(self.columns))
+
+    def predict(self, state: FilterState, dt: float) -> FilterState:
+        """Time update of every competitor by ``dt`` units of time (a new state)."""
+        if not dt >= 0:
+            raise ValueError(f"dt must be >= 0, got {dt!r}")
+        out = state.copy()
+        theta = self.theta()
+        for i in range(out.values.shape[0]):
+            type(self)._predict(out.values, i, theta, float(dt))
+        out.last[~np.isnan(out.last)] += dt
+        return out
+
+    def update(self, state: FilterState, batch: Games) -> FilterState:
+        """Observation update with all games of ``batch`` as one rating period (a new state).
+
+        Every game is computed from the pre-period state; no time passes.
+        """
+        out, ids = self._aligned(state, batch)
+        a, b = ids[batch.a], ids[batch.b]
+        home = (~batch.neutral).astype(np.float64)
+        scratch = K.empty_scratch(out.values.shape[0], self.scratch_width)
+        type(self)._update(out.values, out.count, self.theta(), np.ascontiguousarray(a), np.ascontiguousarray(b),
+                     np.ascontiguousarray(batch.score), home, 0, len(batch), scratch)
+        return out
+
+    def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
+        """Win/draw/loss forecasts (n, 3) of ``a`` against ``b`` (names) from ``state``."""
+        index = {p: i for i, p in enumerate(state.players)}
+        a = np.atleast_1d(np.asarray(a, dtype=object))
+        b = np.atleast_1d(np.asarray(b, dtype=object))
+        home = np.zeros(a.size) if at_home is None else np.broadcast_to(np.asarray(at_home, float), a.shape)
+        prior = self.prior_row()
+        theta = self.theta()
+        out = np.empty((a.size, 3))
+        tmp = np.empty((2, state.values.shape[1]))
+        for g in range(a.size):
+            for side, name in enumerate((a[g], b[g])):
+                i = index.get(str(name))
+                tmp[side] = prior if i is None else state.values[i]
+            out[g] = type(self)._proba(tmp, 0, 1, float(home[g]), theta)
+        return out
+
+    # ------------------------------------------------------------------ whole tables
+    def fit(self, games: Games, initial: Mapping[str, Any] | None = None) -> "FilterRun":
+        """Run through ``games`` and return the fitted filter (same as :meth:`run`)."""
+        return self.run(games, initial=initial)
+
+    def run(self, games: Games, initial: Mapping[str, Any] | None = None,
+            state: FilterState | None = None) -> "FilterRun":
+        """Filter ``games`` in time order, rating period by rating period.
+
+        Returns a :class:`FilterRun` whose ``proba`` holds each game's forecast made before
+        its own update (one step ahead), aligned with the input rows. ``state`` continues
+        from an earlier run instead of starting from the prior (``initial`` then applies only
+        to newcomers).
+        """
+        if not isinstance(games, Games):
+            raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+        if state is None:
+            st = self.init_state(games.players, initial)
+            ids = np.arange(games.n_players)
+        else:
+            st, ids = self._aligned(state, games, initial)
+        order = games.order
+        a = np.ascontiguousarray(ids[games.a[order]])
+        b = np.ascontiguousarray(ids[games.b[order]])
+        score = np.ascontiguousarray(games.score[order])
+        home = np.ascontiguousarray((~games.neutral[order]).astype(np.float64))
+        t = np.ascontiguousarray(self.times(games)[order])
+        starts = games.batches()
+        n, k = len(games), st.values.shape[1]
+        out_p = np.empty((n, 3))
+        out_post = np.empty((n, 2 * k))
+        scratch = K.empty_scratch(st.values.shape[0], self.scratch_width)
+        cls = type(self)
+        K.run_loop(cls._predict, cls._proba, cls._update, st.values, st.count, st.last, self.theta(),
+                   a, b, score, home, t, starts, out_p, out_post, scratch)
+        proba = np.empty_like(out_p)
+        proba[order] = out_p
+        post = np.empty_like(out_post)
+        post[order] = out_post
+        return FilterRun(self, games, st, proba, post)
+
+    # ------------------------------------------------------------------ helpers
+    def times(self, games: Games) -> np.ndarray:
+        """Each game's time in this filter's time unit (caller's row order)."""
+        if self.time_unit == "day":
+            return games.days()
+        if self.time_unit == "period" and games.period is not None:
+            return games.period.astype(np.float64)
+        # game count: each game one step
+        t = np.empty(len(games))
+        t[games.order] = np.arange(len(games), dtype=np.float64)
+        return t
+
+    def _aligned(self, state: FilterState, games: Games, initial=None) -> tuple[FilterState, np.ndarray]:
+        """Copy of ``state`` extended with newcomers of ``games``; ids mapping games -> state."""
+        index = {p: i for i, p in enumerate(state.players)}
+        new = [p for p in games.players if p not in index]
+        out = state.copy()
+        if new:
+            extra = self.init_state(np.asarray(new, dtype=object), initial)
+            out = FilterState(np.concatenate([state.players, extra.players]),
+                              np.ascontiguousarray(np.vstack([state.values, extra.values])),
+                              np.concatenate([state.count, extra.count]),
+                              np.concatenate([state.last, extra.last]), state.columns)
+            index.update({p: len(state.players) + j for j, p in enumerate(new)})
+        ids = np.array([index[p] for p in games.players], dtype=np.int64)
+        return out, ids
+
+
+class FilterRun:
+    """A filter run over a table of games: the fitted interface shared by every method.
+
+    Attributes: ``method``, ``games``, ``state`` (final :class:`FilterState`), ``proba``
+    (one-step-ahead win/draw/loss forecasts, input row order).
+    """
+
+    def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray, post: np.ndarray):
+        self.method = method
+        self.games = games
+        self.state = state
+        self.proba = proba
+        self._post = post
+
+    def __repr__(self) -> str:
+        return f"FilterRun({self.method!r}, {self.games!r})"
+
+    @property
+    def expected_score(self) -> np.ndarray:
+        """One-step-ahead expected score ``P(win) + P(draw) / 2`` of each game."""
+        return self.proba[:, 0] + 0.5 * self.proba[:, 1]
+
+    def predict_proba(self, games: Games) -> np.ndarray:
+        """Frozen forecasts (n, 3) of ``games`` from the final state, without learning.
+
+        Each competitor is moved forward from its last appearance to the game's time (so
+        uncertainty grows where the method tracks it); newcomers start from the prior.
+        """
+        method = self.method
+        st, ids = method._aligned(self.state, games)
+        out = np.empty((len(games), 3))
+        cls = type(method)
+        K.forecast_loop(cls._predict, cls._proba, st.values, st.last, method.theta(),
+                        np.ascontiguousarray(ids[games.a]), np.ascontiguousarray(ids[games.b]),
+                        np.ascontiguousarray((~games.neutral).astype(np.float64)),
+                        np.ascontiguousarray(method.times(games)), out, np.empty((2, st.values.shape[1])))
+        return out
+
+    def continue_run(self, games: Games) -> "FilterRun":
+        """Keep filtering: run ``games`` starting from this run's final state."""
+        return self.method.run(games, state=self.state)
+
+    def ratings(self) -> pd.DataFrame:
+        """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the state columns,
+        sorted by ``mean``, best first; competitors without games are left out."""
+        st = self.state
+        df = pd.DataFrame({"player": st.players, "mean": st.values[:, 0]})
+        if self.method.sd_column is not None:
+            df["sd"] = st.values[:, self.method.columns.index(self.method.sd_column)]
+        df["games"] = st.count
+        for j, c in enumerate(self.method.columns):
+            if c not in df.columns and c in self.method.shown_columns:
+                df[c] = st.values[:, j]
+        df = df[df["games"] > 0]
+        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+    def trajectories(self) -> pd.DataFrame:
+        """Long table of each competitor's state after each of its games (time order):
+        ``time``, ``player``, ``mean``, ``sd`` (if tracked) and the state columns, with ``row``
+        the game's input row."""
+        g = self.games
+        k = len(self.method.columns)
+        order = g.order
+        post = self._post[order]
+        rows = np.concatenate([order, order])
+        players = np.concatenate([g.a[order], g.b[order]])
+        vals = np.vstack([post[:, :k], post[:, k:]])
+        # interleave so that a game's two rows are adjacent and time order is kept
+        n = order.size
+        inter = np.empty(2 * n, dtype=np.int64)
+        inter[0::2] = np.arange(n)
+        inter[1::2] = np.arange(n, 2 * n)
+        df = pd.DataFrame({"time": g.time[rows[inter]], "player": g.players[players[inter]],
+                           "row": g.row[rows[inter]], "mean": vals[inter, 0]})
+        if self.method.sd_column is not None:
+            df["sd"] = vals[inter, self.method.columns.index(self.method.sd_column)]
+        for j, c in enumerate(self.method.columns):
+            if c not in df.columns and c in self.method.shown_columns:
+                df[c] = vals[inter, j]
+        return df

@@ -1,0 +1,183 @@
+"""Elo: the fixed-gain filter of the shared logistic model.
+
+Forecast (Elo 1978; the logistic form used by FIDE and most leagues):
+
+    E_a = 1 / (1 + 10^(-(r_a - r_b + H) / 400))
+
+with ``H`` the home advantage when ``a`` plays at home. This is the ``SkillModel`` forecast
+with the logistic link, scale ``400 / ln 10`` and no skill uncertainty.
+
+Update, for all games of one rating period computed from the pre-period ratings:
+
+    r_a <- r_a + K * sum_games (S_a - E_a)
+
+``S_a`` is 1, 0.5 or 0. It is one stochastic-gradient step on the log-likelihood of the
+logistic model: d/dr_a log L = (S_a - E_a) ln10 / 400, so K = step size * 400 / ln 10. Elo tracks
+no variance, so the time update does nothing.
+
+FIDE rules (FIDE Handbook B.02, "FIDE Rating Regulations", 8.3 and 8.56), with ``Elo.fide()``:
+K = 40 until a player has 30 rated games, then 20 while the rating stays under 2400, and 10 once
+it has reached 2400 (it stays 10 even if the rating drops); a rating difference of more than
+400 points counts as 400 in the update; if K * n > 700 for a player's n games in one period, K
+becomes the largest whole number with K * n <= 700.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from statespace import SkillModel
+
+from . import _kernels as K
+from .base import Filter
+
+__all__ = ["Elo"]
+
+# theta layout
+_K, _HOME, _SCALE, _BASE, _FIDE = 0, 1, 2, 3, 4
+# state columns
+_RATING, _REACHED = 0, 1
+
+
+@K.proba_kernel
+def _proba(x, a, b, at_home, theta):
+    d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
+    e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
+    return e, 0.0, 1.0 - e
+
+
+@njit(cache=True)
+def _fide_k(x, count, i, n_period):
+    if count[i] < 30:
+        k = 40.0
+    elif x[i, _REACHED] != 0.0:
+        k = 10.0
+    else:
+        k = 20.0
+    if k * n_period > 700.0:
+        k = math.floor(700.0 / n_period)
+    return k
+
+
+@K.update_kernel
+def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+    # scratch[:, 0] accumulates S - E per player (FIDE: K * (S - E)); scratch[:, 1] counts games
+    fide = theta[_FIDE] != 0.0
+    for g in range(start, stop):
+        scratch[a[g], 1] += 1.0
+        scratch[b[g], 1] += 1.0
+    for g in range(start, stop):
+        ia = a[g]
+        ib = b[g]
+        d = x[ia, _RATING] - x[ib, _RATING] + theta[_HOME] * home[g]
+        if fide:
+            d = min(400.0, max(-400.0, d))
+        e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
+        r = score[g] - e
+        if fide:
+            scratch[ia, 0] += _fide_k(x, count, ia, scratch[ia, 1]) * r
+            scratch[ib, 0] -= _fide_k(x, count, ib, scratch[ib, 1]) * r
+        else:
+            scratch[ia, 0] += r
+            scratch[ib, 0] -= r
+    k = theta[_K]
+    for g in range(start, stop):
+        for side in range(2):
+            i = a[g] if side == 0 else b[g]
+            if scratch[i, 1] != 0.0:  # first visit of this player in the period
+                x[i, _RATING] += scratch[i, 0] if fide else k * scratch[i, 0]
+                count[i] += int(scratch[i, 1])
+                if fide and x[i, _RATING] >= 2400.0:
+                    x[i, _REACHED] = 1.0
+                scratch[i, 0] = 0.0
+                scratch[i, 1] = 0.0
+
+
+class Elo(Filter):
+    """Elo rating as a filter of the logistic random-walk model.
+
+    Parameters
+    ----------
+    k:
+        Gain: points moved per unit of surprise (``S - E``). 32 is the classic club value.
+    home:
+        Home advantage in rating points, added to ``a`` in games not flagged neutral.
+    initial_rating:
+        Rating of a newcomer (1500).
+    scale:
+        Points per factor ``base`` in odds: with the defaults a 400-point lead means 10:1.
+    base:
+        Base of the exponent (10).
+    fide:
+        Apply the FIDE rules (see the module docstring and :meth:`fide`); ``k`` is then ignored.
+
+    Draws count as half a win (``S = 0.5``); Elo forecasts no draws, so ``predict_proba`` gives
+    ``(E, 0, 1 - E)``.
+    """
+
+    name = "elo"
+    columns = ("rating", "reached_2400")
+    sd_column = None
+    time_unit = "game"
+    _proba = _proba
+    _update = _update
+
+    def __init__(self, k: float = 32.0, *, home: float = 0.0, initial_rating: float = 1500.0,
+                 scale: float = 400.0, base: float = 10.0, fide: bool = False):
+        for nm, v in (("k", k), ("home", home), ("initial_rating", initial_rating), ("scale", scale),
+                      ("base", base)):
+            if not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+                raise ValueError(f"Elo: {nm} must be a finite number, got {v!r}")
+        if k < 0:
+            raise ValueError(f"Elo: k must be >= 0, got {k!r}")
+        if scale <= 0:
+            raise ValueError(f"Elo: scale must be > 0, got {scale!r}")
+        if base <= 1:
+            raise ValueError(f"Elo: base must be > 1, got {base!r}")
+        self.k = float(k)
+        self.home = float(home)
+        self.initial_rating = float(initial_rating)
+        self.scale = float(scale)
+        self.base = float(base)
+        self.is_fide = bool(fide)
+        if self.is_fide:
+            self.name = "elo_fide"
+
+    @classmethod
+    def fide(cls, **kwargs) -> "Elo":
+        """Elo with the FIDE rules: K 40 / 20 / 10, the 400-point cap and K * n <= 700."""
+        return cls(fide=True, **kwargs)
+
+    def _describe(self) -> str:
+        if self.is_fide:
+            return "fide=True" + (f", home={self.home:g}" if self.home else "")
+        return f"k={self.k:g}" + (f", home={self.home:g}" if self.home else "")
+
+    @property
+    def model(self) -> SkillModel:
+        """Logistic link, scale ``scale / ln(base)`` (400 / ln 10 = 173.72), draws as half a win,
+        no drift and no prior variance (Elo tracks none)."""
+        return SkillModel(link="logistic", scale=self.scale / math.log(self.base), prior_mean=self.initial_rating,
+                          prior_var=0.0, drift=0.0, draw="half", home=self.home)
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        return self.columns if self.is_fide else ("rating",)
+
+    def theta(self) -> np.ndarray:
+        return np.array([self.k, self.home, self.scale, self.base, 1.0 if self.is_fide else 0.0])
+
+    def prior_row(self) -> np.ndarray:
+        return np.array([self.initial_rating, 0.0])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: rating}``; under FIDE rules a rating of 2400 or more counts as reached."""
+        if np.ndim(value) != 0:
+            raise ValueError(f"Elo: initial value must be one rating, got {value!r}")
+        row = super().initial_row(value)
+        row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
+        return row
+

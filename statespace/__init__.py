@@ -1,0 +1,22 @@
+"""statespace-ratings: dynamic skill ratings as inference in one state-space model.
+
+Elo, Glicko, TrueSkill, Weng-Lin and the extended Kalman filter are approximate Bayesian
+filters of one latent model (random-walk skills observed through a logistic or probit link,
+see :class:`SkillModel`); smoothers fit the same model to the whole history. This package
+holds the model, the game table, simulation, metrics and the comparison harness; the methods
+live in the sibling packages ``filters`` and ``smoothers``.
+"""
+
+from .model import ELO_SCALE, Davidson, HalfWin, NoDraw, SkillModel, Threshold
+from .games import DroppedRowsWarning, Games, GamesError
+from .simulate import Simulation, simulate
+from . import scenarios
+from . import metrics
+from .compare import compare
+
+__all__ = [
+    "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
+    "Games", "GamesError", "DroppedRowsWarning",
+    "simulate", "Simulation", "scenarios", "metrics", "compare",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,107 @@
+"""Held-out comparison of rating methods on the same games.
+
+``compare(methods, games, split=0.7, mode="frozen" | "online")``: the first ``split`` of the
+games (in time order) trains, the rest is scored.
+
+- ``frozen``: each method is fitted on the training part and forecasts every held-out game
+  from its final state (moved forward to each game's time, so tracked uncertainty grows),
+  learning nothing from the held-out results.
+- ``online``: each held-out game is forecast from everything before it, then learned from
+  (filters run through all games; only the held-out forecasts are scored).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import metrics
+from .games import Games
+
+__all__ = ["compare", "MODES"]
+
+MODES = ("frozen", "online")
+
+
+def _named(methods) -> dict[str, Any]:
+    if isinstance(methods, Mapping):
+        out = dict(methods)
+    else:
+        if not isinstance(methods, Sequence) or isinstance(methods, str):
+            methods = [methods]
+        out = {}
+        for m in methods:
+            name = getattr(m, "name", type(m).__name__)
+            if name in out:  # same kind twice: tell them apart by their settings
+                name = repr(m)
+            base, k = name, 2
+            while name in out:
+                name, k = f"{base}_{k}", k + 1
+            out[name] = m
+    if not out:
+        raise ValueError("compare needs at least one method")
+    return out
+
+
+def _forecast(method, train: Games, test: Games, games: Games, mode: str) -> tuple[np.ndarray, float]:
+    t0 = time.perf_counter()
+    if mode == "frozen":
+        proba = method.fit(train).predict_proba(test)
+    else:
+        if not hasattr(method, "run"):
+            raise ValueError(f"method {method!r} has no online run; use mode='frozen'")
+        full = method.run(games).proba
+        proba = full[pd.Index(games.row).get_indexer(test.row)]
+    return proba, time.perf_counter() - t0
+
+
+def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> pd.DataFrame:
+    """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
+
+    ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``).
+    Returns one row per method (index ``method``), best log loss first, with columns
+
+    - ``n_test``, ``log_loss``, ``brier``, ``accuracy`` (0.45/0.55 band, draws called),
+      ``accuracy_50`` (at 0.5, decisive games), ``log_loss_3`` (three outcomes; NaN for a
+      method that forecasts no draws on data with draws), ``fit_seconds``;
+    - ``delta_log_loss`` and ``delta_se``: each method's log loss minus the best one's, with
+      the paired standard error over the same games.
+
+    ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts and
+    ``result.attrs["test"]`` the held-out ``Games``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not isinstance(games, Games):
+        raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    named = _named(methods)
+    train, test = games.split(split)
+    y = test.score
+    rows, probas, losses = [], {}, {}
+    for name, method in named.items():
+        proba, seconds = _forecast(method, train, test, games, mode)
+        probas[name] = proba
+        losses[name] = metrics.log_loss(y, proba, per_game=True)
+        rows.append({
+            "method": name, "n_test": len(test),
+            "log_loss": float(losses[name].mean()),
+            "brier": metrics.brier(y, proba),
+            "accuracy": metrics.accuracy(y, proba),
+            "accuracy_50": metrics.accuracy(y, proba, band=None),
+            "log_loss_3": metrics.log_loss_3(y, proba),
+            "fit_seconds": seconds,
+        })
+    table = pd.DataFrame(rows).set_index("method")
+    best = table["log_loss"].idxmin()
+    deltas = [metrics.paired_difference(losses[n], losses[best]) for n in table.index]
+    table["delta_log_loss"] = [d for d, _ in deltas]
+    table["delta_se"] = [s if n != best else 0.0 for n, (_, s) in zip(table.index, deltas)]
+    table = table.sort_values("log_loss", kind="stable")
+    table.attrs["proba"] = probas
+    table.attrs["test"] = test
+    table.attrs["mode"] = mode
+    table.attrs["split"] = split
+    return table

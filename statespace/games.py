@@ -1,0 +1,454 @@
+"""``Games``: an immutable, validated table of one-vs-one results.
+
+Columns: ``time``, ``a``, ``b``, ``score`` (1, 0.5, 0 for a win, draw, loss of ``a``), optional
+``neutral`` (1 = neutral venue; otherwise ``a`` is at home) and ``period`` (rating period).
+Rows keep the caller's order: every array on a ``Games`` and every result computed from it is
+aligned with the rows as given. Methods that need time order use :attr:`Games.order` (a stable
+sort by time, so games of the same time keep their given order).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Games", "GamesError", "DroppedRowsWarning"]
+
+_SCORES = (0.0, 0.5, 1.0)
+_CALENDAR = ("week", "month", "year")
+_MAX_LISTED = 5
+
+
+class GamesError(ValueError):
+    """Invalid game data. ``rows`` are 0-based positions in the input, ``column`` the culprit."""
+
+    def __init__(self, message: str, rows: Sequence[int] = (), column: str | None = None):
+        super().__init__(message)
+        self.rows = list(rows)
+        self.column = column
+
+
+class DroppedRowsWarning(UserWarning):
+    """Invalid rows were dropped because the caller asked for ``errors="drop"``."""
+
+
+@dataclass(frozen=True)
+class _Problem:
+    column: str
+    reason: str
+    rows: np.ndarray  # 0-based input positions
+    values: list
+
+
+def _describe_rows(rows: np.ndarray, values: list, line_offset: int | None, source: str | None) -> str:
+    parts = []
+    for r, v in zip(rows[:_MAX_LISTED], values[:_MAX_LISTED]):
+        where = f"row {r}"
+        if line_offset is not None:
+            where += f" (line {r + line_offset}{' of ' + source if source else ''})"
+        parts.append(f"{where}: {v!r}")
+    more = f" and {len(rows) - _MAX_LISTED} more" if len(rows) > _MAX_LISTED else ""
+    return "; ".join(parts) + more
+
+
+def _freeze(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x)
+    x.flags.writeable = False
+    return x
+
+
+class Games:
+    """Validated one-vs-one results (see the module docstring).
+
+    Build with :meth:`from_arrays`, :meth:`from_frame` or :meth:`from_csv`; do not call the
+    constructor directly. Attributes (all read-only NumPy arrays in the caller's row order):
+
+    - ``time``: ``datetime64[ns]``, or ``float64`` for numeric times;
+    - ``a``, ``b``: integer ids into ``players`` (the competitor names, sorted);
+    - ``score``: 1, 0.5 or 0 for a win, draw or loss of ``a``;
+    - ``neutral``: True where the venue is neutral (all True when no column was given, so no
+      home advantage applies);
+    - ``period``: integer rating-period code (non-decreasing in time), or ``None``;
+    - ``extra``: a DataFrame of any other input columns (goals, season, ...), same rows;
+    - ``row``: each row's position in the original input (differs after ``split`` or drops).
+    """
+
+    __slots__ = ("time", "a", "b", "score", "neutral", "period", "players", "extra", "row",
+                 "order", "dropped", "_index")
+
+    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None):
+        self.time = _freeze(time)
+        self.a = _freeze(np.asarray(a, dtype=np.int64))
+        self.b = _freeze(np.asarray(b, dtype=np.int64))
+        self.score = _freeze(np.asarray(score, dtype=np.float64))
+        self.neutral = _freeze(np.asarray(neutral, dtype=bool))
+        self.period = None if period is None else _freeze(np.asarray(period, dtype=np.int64))
+        self.players = _freeze(np.asarray(players, dtype=object))
+        self.extra = extra.reset_index(drop=True) if extra is not None else pd.DataFrame(index=range(len(self.a)))
+        self.row = _freeze(np.asarray(row, dtype=np.int64))
+        self.order = _freeze(np.argsort(self.time, kind="stable").astype(np.int64))
+        self.dropped = dropped if dropped is not None else pd.DataFrame(columns=["row", "column", "reason"])
+        self._index = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_arrays(cls, time, a, b, score, neutral=None, period=None, *, errors: str = "raise") -> "Games":
+        """Build from parallel arrays (``a`` and ``b`` are competitor names or ids)."""
+        data = {"time": time, "a": a, "b": b, "score": score}
+        if neutral is not None:
+            data["neutral"] = neutral
+        if period is not None:
+            data["period"] = period
+        try:
+            frame = pd.DataFrame(data)
+        except ValueError as exc:
+            raise GamesError(f"columns must have the same length: {exc}") from None
+        return cls.from_frame(frame, errors=errors)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, *, errors: str = "raise", _line_offset: int | None = None,
+                   _source: str | None = None) -> "Games":
+        """Build from a DataFrame with columns ``time, a, b, score`` (+ ``neutral``, ``period``).
+
+        ``errors="raise"`` (default) raises :class:`GamesError` naming the rows and column of
+        every problem; ``errors="drop"`` drops invalid rows, warns with
+        :class:`DroppedRowsWarning` saying how many and which, and records them in ``dropped``.
+        """
+        if errors not in ("raise", "drop"):
+            raise ValueError(f"errors must be 'raise' or 'drop', got {errors!r}")
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        missing = [c for c in ("time", "a", "b", "score") if c not in df.columns]
+        if missing:
+            raise GamesError(
+                f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                f"(columns found: {', '.join(map(str, df.columns)) or 'none'})",
+                column=missing[0])
+        n = len(df)
+        if n == 0:
+            raise GamesError("the games table is empty: no rows to rate")
+        df = df.reset_index(drop=True)
+        problems: list[_Problem] = []
+
+        def flag(column: str, reason: str, mask: np.ndarray, shown: pd.Series) -> None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.any():
+                rows = np.flatnonzero(mask)
+                problems.append(_Problem(column, reason, rows, list(shown.iloc[rows])))
+
+        # competitors
+        names = {}
+        for col in ("a", "b"):
+            raw = df[col]
+            bad = raw.isna().to_numpy() | raw.astype(str).str.strip().eq("").to_numpy()
+            flag(col, "missing competitor", bad, raw)
+            names[col] = raw.astype(str).str.strip().where(~bad, None)
+        same = (names["a"] == names["b"]).to_numpy() & names["a"].notna().to_numpy()
+        flag("a/b", "a competitor against itself", same, names["a"])
+
+        # score
+        raw = df["score"]
+        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        missing_score = raw.isna().to_numpy()
+        flag("score", "missing score", missing_score, raw)
+        bad_score = ~missing_score & ~np.isin(num, _SCORES)
+        flag("score", "score outside {0, 0.5, 1}", bad_score, raw)
+
+        # time
+        time, time_bad, time_missing = _parse_time(df["time"])
+        flag("time", "missing time", time_missing, df["time"])
+        flag("time", "unparseable time", time_bad & ~time_missing, df["time"])
+
+        # neutral
+        if "neutral" in df.columns:
+            raw = df["neutral"]
+            neu = _parse_flag(raw)
+            flag("neutral", "missing neutral flag", raw.isna().to_numpy(), raw)
+            flag("neutral", "neutral must be 0/1 or true/false", np.isnan(neu) & ~raw.isna().to_numpy(), raw)
+        else:
+            neu = np.ones(n)
+
+        # period
+        period = None
+        if "period" in df.columns:
+            raw = df["period"]
+            flag("period", "missing period", raw.isna().to_numpy(), raw)
+            period = raw
+
+        invalid = np.zeros(n, dtype=bool)
+        for p in problems:
+            invalid[p.rows] = True
+        line_offset = _line_offset
+        if problems and errors == "raise":
+            msgs = [f"column '{p.column}': {len(p.rows)} row{'s' if len(p.rows) > 1 else ''} with "
+                    f"{p.reason} ({_describe_rows(p.rows, p.values, line_offset, _source)})"
+                    for p in problems]
+            all_rows = sorted(set(np.concatenate([p.rows for p in problems]).tolist()))
+            raise GamesError("invalid games: " + " | ".join(msgs), rows=all_rows, column=problems[0].column)
+
+        dropped = pd.DataFrame(
+            [(int(r), p.column, p.reason) for p in problems for r in p.rows],
+            columns=["row", "column", "reason"]).sort_values("row", kind="stable").reset_index(drop=True)
+        if problems:
+            keep_idx = np.flatnonzero(~invalid)
+            listed = ", ".join(f"row {r} ({c}: {why})" for r, c, why in dropped.itertuples(index=False)
+                               ) if len(dropped) <= 10 else ", ".join(
+                f"row {r}" for r in dropped["row"].unique()[:10]) + ", ..."
+            warnings.warn(f"dropped {int(invalid.sum())} invalid row{'s' if invalid.sum() > 1 else ''} "
+                          f"of {n}: {listed}", DroppedRowsWarning, stacklevel=2)
+            if keep_idx.size == 0:
+                raise GamesError("the games table is empty after dropping invalid rows")
+        else:
+            keep_idx = np.arange(n)
+
+        a_names = names["a"].to_numpy()[keep_idx].astype(str)
+        b_names = names["b"].to_numpy()[keep_idx].astype(str)
+        players, inv = np.unique(np.concatenate([a_names, b_names]), return_inverse=True)
+        k = keep_idx.size
+        extra_cols = [c for c in df.columns if c not in ("time", "a", "b", "score", "neutral", "period")]
+        extra = df.loc[keep_idx, extra_cols].reset_index(drop=True)
+        time = time[keep_idx]
+        period_codes = None
+        if period is not None:
+            period_codes = _period_codes_from_column(period.iloc[keep_idx].reset_index(drop=True), time,
+                                                     keep_idx, line_offset, _source)
+        return cls(time=time, a=inv[:k], b=inv[k:], score=num[keep_idx], neutral=neu[keep_idx] == 1,
+                   period=period_codes, players=players.astype(object), extra=extra, row=keep_idx,
+                   dropped=dropped)
+
+    @classmethod
+    def from_csv(cls, path: str | os.PathLike, *, errors: str = "raise", **read_csv_kwargs) -> "Games":
+        """Read a CSV with a header ``time,a,b,score[,neutral][,period][,...]``.
+
+        Competitor columns are read as text, so ids such as ``100092`` stay names. Error
+        messages give both the 0-based data row and the file line (header = line 1).
+        """
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no such games file: {path}")
+        kwargs = {"dtype": {"a": str, "b": str}, "keep_default_na": True}
+        kwargs.update(read_csv_kwargs)
+        try:
+            df = pd.read_csv(path, **kwargs)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
+        return cls.from_frame(df, errors=errors, _line_offset=2, _source=os.path.basename(path))
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return int(self.a.size)
+
+    def __repr__(self) -> str:
+        span = ""
+        if len(self):
+            span = f", {self.time[self.order[0]]} .. {self.time[self.order[-1]]}"
+        per = "" if self.period is None else f", {np.unique(self.period).size} periods"
+        return f"Games({len(self)} games, {self.players.size} competitors{span}{per})"
+
+    @property
+    def n_players(self) -> int:
+        return int(self.players.size)
+
+    @property
+    def is_datetime(self) -> bool:
+        return np.issubdtype(self.time.dtype, np.datetime64)
+
+    @property
+    def a_name(self) -> np.ndarray:
+        return self.players[self.a]
+
+    @property
+    def b_name(self) -> np.ndarray:
+        return self.players[self.b]
+
+    def days(self) -> np.ndarray:
+        """Time as float days since 1970-01-01 (datetimes) or the numeric time itself."""
+        if self.is_datetime:
+            return self.time.astype("datetime64[ns]").astype(np.int64) / 86_400e9
+        return self.time.astype(float)
+
+    def player_id(self, name) -> int:
+        """Integer id of a competitor name (``KeyError`` if unknown)."""
+        if self._index is None:
+            self._index = {p: i for i, p in enumerate(self.players)}
+        try:
+            return self._index[str(name)]
+        except KeyError:
+            raise KeyError(f"unknown competitor {name!r}") from None
+
+    def player_name(self, ids) -> np.ndarray:
+        """Names of integer ids."""
+        return self.players[np.asarray(ids, dtype=np.int64)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame in the caller's row order (names, not ids)."""
+        df = pd.DataFrame({"time": self.time, "a": self.a_name, "b": self.b_name, "score": self.score,
+                           "neutral": self.neutral.astype(int)})
+        if self.period is not None:
+            df["period"] = self.period
+        for c in self.extra.columns:
+            df[c] = self.extra[c].to_numpy()
+        return df
+
+    # ------------------------------------------------------------------ derived tables
+    def take(self, idx: Iterable[int]) -> "Games":
+        """The games at positions ``idx`` (caller's order), sharing the same competitor ids."""
+        idx = np.asarray(list(idx) if not isinstance(idx, np.ndarray) else idx, dtype=np.int64)
+        if idx.size == 0:
+            raise GamesError("the games table is empty: no rows selected")
+        return Games(time=self.time[idx], a=self.a[idx], b=self.b[idx], score=self.score[idx],
+                     neutral=self.neutral[idx], period=None if self.period is None else self.period[idx],
+                     players=self.players, extra=self.extra.iloc[idx], row=self.row[idx], dropped=self.dropped)
+
+    def split(self, fraction: float = 0.7) -> tuple["Games", "Games"]:
+        """Split in time order: the first ``fraction`` of games (by time) and the rest.
+
+        Both parts share competitor ids, so a method fitted on the first can forecast the
+        second. Ties in time are broken by input order.
+        """
+        if not 0 < fraction < 1:
+            raise ValueError(f"split fraction must be strictly between 0 and 1, got {fraction!r}")
+        k = int(round(fraction * len(self)))
+        if k == 0 or k == len(self):
+            raise ValueError(f"split({fraction}) of {len(self)} games leaves one part empty")
+        first = np.sort(self.order[:k])
+        rest = np.sort(self.order[k:])
+        return self.take(first), self.take(rest)
+
+    def with_periods(self, every: int | float | str | None = None, *, column: str | None = None,
+                     origin=None) -> "Games":
+        """Group games into rating periods; returns a new ``Games`` with ``period`` set.
+
+        - ``every=7`` (a number): fixed windows of that many days (or time units for numeric
+          times), counted from ``origin`` (default: 1970-01-01, or 0).
+        - ``every="week" | "month" | "year"``: calendar periods (ISO weeks start on Monday).
+        - ``every="game"``: each game its own period (sequential play).
+        - ``column="season"``: the values of an extra column, in time order.
+
+        Period codes are absolute (the same date gives the same code in any table), so tables
+        split from one another stay comparable.
+        """
+        if (every is None) == (column is None):
+            raise ValueError("give exactly one of every= (days or 'week'/'month'/'year'/'game') or column=")
+        if column is not None:
+            if column not in self.extra.columns:
+                raise GamesError(f"no column {column!r} to take periods from (extra columns: "
+                                 f"{', '.join(self.extra.columns) or 'none'})", column=column)
+            values = self.extra[column]
+            bad = values.isna().to_numpy()
+            if bad.any():
+                rows = self.row[np.flatnonzero(bad)]
+                raise GamesError(f"column '{column}': {bad.sum()} rows with missing period "
+                                 f"({_describe_rows(rows, list(values[bad]), None, None)})", rows, column)
+            codes = _period_codes_from_column(values, self.time, self.row, None, None)
+        elif isinstance(every, str):
+            if every == "game":
+                codes = np.empty(len(self), dtype=np.int64)
+                codes[self.order] = np.arange(len(self))
+            elif every in _CALENDAR:
+                if not self.is_datetime:
+                    raise ValueError(f"calendar periods ({every!r}) need dates; these games have numeric times")
+                t = pd.DatetimeIndex(self.time)
+                if every == "year":
+                    codes = t.year.to_numpy().astype(np.int64)
+                elif every == "month":
+                    codes = (t.year.to_numpy() * 12 + t.month.to_numpy() - 1).astype(np.int64)
+                else:  # 1970-01-01 was a Thursday: shift so weeks start on Monday
+                    codes = np.floor((self.days() + 3) / 7).astype(np.int64)
+            else:
+                raise ValueError(f"every must be a number of days or one of 'week', 'month', 'year', 'game'; got {every!r}")
+        else:
+            length = float(every)
+            if not (np.isfinite(length) and length > 0):
+                raise ValueError(f"period length must be > 0, got {every!r}")
+            t = self.days()
+            if origin is not None:
+                t = t - (Games.from_arrays([origin], ["x"], ["y"], [1]).days()[0] if not isinstance(origin, (int, float)) else origin)
+            codes = np.floor(t / length + 1e-9).astype(np.int64)
+        return Games(time=self.time, a=self.a, b=self.b, score=self.score, neutral=self.neutral,
+                     period=codes, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped)
+
+    def batches(self) -> np.ndarray:
+        """Start positions (in time order, ``order``) of each rating period, plus ``len(self)``.
+
+        Without periods every game is its own batch.
+        """
+        n = len(self)
+        if self.period is None:
+            return np.arange(n + 1, dtype=np.int64)
+        p = self.period[self.order]
+        starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        return np.r_[starts, n].astype(np.int64)
+
+
+def _parse_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times as datetime64[ns] (text/dates) or float64 (numbers); also bad and missing masks."""
+    missing = raw.isna().to_numpy()
+    if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+        values = raw.to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        return np.where(bad, 0.0, values), bad | missing, missing
+    if pd.api.types.is_datetime64_any_dtype(raw):
+        t = pd.to_datetime(raw)
+        if getattr(t.dt, "tz", None) is not None:
+            t = t.dt.tz_convert("UTC").dt.tz_localize(None)
+        values = t.to_numpy(dtype="datetime64[ns]")
+        return np.where(missing, np.datetime64(0, "ns"), values), missing, missing
+    text = raw.astype(str).str.strip()
+    parsed = pd.to_datetime(text.where(~missing, None), errors="coerce", format="ISO8601")
+    if getattr(parsed.dt, "tz", None) is not None:
+        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    bad = parsed.isna().to_numpy() | missing
+    values = parsed.to_numpy(dtype="datetime64[ns]")
+    values = np.where(bad, np.datetime64(0, "ns"), values)
+    return values, bad, missing
+
+
+def _parse_flag(raw: pd.Series) -> np.ndarray:
+    """0/1, true/false, yes/no -> 0.0/1.0; anything else NaN."""
+    mapping = {"1": 1.0, "0": 0.0, "true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0,
+               "1.0": 1.0, "0.0": 0.0}
+    out = np.full(len(raw), np.nan)
+    notna = ~raw.isna().to_numpy()
+    text = raw[notna].astype(str).str.strip().str.lower()
+    out[notna] = text.map(mapping).to_numpy(dtype=float)
+    return out
+
+
+def _period_codes_from_column(values: pd.Series, time: np.ndarray, rows: np.ndarray,
+                              line_offset, source) -> np.ndarray:
+    """Integer codes for a period column; periods must not interleave in time."""
+    values = values.reset_index(drop=True)
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        v = values.to_numpy(dtype=float)
+        if np.all(v == np.round(v)):
+            codes = v.astype(np.int64)
+        else:
+            codes = pd.factorize(v, sort=True)[0].astype(np.int64)
+    else:
+        codes = pd.factorize(values.astype(str), sort=False)[0].astype(np.int64)
+    order = np.argsort(time, kind="stable")
+    seq = codes[order]
+    # a period may not start again after another one started (it would not be one batch)
+    first_seen = {}
+    renumber = np.empty(seq.size, dtype=np.int64)
+    current = None
+    for i, c in enumerate(seq):
+        if c != current:
+            if c in first_seen:
+                r = int(rows[order[i]])
+                where = f"row {r}" + (f" (line {r + line_offset})" if line_offset is not None else "")
+                raise GamesError(f"column 'period': period {values.iloc[order[i]]!r} at {where} comes back "
+                                 f"after another period started; periods must be contiguous in time",
+                                 [r], "period")
+            first_seen[c] = len(first_seen)
+            current = c
+        renumber[i] = first_seen[c] if not pd.api.types.is_numeric_dtype(values) else c
+    out = np.empty_like(renumber)
+    out[order] = renumber
+    return out
