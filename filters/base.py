@@ -98,7 +98,10 @@ class Filter:
     def initial_row(self, value) -> np.ndarray:
         """State row from a user's ``initial=`` value (a number: the rating)."""
         row = self.prior_row().copy()
-        values = np.atleast_1d(np.asarray(value, dtype=float))
+        try:
+            values = np.atleast_1d(np.asarray(value, dtype=float))
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name}: initial value {value!r} is not a number or tuple of numbers") from None
         if values.size > row.size or not np.all(np.isfinite(values)):
             raise ValueError(f"{self.name}: initial value {value!r} must be up to {row.size} finite "
                              f"number(s): {', '.join(self.columns)}")
@@ -118,15 +121,40 @@ class Filter:
 
     # ------------------------------------------------------------------ state verbs
     def init_state(self, players, initial: Mapping[str, Any] | None = None) -> FilterState:
-        """State of ``players`` (names) before any game; ``initial`` maps names to values."""
+        """State of ``players`` (names) before any game.
+
+        ``initial`` maps names to starting values in the method's units: a number (the
+        rating), a tuple of the first state columns, or a mapping of column names that may
+        also give ``"games"`` already played (e.g. ``{"rating": 2450, "games": 120}``).
+        """
         players = np.asarray(players, dtype=object)
         values = np.tile(self.prior_row(), (players.size, 1)).astype(np.float64)
+        count = np.zeros(players.size, np.int64)
         if initial:
+            if not isinstance(initial, Mapping):
+                raise TypeError(f"{self.name}: initial must map competitor names to values, "
+                                f"got {type(initial).__name__}")
             index = {p: i for i, p in enumerate(players)}
             for name, value in initial.items():
-                if str(name) in index:
-                    values[index[str(name)]] = self.initial_row(value)
-        return FilterState(players, np.ascontiguousarray(values), np.zeros(players.size, np.int64),
+                i = index.get(str(name))
+                if i is None:
+                    continue  # a competitor who does not play here: nothing to start
+                if isinstance(value, Mapping):
+                    value = dict(value)
+                    games = value.pop("games", 0)
+                    if not (float(games) == int(games) and int(games) >= 0):
+                        raise ValueError(f"{self.name}: initial games of {name!r} must be a whole number >= 0")
+                    count[i] = int(games)
+                    unknown = set(value) - set(self.columns)
+                    if unknown:
+                        raise ValueError(f"{self.name}: initial value of {name!r} has unknown keys "
+                                         f"{sorted(unknown)}; known: {list(self.columns)} and 'games'")
+                    row = self.initial_row([value[c] for c in self.columns[: 1 + max(
+                        [self.columns.index(c) for c in value] or [0])]] if value else [])
+                else:
+                    row = self.initial_row(value)
+                values[i] = row
+        return FilterState(players, np.ascontiguousarray(values), count,
                            np.full(players.size, np.nan), tuple(self.columns))
 
     def predict(self, state: FilterState, dt: float) -> FilterState:
@@ -150,7 +178,7 @@ class Filter:
         home = (~batch.neutral).astype(np.float64)
         scratch = K.empty_scratch(out.values.shape[0], self.scratch_width)
         type(self)._update(out.values, out.count, self.theta(), np.ascontiguousarray(a), np.ascontiguousarray(b),
-                     np.ascontiguousarray(batch.score), home, 0, len(batch), scratch)
+                     np.array(batch.score, dtype=np.float64), home, 0, len(batch), scratch)
         return out
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:

@@ -174,10 +174,9 @@ class Elo(Filter):
         return np.array([self.initial_rating, 0.0])
 
     def initial_row(self, value) -> np.ndarray:
-        """``initial={name: rating}``; under FIDE rules a rating of 2400 or more counts as reached."""
-        if np.ndim(value) != 0:
-            raise ValueError(f"Elo: initial value must be one rating, got {value!r}")
+        """``initial={name: rating}`` (or ``{name: {"rating": r, "games": n}}``); under FIDE rules a
+        starting rating of 2400 or more counts as having reached 2400."""
         row = super().initial_row(value)
-        row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
+        if np.ndim(value) == 0 or len(np.atleast_1d(value)) == 1:
+            row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
         return row
-
