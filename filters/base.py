@@ -220,11 +220,18 @@ class Filter:
         else:
             st, ids = self._aligned(state, games, initial)
         order = games.order
-        a = np.ascontiguousarray(ids[games.a[order]])
-        b = np.ascontiguousarray(ids[games.b[order]])
-        score = np.ascontiguousarray(games.score[order])
-        home = np.ascontiguousarray((~games.neutral[order]).astype(np.float64))
-        t = np.ascontiguousarray(self.times(games)[order])
+        # rows already in time order (the usual case): skip every permutation, which would
+        # otherwise cost more than the compiled loop itself on big tables
+        in_order = bool(np.all(order[1:] > order[:-1]))
+
+        def by_time(x: np.ndarray) -> np.ndarray:  # a fresh, writeable, contiguous copy
+            return np.array(x if in_order else x[order], order="C")
+
+        a = by_time(games.a) if state is None else by_time(ids[games.a])
+        b = by_time(games.b) if state is None else by_time(ids[games.b])
+        score = by_time(games.score)
+        home = by_time(~games.neutral).astype(np.float64)
+        t = by_time(self.times(games)).astype(np.float64, copy=False)
         starts = games.batches()
         n, k = len(games), st.values.shape[1]
         out_p = np.empty((n, 3))
@@ -233,11 +240,12 @@ class Filter:
         cls = type(self)
         K.run_loop(cls._predict, cls._proba, cls._update, st.values, st.count, st.last, self.theta(),
                    a, b, score, home, t, starts, out_p, out_post, scratch)
-        proba = np.empty_like(out_p)
-        proba[order] = out_p
-        post = np.empty_like(out_post)
-        post[order] = out_post
-        return FilterRun(self, games, st, proba, post)
+        if in_order:
+            proba = out_p
+        else:
+            proba = np.empty_like(out_p)
+            proba[order] = out_p
+        return FilterRun(self, games, st, proba, out_post)
 
     # ------------------------------------------------------------------ helpers
     def times(self, games: Games) -> np.ndarray:
@@ -275,6 +283,7 @@ class FilterRun:
     """
 
     def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray, post: np.ndarray):
+        # ``post``: both competitors' state rows after each game, in time order (games.order)
         self.method = method
         self.games = games
         self.state = state
@@ -330,7 +339,7 @@ class FilterRun:
         g = self.games
         k = len(self.method.columns)
         order = g.order
-        post = self._post[order]
+        post = self._post  # already in time order
         rows = np.concatenate([order, order])
         players = np.concatenate([g.a[order], g.b[order]])
         vals = np.vstack([post[:, :k], post[:, k:]])

@@ -7,7 +7,7 @@ static skills), which this project answers with held-out log loss rather than on
 figure:
 
 - ``balanced``: 30 competitors, 600 games, skill sd 200, about 10% draws;
-- ``draw_heavy``: same size, skill sd 100 and a wide draw margin, about half the games drawn;
+- ``draw_heavy``: same size, skill sd 100 and a wide draw margin, about 45% of games drawn;
 - ``sparse``: 120 competitors sharing 600 games, so most pairs never meet and each plays ~10;
 - ``drifting``: 40 competitors, 4,000 games over 1,000 days, skills random-walking
   (sd about 150 points over the span): where filters that track drift should win.
@@ -32,7 +32,7 @@ def balanced(seed: int = 0) -> Simulation:
 
 
 def draw_heavy(seed: int = 0) -> Simulation:
-    """30 competitors, 600 games, skills N(1500, 100^2) and a wide draw margin: ~50% draws."""
+    """30 competitors, 600 games, skills N(1500, 100^2) and a wide draw margin: ~45% draws."""
     model = SkillModel("logistic", ELO_SCALE, 1500.0, 100.0**2, 0.0, Threshold(190.0))
     return simulate(model, 30, 600, seed=seed, name="draw_heavy", description=draw_heavy.__doc__)
 
