@@ -1,0 +1,525 @@
+"""The ``statespace`` command line.
+
+::
+
+    statespace compare [--data CSV | --scenario NAME] [--methods elo,elo_fide:home=60] [--split 0.7]
+                       [--mode frozen|online] [--periods SPEC] [--drop-invalid] [--json] [--plot PNG]
+                       [--seed N]
+    statespace rate (CSV | --scenario NAME) [--method elo] [--top N] [--periods SPEC] [--drop-invalid] [--json]
+    statespace scenarios
+    statespace methods
+
+Method specs are ``name`` or ``name:key=value,key=value`` (e.g. ``elo:k=24,home=60``); values are
+read as booleans (true/false/yes/no), integers, floats, or else text. A user error (bad file,
+invalid rows, unknown method or option) prints one line ``statespace: error: ...`` to stderr
+and exits with status 2.
+
+This module sits on top of everything: it is the one place in ``statespace`` that imports the
+sibling packages ``filters`` and ``smoothers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .compare import MODES, compare
+from .games import DroppedRowsWarning, Games, GamesError
+
+__all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
+
+PROG = "statespace"
+
+
+class CLIError(Exception):
+    """A user error: reported as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so errors stay on one line."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        raise CLIError(message)
+
+
+# ---------------------------------------------------------------------------- methods
+def registry() -> dict[str, Callable]:
+    """Every method name the CLI knows: filters, then smoothers."""
+    import filters
+    import smoothers
+
+    return {**filters.REGISTRY, **smoothers.REGISTRY}
+
+
+def _convert(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(low)
+    except ValueError:
+        pass
+    try:
+        return float(low)
+    except ValueError:
+        return text.strip()
+
+
+def _keywords(ctor) -> list[str] | None:
+    """Keyword names a constructor accepts, or ``None`` if it takes any keyword. A classmethod
+    variant taking ``**kwargs`` (such as ``Elo.fide``) is read through its class."""
+    try:
+        sig = inspect.signature(ctor)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        owner = getattr(ctor, "__self__", None)
+        if isinstance(owner, type):
+            inner = _keywords(owner)
+            return None if inner is None else list(dict.fromkeys(names + inner))
+        return None
+    return names
+
+
+def parse_method(spec: str, known: dict[str, Callable] | None = None):
+    """Build a method from ``name`` or ``name:key=value,...``; raises ``CLIError`` on bad specs."""
+    known = registry() if known is None else known
+    spec = spec.strip()
+    name, _, settings = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise CLIError(f"empty method name in {spec!r}")
+    if name not in known:
+        raise CLIError(f"unknown method {name!r}; choose from {', '.join(known) or 'none registered'}")
+    ctor = known[name]
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in settings.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key or not value.strip():
+            raise CLIError(f"method {name!r}: setting {item!r} must look like key=value")
+        if key in kwargs:
+            raise CLIError(f"method {name!r}: setting {key!r} given twice")
+        kwargs[key] = _convert(value)
+    allowed = _keywords(ctor)
+    if allowed is not None:
+        bad = [k for k in kwargs if k not in allowed]
+        if bad:
+            raise CLIError(f"method {name!r} has no setting{'s' if len(bad) > 1 else ''} "
+                           f"{', '.join(map(repr, bad))}; its settings are {', '.join(allowed) or 'none'}")
+    try:
+        return ctor(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"method {spec!r}: {exc}") from None
+
+
+def _split_specs(text: str) -> list[str]:
+    """``"elo:k=24,home=60,elo_fide"`` -> ``["elo:k=24,home=60", "elo_fide"]``: a comma-separated
+    item with ``=`` but no ``:`` continues the settings of the method before it."""
+    specs: list[str] = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        if ":" in item or "=" not in item:
+            specs.append(item)
+        elif not specs:
+            raise CLIError(f"setting {item!r} comes before any method name")
+        else:
+            specs[-1] += ("," if ":" in specs[-1] else ":") + item
+    return specs
+
+
+def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str, Any]:
+    """``--methods`` values -> ``{display name: method}``; default: every registered method
+    (in online mode, those that can run online)."""
+    known = registry()
+    if not values:
+        out = {}
+        for name, ctor in known.items():
+            method = ctor()
+            if mode == "online" and not hasattr(method, "run"):
+                continue
+            out[name] = method
+        if not out:
+            raise CLIError("no registered methods to compare")
+        return out
+    out = {}
+    for value in values:
+        for spec in _split_specs(value):
+            method = parse_method(spec, known)
+            label = spec.replace(" ", "")
+            if label in out:
+                raise CLIError(f"method {label!r} is given twice")
+            out[label] = method
+    if not out:
+        raise CLIError("--methods names no method")
+    return out
+
+
+def parse_periods(spec: str | None):
+    """``--periods`` -> keyword arguments of :meth:`Games.with_periods` (or ``None``)."""
+    if spec is None:
+        return None
+    text = spec.strip()
+    if text.lower().startswith("column:"):
+        column = text[len("column:"):].strip()
+        if not column:
+            raise CLIError("--periods column: needs a column name, e.g. column:season")
+        return {"column": column}
+    if text.lower() in ("week", "month", "year", "game"):
+        return {"every": text.lower()}
+    try:
+        days = float(text)
+    except ValueError:
+        raise CLIError(f"--periods must be a number of days, week, month, year, game or column:NAME; "
+                       f"got {spec!r}") from None
+    if not (math.isfinite(days) and days > 0):
+        raise CLIError(f"--periods: a period length must be a positive number of days, got {spec!r}")
+    return {"every": days}
+
+
+# ---------------------------------------------------------------------------- data
+def _load(args, err) -> tuple[Games, str, Any]:
+    """Games from ``--data``/CSV or a scenario; returns (games, description, simulation or None)."""
+    path = getattr(args, "data", None)
+    if path is not None:
+        if os.path.isdir(path):
+            raise CLIError(f"{path} is a folder, not a games CSV file")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DroppedRowsWarning)
+            try:
+                games = Games.from_csv(path, errors="drop" if args.drop_invalid else "raise")
+            except PermissionError as exc:
+                raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+            except UnicodeDecodeError as exc:
+                raise CLIError(f"cannot read {path} as text: {exc}") from None
+        for w in caught:
+            if issubclass(w.category, DroppedRowsWarning):
+                print(f"{PROG}: warning: {_one_line(str(w.message))}", file=err)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        source, sim = path, None
+    else:
+        from . import scenarios
+
+        name = args.scenario or scenarios.DEFAULT
+        if name not in scenarios.NAMES:
+            raise CLIError(f"unknown scenario {name!r}; choose one of {', '.join(scenarios.NAMES)}")
+        sim = scenarios.get(name, seed=args.seed)
+        games = sim.games
+        source = f"scenario {name} (seed {args.seed})"
+    periods = parse_periods(getattr(args, "periods", None))
+    if periods is not None:
+        try:
+            games = games.with_periods(**periods)
+        except ValueError as exc:  # GamesError included
+            raise CLIError(f"--periods {args.periods}: {exc}") from None
+    return games, source, sim
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _finite(x):
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+# ---------------------------------------------------------------------------- compare
+def _format_table(table: pd.DataFrame) -> str:
+    has3 = table["log_loss_3"].notna().any()
+    best = table.index[0]
+    header = ["method", "log loss", "Brier", "accuracy"] + (["log loss 3"] if has3 else []) + \
+        ["fit s", "\u0394 log loss \u00b1 se"]
+    rows = []
+    for name, r in table.iterrows():
+        delta = "best" if name == best else f"{r['delta_log_loss']:+.4f} \u00b1 {r['delta_se']:.4f}"
+        row = [str(name), f"{r['log_loss']:.4f}", f"{r['brier']:.4f}", f"{r['accuracy']:.4f}"]
+        if has3:
+            row.append("-" if pd.isna(r["log_loss_3"]) else f"{r['log_loss_3']:.4f}")
+        row += [f"{r['fit_seconds']:.3f}", delta]
+        rows.append(row)
+    widths = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(header)]
+    def line(cells):
+        return "  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths)))
+    out = [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+    return "\n".join(out)
+
+
+_FOOTNOTE = ("log loss (nats) and Brier score the expected score P(win) + P(draw)/2 against the result "
+             "(draw = 0.5);\naccuracy calls a draw when it is within 0.45-0.55; \u0394 log loss is "
+             "against the best method, \u00b1 its paired standard error.")
+_FOOTNOTE_3 = "\nlog loss 3 is -log P(observed outcome), for methods that forecast draws."
+
+
+def _cmd_compare(args, out, err) -> int:
+    if not 0 < args.split < 1:
+        raise CLIError(f"--split must be strictly between 0 and 1, got {args.split:g}")
+    if args.plot:
+        folder = os.path.dirname(os.path.abspath(args.plot))
+        if not os.path.isdir(folder):
+            raise CLIError(f"cannot write plot {args.plot}: no folder {folder}")
+    games, source, sim = _load(args, err)
+    methods = parse_methods(args.methods, mode=args.mode)
+    try:
+        n_train = int(round(args.split * len(games)))
+        if n_train == 0 or n_train == len(games):
+            raise CLIError(f"--split {args.split:g} of {_plural(len(games), 'game')} leaves no "
+                           f"{'training' if n_train == 0 else 'held-out'} games")
+        t0 = time.perf_counter()
+        table = compare(methods, games, split=args.split, mode=args.mode)
+        seconds = time.perf_counter() - t0
+    except GamesError as exc:
+        raise CLIError(str(exc)) from None
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    n_test = int(table["n_test"].iloc[0])
+    meta = {"source": source, "n_games": len(games), "n_competitors": games.n_players,
+            "split": args.split, "n_train": len(games) - n_test, "n_test": n_test, "mode": args.mode,
+            "periods": args.periods, "seconds": round(seconds, 4)}
+    if args.json:
+        records = []
+        for rec in table.reset_index().to_dict(orient="records"):
+            name = rec.pop("method")
+            records.append({"method": str(name), "spec": repr(methods[name]),
+                            **{k: _finite(v) for k, v in rec.items()}})
+        print(json.dumps({**meta, "methods": records}, indent=2), file=out)
+    else:
+        periods = f", periods {args.periods}" if args.periods else ""
+        print(f"{source}: {_plural(len(games), 'game')}, {_plural(games.n_players, 'competitor')}; split {args.split:g} "
+              f"({len(games) - n_test:,} train / {n_test:,} held out), mode {args.mode}{periods}", file=out)
+        print(file=out)
+        print(_format_table(table), file=out)
+        print(file=out)
+        print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else ""), file=out)
+    if args.plot:
+        _write_comparison_plot(args.plot, table, games, methods, sim, source, err)
+    return 0
+
+
+def _write_comparison_plot(path, table, games, methods, sim, source, err) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    best = table.index[0]
+    method = methods[best]
+    fitted = method.fit(games)
+    truth = None
+    if sim is not None:
+        model = None
+        try:
+            model = getattr(method, "model", None)
+        except NotImplementedError:
+            pass
+        truth = plots.truth_in_units(sim.truth, sim.model, model) if model is not None else sim.truth
+    fig = plots.plot_comparison(table, fitted, truth,
+                                title=f"{source}: {len(games):,} games, {table.attrs['mode']} forecasts "
+                                      f"of the last {1 - table.attrs['split']:.0%}; trajectories of "
+                                      f"{best} fitted on all games")
+    try:
+        fig.savefig(path, dpi=110)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot write plot {path}: {_one_line(exc)}") from None
+    finally:
+        plt.close(fig)
+    print(f"{PROG}: wrote {path}", file=err)
+
+
+# ---------------------------------------------------------------------------- rate
+def _cmd_rate(args, out, err) -> int:
+    if args.top < 0:
+        raise CLIError(f"--top must be >= 0 (0 = everyone), got {args.top}")
+    if args.data is None and args.scenario is None:
+        raise CLIError("give a games CSV file (or --scenario NAME)")
+    if args.data is not None and args.scenario is not None:
+        raise CLIError("give either a games CSV file or --scenario, not both")
+    games, source, _ = _load(args, err)
+    if len(_split_specs(args.method)) != 1:
+        raise CLIError(f"--method takes one method, got {args.method!r}")
+    method = parse_method(args.method)
+    try:
+        fitted = method.fit(games)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    board = fitted.ratings()
+    n_rated = len(board)
+    shown = board if args.top == 0 else board.head(args.top)
+    table = pd.DataFrame({"rank": np.arange(1, len(shown) + 1), "competitor": shown["player"].astype(str),
+                          "rating": shown["mean"].astype(float)})
+    if "sd" in shown.columns:
+        table["sd"] = shown["sd"].astype(float).to_numpy()
+    table["games"] = shown["games"].astype(int).to_numpy()
+    if args.json:
+        meta = {"source": source, "method": args.method, "spec": repr(method), "n_games": len(games),
+                "n_competitors": n_rated, "periods": args.periods}
+        records = [{k: _finite(v) for k, v in rec.items()} for rec in table.to_dict(orient="records")]
+        print(json.dumps({**meta, "ratings": records}, indent=2), file=out)
+        return 0
+    what = "everyone" if args.top == 0 or args.top >= n_rated else f"top {len(shown)} of {n_rated:,}"
+    print(f"{method!r} on {source}: {_plural(len(games), 'game')}, {_plural(n_rated, 'rated competitor')}; "
+          f"{what}", file=out)
+    print(file=out)
+    cells = [["rank", "competitor", "rating"] + (["sd"] if "sd" in table else []) + ["games"]]
+    for r in table.itertuples(index=False):
+        row = [str(r.rank), str(r.competitor), f"{r.rating:.1f}"]
+        if "sd" in table:
+            row.append(f"{r.sd:.1f}")
+        row.append(str(r.games))
+        cells.append(row)
+    widths = [max(len(c[j]) for c in cells) for j in range(len(cells[0]))]
+    for i, row in enumerate(cells):
+        print("  ".join(c.ljust(w) if j == 1 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))),
+              file=out)
+        if i == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------------- listings
+def _first_line(doc: str | None) -> str:
+    doc = inspect.cleandoc(doc or "")
+    para = doc.split("\n\n")[0]
+    return _one_line(para)
+
+
+def _cmd_scenarios(args, out, err) -> int:
+    from . import scenarios
+
+    width = max(map(len, scenarios.NAMES))
+    for name in scenarios.NAMES:
+        mark = " (default)" if name == scenarios.DEFAULT else ""
+        print(f"{name.ljust(width)}  {_first_line(getattr(scenarios, name).__doc__)}{mark}", file=out)
+    return 0
+
+
+def _cmd_methods(args, out, err) -> int:
+    known = registry()
+    width = max(map(len, known), default=0)
+    for name, ctor in known.items():
+        allowed = _keywords(ctor)
+        doc = _first_line(getattr(ctor, "__doc__", ""))
+        settings = f"  [settings: {', '.join(allowed)}]" if allowed else ""
+        print(f"{name.ljust(width)}  {doc}{settings}", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------------- parser
+def _split_fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Dynamic skill ratings as filters of one state-space model: "
+                     "compare rating methods on held-out games, or rate competitors.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    periods_help = ("group games into rating periods: a number of days, week, month, year, game, "
+                    "or column:NAME (an extra CSV column such as season)")
+    drop_help = "drop invalid rows (reported on stderr) instead of stopping at them"
+
+    c = sub.add_parser("compare", help="score methods on held-out games",
+                       description="Fit each method on the first part of the games (in time order) and "
+                                   "score its forecasts of the rest. Default: the built-in scenario and "
+                                   "every registered method.")
+    src = c.add_mutually_exclusive_group()
+    src.add_argument("--data", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
+    src.add_argument("--scenario", metavar="NAME", help="built-in simulated scenario (see `statespace scenarios`)")
+    c.add_argument("--methods", action="append", metavar="LIST",
+                   help="comma-separated methods, each name or name:key=value,... "
+                        "(e.g. elo,elo:k=24,home=60,elo_fide); repeatable; default: all registered")
+    c.add_argument("--split", type=_split_fraction, default=0.7, metavar="F",
+                   help="fraction of games (in time order) used for fitting (default 0.7)")
+    c.add_argument("--mode", choices=MODES, default="frozen",
+                   help="frozen: forecast held-out games from the fitted state; online: forecast each "
+                        "from everything before it (default frozen)")
+    c.add_argument("--periods", metavar="SPEC", help=periods_help)
+    c.add_argument("--drop-invalid", action="store_true", help=drop_help)
+    c.add_argument("--json", action="store_true", help="print the table as JSON")
+    c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")
+    c.add_argument("--seed", type=int, default=0, help="seed of the simulated scenario (default 0)")
+    c.set_defaults(func=_cmd_compare)
+
+    r = sub.add_parser("rate", help="fit a method on all games and print a leaderboard",
+                       description="Fit one method on all games and print the leaderboard.")
+    r.add_argument("data", nargs="?", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
+    r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV")
+    r.add_argument("--seed", type=int, default=0, help="seed of the scenario (default 0)")
+    r.add_argument("--method", default="elo", metavar="SPEC",
+                   help="method name or name:key=value,... (default elo)")
+    r.add_argument("--top", type=int, default=20, metavar="N", help="show the best N (default 20; 0 = all)")
+    r.add_argument("--periods", metavar="SPEC", help=periods_help)
+    r.add_argument("--drop-invalid", action="store_true", help=drop_help)
+    r.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    r.set_defaults(func=_cmd_rate)
+
+    s = sub.add_parser("scenarios", help="list the built-in simulated scenarios")
+    s.set_defaults(func=_cmd_scenarios)
+    m = sub.add_parser("methods", help="list the registered methods and their settings")
+    m.set_defaults(func=_cmd_methods)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 user error)."""
+    out, err = sys.stdout, sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise CLIError("choose a command: compare, rate, scenarios or methods (see statespace --help)")
+        return args.func(args, out, err)
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except (CLIError, GamesError, FileNotFoundError) as exc:
+        print(f"{PROG}: error: {_one_line(exc)}", file=err)
+        return 2
+    except BrokenPipeError:  # e.g. `statespace rate ... | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=err)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
