@@ -350,6 +350,7 @@ def _write_comparison_plot(path, table, games, methods, sim, source, err) -> Non
         raise CLIError(f"cannot write plot {path}: {_one_line(exc)}") from None
     finally:
         plt.close(fig)
+    sys.stdout.flush()
     print(f"{PROG}: wrote {path}", file=err)
 
 
