@@ -327,7 +327,7 @@ class FilterRun:
             df["sd"] = st.values[:, self.method.columns.index(self.method.sd_column)]
         df["games"] = st.count
         for j, c in enumerate(self.method.columns):
-            if j > 0 and c not in df.columns and c in self.method.shown_columns:
+            if j > 0 and c != self.method.sd_column and c not in df.columns and c in self.method.shown_columns:
                 df[c] = st.values[:, j]
         df = df[df["games"] > 0]
         return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
@@ -353,6 +353,6 @@ class FilterRun:
         if self.method.sd_column is not None:
             df["sd"] = vals[inter, self.method.columns.index(self.method.sd_column)]
         for j, c in enumerate(self.method.columns):
-            if j > 0 and c not in df.columns and c in self.method.shown_columns:
+            if j > 0 and c != self.method.sd_column and c not in df.columns and c in self.method.shown_columns:
                 df[c] = vals[inter, j]
         return df

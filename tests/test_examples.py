@@ -1,0 +1,62 @@
+"""The examples and the benchmark run and print their key numbers (no timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def run(script: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_elo_worked_example():
+    out = run("examples/elo_worked_example.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "0.7597469266" in out.stdout
+    assert "1607.6880983473" in out.stdout  # 1600 + 32 (1 - 0.7597469266)
+    assert "1870.0000000000" in out.stdout  # FIDE newcomer, K cut to 35 by K * n <= 700
+    assert "MISMATCH" not in out.stdout
+
+
+def test_quickstart(tmp_path):
+    png = tmp_path / "trajectories.png"
+    out = run("examples/quickstart.py", "--scenario", "balanced", "--plot", str(png))
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "elo k=32" in out.stdout and "log_loss" in out.stdout
+    assert "frozen" in out.stdout and "online" in out.stdout
+    try:
+        import statespace.plots  # noqa: F401
+    except ImportError:
+        assert "not available" in out.stdout
+    else:
+        assert png.is_file() and png.stat().st_size > 0
+
+
+def test_bench_elo_quick():
+    out = run("benchmarks/bench_elo.py", "--quick", "--games", "20000")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "games/s" in out.stdout
+    assert "ours vs plain Python" in out.stdout and "ours vs elote" in out.stdout
+
+
+@pytest.mark.skipif(not (DATA / "intl_football" / "games.csv").is_file(),
+                    reason=f"shared data not found at {DATA}")
+def test_international_football_elo():
+    out = run("examples/international_football_elo.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "elo k=40 home=100" in out.stdout
+    assert "4,952 games" in out.stdout  # the last 10% of 49,520
+
+
+def test_international_football_elo_missing_data(tmp_path):
+    out = run("examples/international_football_elo.py", str(tmp_path / "nowhere"))
+    assert out.returncode != 0
+    assert "not found" in out.stderr
