@@ -5,6 +5,10 @@ columns in the filter's own units) and a parameter vector ``theta``:
 
 - ``predict(x, i, theta, dt)``: time update of competitor ``i`` over ``dt`` units of time;
 - ``proba(x, a, b, at_home, theta) -> (win, draw, loss)``: forecast of one game;
+- ``game(x, count, theta, a, b, score, at_home) -> (win, draw, loss)`` (optional): forecast
+  one game and update on it, the sequential special case of ``proba`` + ``update`` fused so
+  that the expected score is computed once and no batch bookkeeping runs; used when every
+  game is its own rating period, and it must give the same numbers as the two kernels;
 - ``update(x, count, theta, a, b, score, at_home, start, stop, scratch)``: the observation
   update of one rating period, the games ``start:stop`` of the time-sorted arrays, all
   computed from the pre-period state; it also adds each competitor's games to ``count``
@@ -32,10 +36,12 @@ i8_1d = types.int64[::1]
 PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
 PROBA_SIG = types.UniTuple(f8, 3)(f8_2d, i8, i8, f8, f8_1d)
 UPDATE_SIG = types.void(f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, i8, i8, f8_2d)
+GAME_SIG = types.UniTuple(f8, 3)(f8_2d, i8_1d, f8_1d, i8, i8, f8, f8)
 
 PredictFn = types.FunctionType(PREDICT_SIG)
 ProbaFn = types.FunctionType(PROBA_SIG)
 UpdateFn = types.FunctionType(UPDATE_SIG)
+GameFn = types.FunctionType(GAME_SIG)
 
 
 def predict_kernel(fn):
@@ -51,6 +57,11 @@ def proba_kernel(fn):
 def update_kernel(fn):
     """Compile ``fn`` as an update kernel (explicit signature, cached)."""
     return njit(UPDATE_SIG, cache=True)(fn)
+
+
+def game_kernel(fn):
+    """Compile ``fn`` as a one-game kernel (explicit signature, cached)."""
+    return njit(GAME_SIG, cache=True)(fn)
 
 
 @njit(PREDICT_SIG, cache=True)
@@ -122,6 +133,33 @@ def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp):
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl
+
+
+@njit(types.void(PredictFn, GameFn, types.boolean, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
+                 f8_1d, f8_2d, f8_2d), cache=True)
+def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, home, t, out_p,
+                    out_post):
+    """:func:`run_loop` when every game is its own rating period, with the fused ``game``
+    kernel: one indirect call per game (plus the time updates when the filter has any)."""
+    k = x.shape[1]
+    for g in range(a.shape[0]):
+        ia = a[g]
+        ib = b[g]
+        tg = t[g]
+        if has_predict:
+            for side in range(2):
+                i = ia if side == 0 else ib
+                if tg > last[i]:  # False for NaN: a first appearance keeps its initial row
+                    predict(x, i, theta, tg - last[i])
+        last[ia] = tg  # times are sorted, so this never moves back
+        last[ib] = tg
+        pw, pd, pl = game(x, count, theta, ia, ib, score[g], home[g])
+        out_p[g, 0] = pw
+        out_p[g, 1] = pd
+        out_p[g, 2] = pl
+        for c in range(k):
+            out_post[g, c] = x[ia, c]
+            out_post[g, k + c] = x[ib, c]
 
 
 def empty_scratch(n_players: int, width: int = 4) -> np.ndarray:

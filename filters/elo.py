@@ -96,6 +96,31 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
                 scratch[i, 1] = 0.0
 
 
+@K.game_kernel
+def _game(x, count, theta, a, b, score, at_home):
+    # one game as its own period: forecast and update fused (same numbers as _proba + _update)
+    d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
+    e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
+    if theta[_FIDE] != 0.0:
+        dc = min(400.0, max(-400.0, d))
+        r = score - 1.0 / (1.0 + theta[_BASE] ** (-dc / theta[_SCALE]))
+        ka = _fide_k(x, count, a, 1.0)
+        kb = _fide_k(x, count, b, 1.0)
+        x[a, _RATING] += ka * r
+        x[b, _RATING] -= kb * r
+        if x[a, _RATING] >= 2400.0:
+            x[a, _REACHED] = 1.0
+        if x[b, _RATING] >= 2400.0:
+            x[b, _REACHED] = 1.0
+    else:
+        r = theta[_K] * (score - e)
+        x[a, _RATING] += r
+        x[b, _RATING] -= r
+    count[a] += 1
+    count[b] += 1
+    return e, 0.0, 1.0 - e
+
+
 class Elo(Filter):
     """Elo rating as a filter of the logistic random-walk model.
 
@@ -124,6 +149,7 @@ class Elo(Filter):
     time_unit = "game"
     _proba = _proba
     _update = _update
+    _game = _game
 
     def __init__(self, k: float = 32.0, *, home: float = 0.0, initial_rating: float = 1500.0,
                  scale: float = 400.0, base: float = 10.0, fide: bool = False):

@@ -265,15 +265,30 @@ def test_continue_run_equals_one_run():
     np.testing.assert_allclose(a.to_numpy(), b.to_numpy())
 
 
+@pytest.mark.parametrize("method", [Elo(k=32, home=60), Elo.fide()], ids=["elo", "fide"])
+def test_one_game_fast_path_equals_period_path(method):
+    """Without periods the fused one-game kernel runs; with one period per game the batch
+    kernels do. They must agree to the last bit."""
+    g = ss.scenarios.drifting(seed=2).games
+    g = ss.Games.from_frame(g.to_frame().assign(neutral=np.arange(len(g)) % 3 == 0))
+    fast, batch = method.run(g), method.run(g.with_periods("game"))
+    np.testing.assert_array_equal(fast.proba, batch.proba)
+    np.testing.assert_array_equal(fast.state.values, batch.state.values)
+    np.testing.assert_array_equal(fast.state.count, batch.state.count)
+    pd_fast, pd_batch = fast.trajectories(), batch.trajectories()
+    np.testing.assert_array_equal(pd_fast["mean"].to_numpy(), pd_batch["mean"].to_numpy())
+
+
 # ---------------------------------------------------------------- compiled vs plain Python
 SCRIPT = textwrap.dedent("""
     import json, numpy as np, statespace as ss
     from filters import Elo
-    sim = ss.scenarios.drifting(seed=1).games.with_periods(7)
+    games = ss.scenarios.drifting(seed=1).games
     out = {}
     for name, m in [("elo", Elo(k=24, home=35)), ("fide", Elo.fide())]:
-        r = m.run(sim)
-        out[name] = [r.proba.tolist(), r.state.values.tolist()]
+        for periods in (True, False):
+            r = m.run(games.with_periods(7) if periods else games)
+            out[f"{name}{periods}"] = [r.proba.tolist(), r.state.values.tolist()]
     print(json.dumps(out))
 """)
 
@@ -286,7 +301,7 @@ def test_compiled_and_uncompiled_runs_agree():
                              timeout=600)
         assert res.returncode == 0, res.stderr
         runs[jit] = json.loads(res.stdout)
-    for name in ("elo", "fide"):
+    for name in ("eloTrue", "eloFalse", "fideTrue", "fideFalse"):
         for part in range(2):
             np.testing.assert_allclose(np.array(runs["0"][name][part]), np.array(runs["1"][name][part]),
                                        rtol=1e-12, atol=1e-9)
