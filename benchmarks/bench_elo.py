@@ -15,9 +15,13 @@ Every rate is games per second on one core (the compiled loop is serial; numba's
 not used). The ratios ours / peer are taken within this one run. The three are also checked to
 give the same final ratings on a common slice (the first ``--check-games`` games), to within
 1e-9 relative. Finally ``--profile`` (on by default, off with ``--quick``) splits our run into the
-Python-side preparation in ``filters.base.Filter.run`` and the compiled ``run_loop``, and times
-the loop with no-op kernels (the cost of the generic loop itself) and a fused sequential Elo loop
-(a prototype that is not part of the library) to show where the time goes.
+Python-side preparation in ``filters.base.Filter.run`` and the compiled
+``filters._kernels.sequential_loop`` (the fused one-game path taken when the games carry no
+rating periods), times that loop with a no-op game kernel (the cost of the loop and its one
+indirect call per game), and runs the same games as one rating period per game
+(``games.with_periods("game")``: ``run_loop`` with the period kernels) and with ``Elo.fide()``,
+checking that both paths give bit-identical forecasts and ratings. The exit status is 1 if any
+check fails.
 
 Usage::
 
@@ -148,111 +152,129 @@ def cpu_name() -> str:
 
 
 # ---------------------------------------------------------------------------- profile
-def profile(games, repeats: int) -> None:
-    """Where the time of ``Elo().run(games)`` goes (printed)."""
+def _timed(kernels, name: str, seconds: list, captured: dict):
+    """A stand-in for ``kernels.<name>`` that records its arguments and times each call."""
+    original = getattr(kernels, name)
+
+    def wrapper(*args):
+        captured[name] = args
+        t0 = time.perf_counter()
+        original(*args)
+        seconds.append(time.perf_counter() - t0)
+
+    return original, wrapper
+
+
+def _runs(method, games, repeats: int, loop_name: str):
+    """Best whole ``method.run(games)`` over ``repeats``, the compiled loop's share of that
+    repeat, the loop's arguments and the last run. ``Filter.run`` looks the loop up as
+    ``K.<loop_name>`` at call time, so replacing the module attribute for the duration works."""
+    from filters import _kernels as K
+
+    captured: dict = {}
+    loop_seconds: list = []
+    original, wrapper = _timed(K, loop_name, loop_seconds, captured)
+    setattr(K, loop_name, wrapper)
+    try:
+        totals, fitted = [], None
+        for _ in range(max(1, repeats)):
+            t0 = time.perf_counter()
+            fitted = method.run(games)
+            totals.append(time.perf_counter() - t0)
+    finally:
+        setattr(K, loop_name, original)
+    if len(loop_seconds) != len(totals):
+        raise RuntimeError(f"expected one {loop_name} call per run, got {len(loop_seconds)} "
+                           f"for {len(totals)} runs: Filter.run no longer takes this path")
+    i = int(np.argmin(totals))
+    return totals[i], loop_seconds[i], captured[loop_name], fitted
+
+
+def _identical(x, y) -> bool:
+    """Forecasts, post-game states and the final state of two runs are equal bit for bit."""
+    return (np.array_equal(x.proba, y.proba) and np.array_equal(x._post, y._post)
+            and np.array_equal(x.state.values, y.state.values) and np.array_equal(x.state.count, y.state.count)
+            and np.array_equal(x.state.last, y.state.last, equal_nan=True))
+
+
+def profile(games, repeats: int) -> bool:
+    """Where the time of ``Elo().run(games)`` goes, and the rating-period path beside it (printed).
+
+    Without rating periods (``games.period is None``) ``Filter.run`` prepares time-sorted arrays
+    in Python and calls the compiled ``filters._kernels.sequential_loop`` with Elo's fused
+    one-game kernel; with periods it calls ``run_loop`` with the period kernels (``proba`` and
+    ``update``). ``games.with_periods("game")`` puts every game in its own period, so both paths
+    must give the same numbers bit for bit. Returns whether they do (for Elo(k=32) and FIDE).
+    """
     from numba import njit
 
     from filters import Elo
     from filters import _kernels as K
 
-    captured: dict = {}
-    loop_seconds: list = []
-    original = K.run_loop
-
-    def timed_loop(*args):
-        captured["args"] = args
-        t0 = time.perf_counter()
-        original(*args)
-        loop_seconds.append(time.perf_counter() - t0)
-
-    K.run_loop = timed_loop
-    try:
-        totals = []
-        for _ in range(max(1, repeats)):
-            t0 = time.perf_counter()
-            Elo(k=K_FACTOR).run(games)
-            totals.append(time.perf_counter() - t0)
-    finally:
-        K.run_loop = original
-    i = int(np.argmin(totals))
-    total, loop = totals[i], loop_seconds[i]
     n = len(games)
+    reps = max(1, repeats)
 
-    # the generic loop with kernels that do nothing: the price of the loop structure and of
-    # calling three kernels through first-class function pointers
-    @njit(K.PROBA_SIG)
-    def proba_noop(x, a, b, at_home, theta):
+    # the sequential path: whole run, Python-side preparation, compiled sequential_loop
+    total, loop, args, seq = _runs(Elo(k=K_FACTOR), games, reps, "sequential_loop")
+
+    # the price of sequential_loop itself: the same loop with a game kernel that does nothing
+    # (one indirect call per game, the forecast and post-game rows written into fresh output
+    # arrays as in Filter.run), on a fresh state
+    @njit(K.GAME_SIG)
+    def game_noop(x, count, theta, a, b, score, at_home):
         return 0.5, 0.0, 0.5
 
-    @njit(K.UPDATE_SIG)
-    def update_noop(x, count, theta, a, b, score, home, start, stop, scratch):
-        return
-
-    # a fused sequential Elo loop (one game per batch, forecast and update share one E): the
-    # same outputs as run_loop for Elo without rating periods, written out by hand
-    @njit
-    def fused(x, count, last, theta, a, b, score, home, t, out_p, out_post):
-        k = x.shape[1]
-        kk, hh, ss, bb = theta[0], theta[1], theta[2], theta[3]
-        for g in range(a.shape[0]):
-            ia = a[g]
-            ib = b[g]
-            last[ia] = t[g]
-            last[ib] = t[g]
-            d = x[ia, 0] - x[ib, 0] + hh * home[g]
-            e = 1.0 / (1.0 + bb ** (-d / ss))
-            out_p[g, 0] = e
-            out_p[g, 1] = 0.0
-            out_p[g, 2] = 1.0 - e
-            r = score[g] - e
-            x[ia, 0] += kk * r
-            x[ib, 0] += kk * (-r)
-            count[ia] += 1
-            count[ib] += 1
-            for c in range(k):
-                out_post[g, c] = x[ia, c]
-                out_post[g, k + c] = x[ib, c]
-
-    (predict, proba, update, x, count, last, theta, a, b, score, home, t, starts, out_p, out_post,
-     scratch) = captured["args"]
+    (predict, game, has_predict, x, count, last, theta, a, b, score, home, t, out_p, out_post) = args
     fresh = Elo(k=K_FACTOR).init_state(games.players)
 
     def noop_run():
-        original(predict, proba_noop, update_noop, fresh.values.copy(), fresh.count.copy(), fresh.last.copy(),
-                 theta, a, b, score, home, t, starts, out_p, out_post, scratch)
+        K.sequential_loop(predict, game_noop, has_predict, fresh.values.copy(), fresh.count.copy(),
+                          fresh.last.copy(), theta, a, b, score, home, t, np.empty(out_p.shape),
+                          np.empty(out_post.shape))
 
-    def fused_run():
-        xs, cs, ls = fresh.values.copy(), fresh.count.copy(), fresh.last.copy()
-        fused(xs, cs, ls, theta, a, b, score, home, t, out_p, out_post)
-        return xs, cs, ls, out_p.copy(), out_post.copy()
+    noop_run()  # compiles game_noop
+    floor, _ = best_of(noop_run, reps)
 
-    def proba_only_run():
-        original(predict, proba, update_noop, fresh.values.copy(), fresh.count.copy(), fresh.last.copy(),
-                 theta, a, b, score, home, t, starts, out_p, out_post, scratch)
+    # the rating-period path on the same games, one game per period
+    periods = games.with_periods("game")
+    p_total, p_loop, _, per = _runs(Elo(k=K_FACTOR), periods, reps, "run_loop")
+    same = _identical(seq, per)
 
-    noop_run()
-    proba_only_run()
-    fused_run()
-    floor, _ = best_of(noop_run, repeats)
-    with_proba, _ = best_of(proba_only_run, repeats)
-    fused_s, fused_out = best_of(fused_run, repeats)
-    same = (np.array_equal(fused_out[0], x) and np.array_equal(fused_out[1], count)
-            and np.array_equal(fused_out[2], last) and np.array_equal(fused_out[3], out_p)
-            and np.array_equal(fused_out[4], out_post))
+    # FIDE rules on the sequential path (K from games played and 2400 reached, 400-point cap),
+    # and on the period path for the same check
+    f_total, f_loop, _, fide_seq = _runs(Elo.fide(), games, reps, "sequential_loop")
+    fp_total, fp_loop, _, fide_per = _runs(Elo.fide(), periods, reps, "run_loop")
+    fide_same = _identical(fide_seq, fide_per)
 
+    w = 44
     print()
-    print(f"Where the time of Elo(k=32).run goes ({n:,} games, best of {max(1, repeats)}):")
-    print(f"  whole run                                 {total * 1e3:9.1f} ms  {rate(n, total)} games/s")
-    print(f"    Python-side preparation (Filter.run)    {(total - loop) * 1e3:9.1f} ms  "
+    print(f"Where the time of Elo(k=32).run goes ({n:,} games, no rating periods, best of {reps}):")
+    print(f"  {'whole run':{w}s}{total * 1e3:9.1f} ms  {rate(n, total)} games/s")
+    print(f"    {'Python-side preparation (Filter.run)':{w - 2}s}{(total - loop) * 1e3:9.1f} ms  "
           f"({100 * (total - loop) / total:4.1f}%)")
-    print(f"    compiled run_loop                       {loop * 1e3:9.1f} ms  ({100 * loop / total:4.1f}%)  "
+    print(f"    {'compiled sequential_loop':{w - 2}s}{loop * 1e3:9.1f} ms  ({100 * loop / total:4.1f}%)  "
           f"{rate(n, loop)} games/s")
-    print(f"      loop structure + kernel calls         {floor * 1e3:9.1f} ms  {rate(n, floor)} games/s"
-          "   (no-op proba and update: ceiling of the generic loop)")
-    print(f"      Elo proba kernel (forecast)           {(with_proba - floor) * 1e3:9.1f} ms")
-    print(f"      Elo update kernel                     {(loop - with_proba) * 1e3:9.1f} ms")
-    print(f"  fused sequential Elo loop (prototype)     {fused_s * 1e3:9.1f} ms  {rate(n, fused_s)} games/s"
-          f"   outputs bit-identical to run_loop: {'yes' if same else 'NO'}")
+    print(f"      {'loop + one indirect call per game':{w - 4}s}{floor * 1e3:9.1f} ms  {rate(n, floor)} games/s"
+          "   (no-op game kernel)")
+    print(f"      {'Elo game kernel (forecast + update)':{w - 4}s}{(loop - floor) * 1e3:9.1f} ms")
+    print()
+    print(f"Rating-period path for comparison: the same games with games.with_periods(\"game\") (run_loop + "
+          f"Elo's proba and update kernels):")
+    print(f"  {'whole run':{w}s}{p_total * 1e3:9.1f} ms  {rate(n, p_total)} games/s")
+    print(f"    {'Python-side preparation (Filter.run)':{w - 2}s}{(p_total - p_loop) * 1e3:9.1f} ms  "
+          f"({100 * (p_total - p_loop) / p_total:4.1f}%)")
+    print(f"    {'compiled run_loop':{w - 2}s}{p_loop * 1e3:9.1f} ms  ({100 * p_loop / p_total:4.1f}%)  "
+          f"{rate(n, p_loop)} games/s")
+    print(f"  forecasts, post-game states and final ratings bit-identical to the sequential path: "
+          f"{'yes' if same else 'NO'}")
+    print()
+    print("Elo.fide() (FIDE rules):")
+    print(f"  {'sequential path, whole run':{w}s}{f_total * 1e3:9.1f} ms  {rate(n, f_total)} games/s"
+          f"   (sequential_loop {f_loop * 1e3:.1f} ms)")
+    print(f"  {'rating-period path, whole run':{w}s}{fp_total * 1e3:9.1f} ms  {rate(n, fp_total)} games/s"
+          f"   (run_loop {fp_loop * 1e3:.1f} ms)")
+    print(f"  bit-identical on the two paths: {'yes' if fide_same else 'NO'}")
+    return same and fide_same
 
 
 # ---------------------------------------------------------------------------- main
@@ -356,7 +378,7 @@ def main(argv=None) -> int:
     ok = d_py <= TOLERANCE and d_el <= TOLERANCE and lowest > 100
 
     if do_profile:
-        profile(games, repeats)
+        ok = profile(games, repeats) and ok
     return 0 if ok else 1
 
 
