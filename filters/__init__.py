@@ -6,11 +6,14 @@ Every filter shares one interface (:class:`filters.base.Filter`) and one compile
 
 from .base import Filter, FilterRun, FilterState
 from .elo import Elo
+from .glicko import Glicko, Glicko2
 
 #: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
 REGISTRY = {
     "elo": Elo,
     "elo_fide": Elo.fide,
+    "glicko": Glicko,
+    "glicko2": Glicko2,
 }
 
-__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "REGISTRY"]
+__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "REGISTRY"]

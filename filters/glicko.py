@@ -1,0 +1,451 @@
+"""Glicko-1 and Glicko-2: variance-tracking filters of the shared logistic model.
+
+Both track a rating ``r`` and a rating deviation ``RD`` (the posterior sd of the skill) in
+Elo units, with ``q = ln 10 / 400`` (the model's scale is ``1 / q = 400 / ln 10``).
+
+Glicko-1 (Glickman, "Parameter estimation in large dynamic paired comparison experiments",
+Applied Statistics 1999; and "The Glicko system", 1999):
+
+- predict, at the start of a period, ``t`` periods after the last one played:
+  ``RD <- min(sqrt(RD^2 + c^2 t), RD_max)`` (the random walk with drift ``c^2`` per period);
+- update, all games of the period from the pre-period values, with
+  ``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)`` and
+  ``E_j = 1 / (1 + 10^(-g(RD_j) (r - r_j) / 400))``::
+
+      1/d^2 = q^2 sum_j g(RD_j)^2 E_j (1 - E_j)
+      r'    = r + q / (1/RD^2 + 1/d^2) * sum_j g(RD_j) (s_j - E_j)
+      RD'   = (1/RD^2 + 1/d^2)^(-1/2)
+
+Glicko-2 (Glickman, "Example of the Glicko-2 system", 2022 revision of the 2001 note), on the
+scale ``mu = (r - 1500) / 173.7178``, ``phi = RD / 173.7178``, with a volatility ``sigma``:
+steps 3-8 (``v``, ``Delta``, the new volatility by the Illinois algorithm on
+``f(x) = e^x (Delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - ln sigma^2) / tau^2``,
+``phi* = sqrt(phi^2 + sigma'^2)``, ``phi' = (1/phi*^2 + 1/v)^(-1/2)``,
+``mu' = mu + phi'^2 sum g(phi_j)(s_j - E_j)``). A period without games only grows
+``phi <- sqrt(phi^2 + sigma^2)``; the period a competitor plays is grown inside the update
+(step 6, with the new volatility), so ``predict`` over ``t`` periods adds ``sigma^2 (t - 1)``.
+
+Rating periods: games with a ``period`` (``Games.with_periods``) are rated period by period
+and time is counted in periods. Without one, every game is its own period and time is
+``days / period_days`` (numeric times: ``time / period_days``); games at the same time add no
+drift between them.
+
+Two expected scores (see :func:`expected_score`): Glickman's update-time form uses only the
+opponent's RD, so ``E(a, b) + E(b, a) != 1`` when the RDs differ; his prediction form uses
+the combined deviation ``g(sqrt(RD_a^2 + RD_b^2))`` and is symmetric. ``predict_proba``
+uses the prediction form unless ``form="update"``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from statespace import ELO_SCALE, SkillModel
+
+from . import _kernels as K
+from .base import Filter
+
+__all__ = ["Glicko", "Glicko2", "expected_score", "g"]
+
+Q = math.log(10.0) / 400.0
+_PI2 = math.pi**2
+# theta layout, shared by both
+_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = 0, 1, 2, 3, 4, 5, 6
+_R, _RD, _SIGMA = 0, 1, 2
+
+
+@njit(cache=True)
+def _g(phi):
+    """Glickman's g on the logistic-unit scale: 1 / sqrt(1 + 3 phi^2 / pi^2), phi = q RD."""
+    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / _PI2)
+
+
+@njit(cache=True)
+def _logistic(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def g(rd):
+    """``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)``, ``q = ln 10 / 400`` (Glickman 1999, eq. 3)."""
+    rd = np.asarray(rd, dtype=float)
+    return 1.0 / np.sqrt(1.0 + 3.0 * (Q * rd) ** 2 / _PI2)
+
+
+def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
+    """Glickman's expected score of ``a`` against ``b``, in both of his forms.
+
+    - ``form="update"``: ``E = 1 / (1 + 10^(-g(RD_b) (r_a - r_b) / 400))``, used inside the
+      rating update (Glickman 1999, eq. 4). Only the opponent's RD enters, so
+      ``E(a, b) + E(b, a) != 1`` when the two RDs differ.
+    - ``form="prediction"``: ``E = 1 / (1 + 10^(-g(sqrt(RD_a^2 + RD_b^2)) (r_a - r_b) / 400))``
+      (Glickman, "The Glicko system", p. 5): the forecast of the game; symmetric. This is the
+      shared model's forecast with the skill-difference variance ``RD_a^2 + RD_b^2``.
+    """
+    r_a, rd_a, r_b, rd_b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (r_a, rd_a, r_b, rd_b)))
+    if form == "update":
+        gg = g(rd_b)
+    elif form == "prediction":
+        gg = g(np.sqrt(rd_a**2 + rd_b**2))
+    else:
+        raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
+    return 1.0 / (1.0 + 10.0 ** (-gg * (r_a - r_b) / 400.0))
+
+
+@njit(cache=True)
+def _forecast(x, a, b, at_home, theta):
+    d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home
+    if theta[_FORM] == 0.0:  # prediction form: combined deviation
+        gg = _g(Q * math.sqrt(x[a, _RD] * x[a, _RD] + x[b, _RD] * x[b, _RD]))
+    else:  # update-time form: the opponent's deviation only
+        gg = _g(Q * x[b, _RD])
+    e = _logistic(gg * Q * d)
+    return e, 0.0, 1.0 - e
+
+
+@K.proba_kernel
+def _proba(x, a, b, at_home, theta):
+    return _forecast(x, a, b, at_home, theta)
+
+
+@njit(cache=True)
+def _terms(x, theta, a, b, score, at_home):
+    """One game's contributions, from the current values, on the logistic-unit scale
+    (phi = q RD): for a, g_b^2 E_a (1 - E_a) and g_b (s - E_a); for b, the same from b's side."""
+    z = Q * (x[a, _R] - x[b, _R] + theta[_HOME] * at_home)
+    gb = _g(Q * x[b, _RD])
+    ea = _logistic(gb * z)
+    ga = _g(Q * x[a, _RD])
+    eb = _logistic(-ga * z)
+    return (gb * gb * ea * (1.0 - ea), gb * (score - ea),
+            ga * ga * eb * (1.0 - eb), ga * ((1.0 - score) - eb))
+
+
+@njit(cache=True)
+def _accumulate(x, theta, a, b, score, home, start, stop, scratch):
+    """Per competitor over a period, each game from the pre-period values:
+    scratch[:, 0] += g^2 E (1 - E), [:, 1] += g (s - E), [:, 2] += 1 (games)."""
+    for j in range(start, stop):
+        ia = a[j]
+        ib = b[j]
+        wa, ra, wb, rb = _terms(x, theta, ia, ib, score[j], home[j])
+        scratch[ia, 0] += wa
+        scratch[ia, 1] += ra
+        scratch[ia, 2] += 1.0
+        scratch[ib, 0] += wb
+        scratch[ib, 1] += rb
+        scratch[ib, 2] += 1.0
+
+
+# ---------------------------------------------------------------- Glicko-1
+@K.predict_kernel
+def _predict1(x, i, theta, dt):
+    rd = math.sqrt(x[i, _RD] * x[i, _RD] + theta[_C] * theta[_C] * dt)
+    x[i, _RD] = min(rd, theta[_RDMAX])
+
+
+@njit(cache=True)
+def _apply1(x, i, w, r):
+    """Glicko-1 update of competitor i from the period sums w = sum g^2 E (1 - E) = 1 / (q^2 d^2)
+    and r = sum g (s - E)."""
+    phi = Q * x[i, _RD]
+    precision = 1.0 / (phi * phi) + w  # 1/phi^2 + 1/d^2 on the logistic-unit scale
+    x[i, _R] += r / (Q * precision)
+    x[i, _RD] = 1.0 / (Q * math.sqrt(precision))
+
+
+# ---------------------------------------------------------------- Glicko-2
+@njit(cache=True)
+def _f_ex(xv, ex, delta2, pv, a_, inv_tau2):
+    """Glickman's f(x) = e^x (Delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2,
+    given ex = e^x, pv = phi^2 + v and inv_tau2 = 1 / tau^2 (so no exp or division is repeated)."""
+    den = pv + ex
+    return ex * (delta2 - pv - ex) / (2.0 * den * den) - (xv - a_) * inv_tau2
+
+
+@njit(cache=True)
+def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
+    """Glickman's step 5: the new volatility by the Illinois algorithm (regula falsi).
+
+    Returns -1.0 when the iteration does not converge within ``max_iter`` steps (the caller
+    raises), never a silent NaN.
+    """
+    s2 = sigma * sigma
+    a_ = math.log(s2)
+    pv = phi * phi + v
+    delta2 = delta * delta
+    inv_tau2 = 1.0 / (tau * tau)
+    A = a_
+    fA = _f_ex(A, s2, delta2, pv, a_, inv_tau2)  # e^A = sigma^2
+    if delta2 > pv:
+        B = math.log(delta2 - pv)
+        fB = _f_ex(B, delta2 - pv, delta2, pv, a_, inv_tau2)
+    else:
+        k = 1.0
+        B = a_ - tau
+        fB = _f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+        while fB < 0.0:
+            k += 1.0
+            if k > max_iter:
+                return -1.0
+            B = a_ - k * tau
+            fB = _f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+    it = 0
+    while abs(B - A) > eps:
+        it += 1
+        if it > max_iter:
+            return -1.0
+        C = A + (A - B) * fA / (fB - fA)
+        fC = _f_ex(C, math.exp(C), delta2, pv, a_, inv_tau2)
+        if fC * fB <= 0.0:
+            A = B
+            fA = fB
+        else:
+            fA = fA / 2.0
+        B = C
+        fB = fC
+    return math.exp(A / 2.0)
+
+
+@K.predict_kernel
+def _predict2(x, i, theta, dt):
+    # idle periods only: the period of play is grown in the update (step 6)
+    if dt > 1.0:
+        s = x[i, _SIGMA] * ELO_SCALE
+        rd2 = x[i, _RD] * x[i, _RD] + s * s * (dt - 1.0)
+        x[i, _RD] = min(math.sqrt(rd2), theta[_RDMAX])
+
+
+@njit(cache=True)
+def _apply2(x, i, w, r, theta):
+    """Glicko-2 steps 3-8 for competitor i from the period sums w = 1 / v and r = Delta / v."""
+    phi = x[i, _RD] / ELO_SCALE
+    v = 1.0 / w
+    delta = v * r
+    sigma = new_volatility(x[i, _SIGMA], phi, v, delta, theta[_TAU], theta[_EPS], int(theta[_MAXIT]))
+    if sigma <= 0.0:
+        raise ArithmeticError("Glicko-2: the volatility iteration did not converge; "
+                              "check tau and the ratings (or raise max_iter)")
+    phi_star2 = phi * phi + sigma * sigma
+    phi_new2 = 1.0 / (1.0 / phi_star2 + w)  # 1/v = w
+    x[i, _R] += ELO_SCALE * phi_new2 * r
+    x[i, _RD] = min(ELO_SCALE * math.sqrt(phi_new2), theta[_RDMAX])
+    x[i, _SIGMA] = sigma
+
+
+# ---------------------------------------------------------------- the kernels of both
+@njit(cache=True)
+def _update_period(x, count, theta, a, b, score, home, start, stop, scratch, version):
+    _accumulate(x, theta, a, b, score, home, start, stop, scratch)
+    for j in range(start, stop):
+        for side in range(2):
+            i = a[j] if side == 0 else b[j]
+            if scratch[i, 2] != 0.0:
+                if version == 1:
+                    _apply1(x, i, scratch[i, 0], scratch[i, 1])
+                else:
+                    _apply2(x, i, scratch[i, 0], scratch[i, 1], theta)
+                count[i] += int(scratch[i, 2])
+                scratch[i, 0] = 0.0
+                scratch[i, 1] = 0.0
+                scratch[i, 2] = 0.0
+
+
+@njit(cache=True)
+def _update_game(x, count, theta, a, b, score, at_home, version):
+    p = _forecast(x, a, b, at_home, theta)
+    wa, ra, wb, rb = _terms(x, theta, a, b, score, at_home)
+    if version == 1:
+        _apply1(x, a, wa, ra)
+        _apply1(x, b, wb, rb)
+    else:
+        _apply2(x, a, wa, ra, theta)
+        _apply2(x, b, wb, rb, theta)
+    count[a] += 1
+    count[b] += 1
+    return p
+
+
+@K.update_kernel
+def _update1(x, count, theta, a, b, score, home, start, stop, scratch):
+    _update_period(x, count, theta, a, b, score, home, start, stop, scratch, 1)
+
+
+@K.game_kernel
+def _game1(x, count, theta, a, b, score, at_home):
+    return _update_game(x, count, theta, a, b, score, at_home, 1)
+
+
+@K.update_kernel
+def _update2(x, count, theta, a, b, score, home, start, stop, scratch):
+    _update_period(x, count, theta, a, b, score, home, start, stop, scratch, 2)
+
+
+@K.game_kernel
+def _game2(x, count, theta, a, b, score, at_home):
+    return _update_game(x, count, theta, a, b, score, at_home, 2)
+
+
+def _positive(name, value, allow_zero=False):
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return float(value)
+
+
+class _GlickoBase(Filter):
+    sd_column = "rd"
+    time_unit = "period"
+
+    def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
+        if not (isinstance(initial_rating, (int, float, np.integer, np.floating)) and np.isfinite(initial_rating)):
+            raise ValueError(f"initial_rating must be a finite number, got {initial_rating!r}")
+        self.initial_rating = float(initial_rating)
+        self.initial_rd = _positive("RD", initial_rd)
+        self.rd_max = _positive("rd_max", rd_max)
+        if not np.isfinite(home):
+            raise ValueError(f"home must be finite, got {home!r}")
+        self.home = float(home)
+        self.period_days = _positive("period_days", period_days)
+        if form not in ("prediction", "update"):
+            raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
+        self.form = form
+
+    def _check_row(self, row: np.ndarray) -> np.ndarray:
+        if not row[_RD] > 0:
+            raise ValueError(f"{self.name}: RD must be > 0, got {row[_RD]!r}")
+        return row
+
+    def times(self, games):
+        if games.period is None:
+            return games.days() / self.period_days
+        return super().times(games)
+
+    def predict_proba(self, state, a, b, at_home=None, form: str | None = None):
+        """Win/draw/loss forecasts; ``form`` overrides the constructor's ``"prediction"`` /
+        ``"update"`` choice for this call (see :func:`expected_score`)."""
+        if form is None or form == self.form:
+            return super().predict_proba(state, a, b, at_home)
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.form = form
+        return Filter.predict_proba(other, state, a, b, at_home)
+
+
+class Glicko(_GlickoBase):
+    """Glicko-1 (Glickman 1999) as a filter: rating, RD, and RD growth ``c`` per period.
+
+    Parameters
+    ----------
+    c:
+        RD growth per rating period: ``RD^2 += c^2`` per idle period. The default
+        ``sqrt((350^2 - 50^2) / 100) = 34.64`` brings an RD of 50 back to 350 after 100 periods.
+    initial_rating, initial_rd:
+        A newcomer's rating (1500) and RD (350); ``rd_max`` (350) caps RD growth.
+    home:
+        Home advantage in rating points.
+    period_days:
+        Length of a rating period in days (or numeric time units) when the games carry no
+        ``period``: each game is then its own period and RD grows with the real time elapsed.
+    form:
+        Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
+        ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
+    """
+
+    name = "glicko"
+    columns = ("rating", "rd")
+    _predict = _predict1
+    _proba = _proba
+    _update = _update1
+    _game = _game1
+
+    def __init__(self, c: float = math.sqrt((350.0**2 - 50.0**2) / 100.0), *, initial_rating: float = 1500.0,
+                 initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 1.0,
+                 form: str = "prediction"):
+        self.c = _positive("c", c, allow_zero=True)
+        super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
+                         period_days=period_days, form=form)
+
+    def _describe(self) -> str:
+        return f"c={self.c:g}" + (f", home={self.home:g}" if self.home else "")
+
+    @property
+    def model(self) -> SkillModel:
+        """Logistic link at scale 400 / ln 10, prior N(1500, 350^2), drift ``c^2`` per period,
+        draws as half a win."""
+        return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2, self.c**2, "half",
+                          self.home)
+
+    def theta(self) -> np.ndarray:
+        return np.array([self.c, self.rd_max, self.home, 0.0 if self.form == "prediction" else 1.0,
+                         0.0, 0.0, 0.0])
+
+    def prior_row(self) -> np.ndarray:
+        return np.array([self.initial_rating, self.initial_rd])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: (rating, rd)}`` or a rating alone."""
+        return self._check_row(super().initial_row(value))
+
+
+class Glicko2(_GlickoBase):
+    """Glicko-2 (Glickman, "Example of the Glicko-2 system") as a filter.
+
+    Parameters
+    ----------
+    tau:
+        Constrains the change in volatility over time (0.3 to 1.2 in Glickman's advice; 0.5).
+    initial_rating, initial_rd, initial_volatility:
+        1500, 350, 0.06.
+    eps, max_iter:
+        Convergence tolerance (1e-6) and iteration bound of the Illinois algorithm; not
+        converging raises ``ArithmeticError`` rather than producing NaN.
+    home, period_days, form, rd_max:
+        As for :class:`Glicko`.
+    """
+
+    name = "glicko2"
+    columns = ("rating", "rd", "volatility")
+    _predict = _predict2
+    _proba = _proba
+    _update = _update2
+    _game = _game2
+
+    def __init__(self, tau: float = 0.5, *, initial_rating: float = 1500.0, initial_rd: float = 350.0,
+                 initial_volatility: float = 0.06, rd_max: float = 350.0, home: float = 0.0,
+                 period_days: float = 1.0, form: str = "prediction", eps: float = 1e-6, max_iter: int = 10_000):
+        self.tau = _positive("tau", tau)
+        self.initial_volatility = _positive("volatility", initial_volatility)
+        self.eps = _positive("eps", eps)
+        self.max_iter = int(_positive("max_iter", max_iter))
+        super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
+                         period_days=period_days, form=form)
+
+    def _describe(self) -> str:
+        return f"tau={self.tau:g}" + (f", home={self.home:g}" if self.home else "")
+
+    @property
+    def model(self) -> SkillModel:
+        """Logistic link at scale 400 / ln 10, prior N(1500, 350^2), drift ``(173.7 sigma)^2`` per
+        period at the initial volatility (Glicko-2 lets each competitor's drift vary)."""
+        return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2,
+                          (ELO_SCALE * self.initial_volatility) ** 2, "half", self.home)
+
+    def theta(self) -> np.ndarray:
+        return np.array([0.0, self.rd_max, self.home, 0.0 if self.form == "prediction" else 1.0,
+                         self.tau, self.eps, float(self.max_iter)])
+
+    def prior_row(self) -> np.ndarray:
+        return np.array([self.initial_rating, self.initial_rd, self.initial_volatility])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: (rating, rd, volatility)}`` or a prefix of it."""
+        row = self._check_row(super().initial_row(value))
+        if not row[_SIGMA] > 0:
+            raise ValueError(f"{self.name}: volatility must be > 0, got {row[_SIGMA]!r}")
+        return row
