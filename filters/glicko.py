@@ -27,8 +27,8 @@ steps 3-8 (``v``, ``Delta``, the new volatility by the Illinois algorithm on
 
 Rating periods: games with a ``period`` (``Games.with_periods``) are rated period by period
 and time is counted in periods. Without one, every game is its own period and time is
-``days / period_days`` (numeric times: ``time / period_days``); games at the same time add no
-drift between them.
+``days / period_days`` (numeric times: ``time / period_days``; default 30 days); games at the
+same time add no drift between them.
 
 Two expected scores (see :func:`expected_score`): Glickman's update-time form uses only the
 opponent's RD, so ``E(a, b) + E(b, a) != 1`` when the RDs differ; his prediction form uses
@@ -351,7 +351,11 @@ class Glicko(_GlickoBase):
         Home advantage in rating points.
     period_days:
         Length of a rating period in days (or numeric time units) when the games carry no
-        ``period``: each game is then its own period and RD grows with the real time elapsed.
+        ``period``: each game is then its own period and RD grows with the real time elapsed,
+        ``c^2`` per ``period_days``. The default, 30, is the month-long period Glickman's
+        defaults were made for (RD 50 back to 350 in about eight idle years); with 1 day the
+        same ``c`` lets ratings swing far too much (on the NFL and international football,
+        online log loss worse by 0.05 than with 30).
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
@@ -365,7 +369,7 @@ class Glicko(_GlickoBase):
     _game = _game1
 
     def __init__(self, c: float = math.sqrt((350.0**2 - 50.0**2) / 100.0), *, initial_rating: float = 1500.0,
-                 initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 1.0,
+                 initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 30.0,
                  form: str = "prediction"):
         self.c = _positive("c", c, allow_zero=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
@@ -418,7 +422,7 @@ class Glicko2(_GlickoBase):
 
     def __init__(self, tau: float = 0.5, *, initial_rating: float = 1500.0, initial_rd: float = 350.0,
                  initial_volatility: float = 0.06, rd_max: float = 350.0, home: float = 0.0,
-                 period_days: float = 1.0, form: str = "prediction", eps: float = 1e-6, max_iter: int = 10_000):
+                 period_days: float = 30.0, form: str = "prediction", eps: float = 1e-6, max_iter: int = 10_000):
         self.tau = _positive("tau", tau)
         self.initial_volatility = _positive("volatility", initial_volatility)
         self.eps = _positive("eps", eps)

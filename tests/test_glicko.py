@@ -116,6 +116,7 @@ def test_rd_grows_with_idle_periods_and_is_capped():
 def test_period_days_sets_the_time_unit_without_periods():
     games = ss.Games.from_arrays(["2020-01-01", "2020-01-31"], ["A", "A"], ["B", "C"], [1, 1])
     r1 = Glicko(period_days=30).run(games, initial={"A": (1500, 100)})
+    assert Glicko().period_days == 30
     r2 = Glicko().run(games.with_periods(30, origin="2020-01-01"), initial={"A": (1500, 100)})
     np.testing.assert_allclose(r1.proba, r2.proba)
 
