@@ -111,8 +111,9 @@ class Filter:
 
     @property
     def shown_columns(self) -> tuple[str, ...]:
-        """State columns worth showing in leaderboards and trajectories."""
-        return self.columns
+        """State columns shown in leaderboards and trajectories besides ``mean`` and ``sd``
+        (default: every column after the first that is not the sd column)."""
+        return tuple(c for c in self.columns[1:] if c != self.sd_column)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._describe()})"
@@ -324,17 +325,28 @@ class FilterRun:
         """Keep filtering: run ``games`` starting from this run's final state."""
         return self.method.run(games, state=self.state)
 
+    def _columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """``mean``, ``sd`` (if the method tracks one) and the method's shown state columns."""
+        m = self.method
+        cols = {"mean": values[:, 0]}
+        if m.sd_column is not None:
+            cols["sd"] = values[:, m.columns.index(m.sd_column)]
+        for c in m.shown_columns:
+            cols[c] = values[:, m.columns.index(c)]
+        return cols
+
     def ratings(self) -> pd.DataFrame:
-        """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the state columns,
-        sorted by ``mean``, best first; competitors without games are left out."""
+        """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the method's own
+        columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
+        are left out."""
         st = self.state
-        df = pd.DataFrame({"player": st.players, "mean": st.values[:, 0]})
-        if self.method.sd_column is not None:
-            df["sd"] = st.values[:, self.method.columns.index(self.method.sd_column)]
+        cols = self._columns(st.values)
+        df = pd.DataFrame({"player": st.players, "mean": cols.pop("mean")})
+        if "sd" in cols:
+            df["sd"] = cols.pop("sd")
         df["games"] = st.count
-        for j, c in enumerate(self.method.columns):
-            if j > 0 and c != self.method.sd_column and c not in df.columns and c in self.method.shown_columns:
-                df[c] = st.values[:, j]
+        for c, v in cols.items():
+            df[c] = v
         df = df[df["games"] > 0]
         return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
@@ -355,10 +367,7 @@ class FilterRun:
         inter[0::2] = np.arange(n)
         inter[1::2] = np.arange(n, 2 * n)
         df = pd.DataFrame({"time": g.time[rows[inter]], "player": g.players[players[inter]],
-                           "row": g.row[rows[inter]], "mean": vals[inter, 0]})
-        if self.method.sd_column is not None:
-            df["sd"] = vals[inter, self.method.columns.index(self.method.sd_column)]
-        for j, c in enumerate(self.method.columns):
-            if j > 0 and c != self.method.sd_column and c not in df.columns and c in self.method.shown_columns:
-                df[c] = vals[inter, j]
+                           "row": g.row[rows[inter]]})
+        for c, v in self._columns(vals[inter]).items():
+            df[c] = v
         return df

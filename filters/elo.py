@@ -191,7 +191,7 @@ class Elo(Filter):
 
     @property
     def shown_columns(self) -> tuple[str, ...]:
-        return self.columns if self.is_fide else ("rating",)
+        return ("reached_2400",) if self.is_fide else ()
 
     def theta(self) -> np.ndarray:
         return np.array([self.k, self.home, self.scale, self.base, 1.0 if self.is_fide else 0.0])

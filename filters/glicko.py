@@ -302,6 +302,11 @@ class _GlickoBase(Filter):
     sd_column = "rd"
     time_unit = "period"
 
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """``rd`` (the same as ``sd``, under Glickman's name) and, for Glicko-2, ``volatility``."""
+        return self.columns[1:]
+
     def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
         if not (isinstance(initial_rating, (int, float, np.integer, np.floating)) and np.isfinite(initial_rating)):
             raise ValueError(f"initial_rating must be a finite number, got {initial_rating!r}")

@@ -287,3 +287,15 @@ def test_scenario_runs_finite_and_forecasts_symmetric(method):
     p_ba = method.predict_proba(r.state, sim.games.b_name[:50], sim.games.a_name[:50])
     np.testing.assert_allclose(p_ab[:, 0] + p_ba[:, 0], 1.0)
     assert method.model.link == "logistic" and method.model.scale == pytest.approx(173.7178, abs=1e-4)
+
+
+def test_ratings_and_trajectories_columns():
+    games, init = paper_games()
+    r1 = Glicko().fit(games, initial=init)
+    r2 = Glicko2().fit(games, initial={k: v + (0.06,) for k, v in init.items()})
+    assert list(r1.ratings().columns) == ["player", "mean", "sd", "games", "rd"]
+    assert list(r2.ratings().columns) == ["player", "mean", "sd", "games", "rd", "volatility"]
+    np.testing.assert_array_equal(r1.ratings()["sd"], r1.ratings()["rd"])
+    traj = r2.trajectories()
+    assert {"time", "player", "row", "mean", "sd", "rd", "volatility"} <= set(traj.columns)
+    assert len(traj) == 2 * len(games)
