@@ -7,6 +7,7 @@ Every filter shares one interface (:class:`filters.base.Filter`) and one compile
 from .base import Filter, FilterRun, FilterState
 from .elo import Elo
 from .glicko import Glicko, Glicko2
+from .trueskill import TrueSkill
 
 #: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
 REGISTRY = {
@@ -14,6 +15,7 @@ REGISTRY = {
     "elo_fide": Elo.fide,
     "glicko": Glicko,
     "glicko2": Glicko2,
+    "trueskill": TrueSkill,
 }
 
-__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "REGISTRY"]
+__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "TrueSkill", "REGISTRY"]

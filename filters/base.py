@@ -115,6 +115,10 @@ class Filter:
         (default: every column after the first that is not the sd column)."""
         return tuple(c for c in self.columns[1:] if c != self.sd_column)
 
+    def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """Extra leaderboard columns computed from state rows (e.g. TrueSkill's mu - 3 sigma)."""
+        return {}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._describe()})"
 
@@ -333,6 +337,7 @@ class FilterRun:
             cols["sd"] = values[:, m.columns.index(m.sd_column)]
         for c in m.shown_columns:
             cols[c] = values[:, m.columns.index(c)]
+        cols.update(m.derived_columns(values))
         return cols
 
     def ratings(self) -> pd.DataFrame:

@@ -1,0 +1,389 @@
+"""TrueSkill: assumed-density filtering of the shared probit model.
+
+Herbrich, Minka and Graepel, "TrueSkill: A Bayesian skill rating system" (NIPS 2006). Each
+competitor's skill has a Gaussian belief ``N(mu, sigma^2)``; a game is decided by performances
+``p = s + N(0, beta^2)``; a draw is a performance difference within the draw margin ``eps``.
+
+- ``beta``: the performance noise. A skill lead of ``beta`` wins about 76% of the time
+  (``Phi(1 / sqrt(2))``); the model's scale is ``sqrt(2) * beta`` (probit link).
+- ``tau``: the dynamics noise, ``sigma^2 += tau^2`` before every game (the classic reading) or per
+  unit of elapsed time (``dynamics="time"``: the random-walk reading, so idle time matters).
+- ``draw_probability``: the share of draws between equal competitors; it sets the margin
+  ``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` for the n players of the two sides
+  (``sqrt(2) * beta * ...`` one-vs-one).
+
+Forecast of a one-vs-one game, with ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` and
+``d = mu_a - mu_b (+ home)``: ``win = Phi((d - eps) / c)``, ``loss = Phi((-d - eps) / c)``, draw the
+rest; the shared model's forecast with the threshold draw model.
+
+Update (Table 1 of the paper), for a win of ``a`` with ``t = d / c``:
+``mu_a += sigma_a^2 / c * v(t, eps / c)``, ``sigma_a^2 *= 1 - sigma_a^2 / c^2 * w(t, eps / c)``
+(and mirrored for ``b``; draws use ``v_draw``, ``w_draw``; see :mod:`filters._gaussian`).
+
+Rating periods: every game of the period is an ADF update of the pre-period belief; the
+period's messages are multiplied (their precisions and precision-means add), so the result
+does not depend on the order of games inside a period and equals ADF for a single game.
+
+Teams and free-for-all (:meth:`TrueSkill.rate`, :meth:`TrueSkill.quality`) use expectation
+propagation on the full factor graph (:mod:`filters._ep`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from numba import njit
+from scipy.stats import norm
+
+from statespace import SkillModel, Threshold
+
+from . import _kernels as K
+from ._ep import rate_teams
+from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
+from .base import Filter
+
+__all__ = ["TrueSkill", "draw_margin"]
+
+_BETA, _TAU, _EPS, _HOME, _TIME = 0, 1, 2, 3, 4
+_MU, _SIGMA = 0, 1
+
+
+def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> float:
+    """``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` (Herbrich et al. 2006; n players on
+    the two sides, 2 for one-vs-one)."""
+    if not 0 <= draw_probability < 1:
+        raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
+    return float(norm.ppf((draw_probability + 1.0) / 2.0) * math.sqrt(n_players) * beta)
+
+
+@njit(cache=True)
+def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps):
+    c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
+    d = mu_a - mu_b + d_home
+    pw = cdf((d - eps) / c)
+    pl = cdf((-d - eps) / c)
+    pd = 1.0 - pw - pl
+    if pd < 0.0:
+        pd = 0.0
+    return pw, pd, pl
+
+
+@njit(cache=True)
+def _adf(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps):
+    """One-vs-one ADF posterior (mu_a, s2_a, mu_b, s2_b) for a's score 1, 0.5 or 0."""
+    c2 = 2.0 * beta * beta + s2_a + s2_b
+    c = math.sqrt(c2)
+    diff = mu_a - mu_b + d_home
+    e = eps / c
+    if score == 0.5:
+        t = diff / c
+        v = v_draw(t, e)
+        w = w_draw(t, e)
+        sign = 1.0
+    else:
+        sign = 1.0 if score == 1.0 else -1.0
+        t = sign * diff / c
+        v = v_win(t, e)
+        w = w_win(t, e)
+    return (mu_a + sign * s2_a / c * v, s2_a * (1.0 - s2_a / c2 * w),
+            mu_b - sign * s2_b / c * v, s2_b * (1.0 - s2_b / c2 * w))
+
+
+@K.predict_kernel
+def _predict(x, i, theta, dt):
+    if theta[_TIME] != 0.0:
+        s = x[i, _SIGMA]
+        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
+
+
+@K.proba_kernel
+def _proba(x, a, b, at_home, theta):
+    return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
+                          theta[_HOME] * at_home,
+                          theta[_BETA], theta[_EPS])
+
+
+@K.game_kernel
+def _game(x, count, theta, a, b, score, at_home):
+    s2a = x[a, _SIGMA] * x[a, _SIGMA]
+    s2b = x[b, _SIGMA] * x[b, _SIGMA]
+    d_home = theta[_HOME] * at_home
+    p = _win_draw_loss(x[a, _MU], s2a, x[b, _MU], s2b, d_home, theta[_BETA], theta[_EPS])
+    if theta[_TIME] == 0.0:
+        t2 = theta[_TAU] * theta[_TAU]
+        s2a += t2
+        s2b += t2
+    ma, s2a, mb, s2b = _adf(x[a, _MU], s2a, x[b, _MU], s2b, score, d_home, theta[_BETA], theta[_EPS])
+    x[a, _MU] = ma
+    x[a, _SIGMA] = math.sqrt(s2a)
+    x[b, _MU] = mb
+    x[b, _SIGMA] = math.sqrt(s2b)
+    count[a] += 1
+    count[b] += 1
+    return p
+
+
+@K.update_kernel
+def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+    # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
+    # 3 marks a competitor whose prior has been widened by tau^2 per game this period
+    for j in range(start, stop):
+        scratch[a[j], 0] += 1.0
+        scratch[b[j], 0] += 1.0
+    if theta[_TIME] == 0.0:
+        t2 = theta[_TAU] * theta[_TAU]
+        for j in range(start, stop):
+            for side in range(2):
+                i = a[j] if side == 0 else b[j]
+                if scratch[i, 3] == 0.0:
+                    s = x[i, _SIGMA]
+                    x[i, _SIGMA] = math.sqrt(s * s + scratch[i, 0] * t2)
+                    scratch[i, 3] = 1.0
+    for j in range(start, stop):
+        ia = a[j]
+        ib = b[j]
+        s2a = x[ia, _SIGMA] * x[ia, _SIGMA]
+        s2b = x[ib, _SIGMA] * x[ib, _SIGMA]
+        ma, pa, mb, pb = _adf(x[ia, _MU], s2a, x[ib, _MU], s2b, score[j], theta[_HOME] * home[j],
+                              theta[_BETA], theta[_EPS])
+        # message = posterior / prior, in natural parameters
+        scratch[ia, 1] += 1.0 / pa - 1.0 / s2a
+        scratch[ia, 2] += ma / pa - x[ia, _MU] / s2a
+        scratch[ib, 1] += 1.0 / pb - 1.0 / s2b
+        scratch[ib, 2] += mb / pb - x[ib, _MU] / s2b
+    for j in range(start, stop):
+        for side in range(2):
+            i = a[j] if side == 0 else b[j]
+            if scratch[i, 0] != 0.0:
+                s2 = x[i, _SIGMA] * x[i, _SIGMA]
+                prec = 1.0 / s2 + scratch[i, 1]
+                x[i, _MU] = (x[i, _MU] / s2 + scratch[i, 2]) / prec
+                x[i, _SIGMA] = math.sqrt(1.0 / prec)
+                count[i] += int(scratch[i, 0])
+                scratch[i, 0] = 0.0
+                scratch[i, 1] = 0.0
+                scratch[i, 2] = 0.0
+                scratch[i, 3] = 0.0
+
+
+def _finite(name, value, positive=False, nonneg=False):
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
+    if not ok or (positive and value <= 0) or (nonneg and value < 0):
+        need = "> 0" if positive else ">= 0" if nonneg else "finite"
+        raise ValueError(f"{name} must be a finite number {need}, got {value!r}")
+    return float(value)
+
+
+class TrueSkill(Filter):
+    """TrueSkill (Herbrich, Minka and Graepel 2006) as a filter of the probit model.
+
+    Parameters
+    ----------
+    mu, sigma:
+        A newcomer's belief, ``N(25, (25/3)^2)``.
+    beta:
+        Performance noise (default ``sigma / 2``): a skill lead of ``beta`` wins about 76% of
+        games between certain competitors.
+    tau:
+        Dynamics noise (default ``sigma / 100``), added as variance ``tau^2`` before each game, or
+        per unit of time with ``dynamics="time"``.
+    draw_probability:
+        Draw rate between equal competitors (0.10), which sets the draw margin.
+    dynamics:
+        ``"game"`` (classic: ``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period
+        when the games have periods, else per ``period_days`` days).
+    home:
+        Home advantage in skill units.
+
+    ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
+    ``rating = mu - 3 sigma`` (a lower bound, not the skill estimate).
+    """
+
+    name = "trueskill"
+    columns = ("mu", "sigma")
+    sd_column = "sigma"
+    time_unit = "period"
+    _predict = _predict
+    _proba = _proba
+    _update = _update
+    _game = _game
+
+    def __init__(self, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float | None = None,
+                 tau: float | None = None, draw_probability: float = 0.10, *, dynamics: str = "game",
+                 home: float = 0.0, period_days: float = 1.0):
+        self.mu = _finite("mu", mu)
+        self.sigma = _finite("sigma", sigma, positive=True)
+        self.beta = _finite("beta", self.sigma / 2.0 if beta is None else beta, positive=True)
+        self.tau = _finite("tau", self.sigma / 100.0 if tau is None else tau, nonneg=True)
+        if not (isinstance(draw_probability, (int, float, np.floating)) and 0 <= draw_probability < 1):
+            raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
+        self.draw_probability = float(draw_probability)
+        if dynamics not in ("game", "time"):
+            raise ValueError(f"dynamics must be 'game' or 'time', got {dynamics!r}")
+        self.dynamics = dynamics
+        self.home = _finite("home", home)
+        self.period_days = _finite("period_days", period_days, positive=True)
+
+    def _describe(self) -> str:
+        parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={self.draw_probability:g}"]
+        if self.dynamics != "game":
+            parts.append(f"dynamics={self.dynamics!r}")
+        if self.home:
+            parts.append(f"home={self.home:g}")
+        return ", ".join(parts)
+
+    @property
+    def draw_margin(self) -> float:
+        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)``."""
+        return draw_margin(self.draw_probability, self.beta, 2)
+
+    @property
+    def model(self) -> SkillModel:
+        """Probit link at scale ``sqrt(2) beta``, prior ``N(mu, sigma^2)``, drift ``tau^2`` (per game
+        or per unit of time) and the threshold draw model with the draw margin."""
+        return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
+                          Threshold(self.draw_margin), self.home)
+
+    def theta(self) -> np.ndarray:
+        return np.array([self.beta, self.tau, self.draw_margin, self.home, 1.0 if self.dynamics == "time" else 0.0])
+
+    def prior_row(self) -> np.ndarray:
+        return np.array([self.mu, self.sigma])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: (mu, sigma)}`` or a mean alone."""
+        row = super().initial_row(value)
+        if not row[_SIGMA] > 0:
+            raise ValueError(f"{self.name}: sigma must be > 0, got {row[_SIGMA]!r}")
+        return row
+
+    def times(self, games):
+        if self.dynamics == "time" and games.period is None:
+            return games.days() / self.period_days
+        return super().times(games)
+
+    def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """The conservative displayed rating ``mu - 3 sigma``."""
+        return {"rating": values[:, _MU] - 3.0 * values[:, _SIGMA]}
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        return ("mu", "sigma")
+
+    # ------------------------------------------------------------ one-vs-one helpers
+    def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
+        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b``."""
+        return _win_draw_loss(float(a[0]), float(a[1]) ** 2, float(b[0]), float(b[1]) ** 2, 0.0, self.beta,
+                              self.draw_margin)
+
+    def expected_score(self, a: tuple[float, float], b: tuple[float, float]) -> float:
+        """``P(a wins) + P(draw) / 2``."""
+        pw, pd, _ = self.proba_1vs1(a, b)
+        return pw + 0.5 * pd
+
+    def rate_1vs1(self, a, b, drawn: bool = False):
+        """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
+        first, as ``rate`` does."""
+        t2 = self.tau**2
+        ma, pa, mb, pb = _adf(float(a[0]), float(a[1]) ** 2 + t2, float(b[0]), float(b[1]) ** 2 + t2,
+                              0.5 if drawn else 1.0, 0.0, self.beta, self.draw_margin)
+        return (ma, math.sqrt(pa)), (mb, math.sqrt(pb))
+
+    def quality_1vs1(self, a, b) -> float:
+        """Draw probability relative to the most even game:
+        ``sqrt(2 beta^2 / c^2) exp(-(mu_a - mu_b)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
+        c2 = 2 * self.beta**2 + float(a[1]) ** 2 + float(b[1]) ** 2
+        return math.sqrt(2 * self.beta**2 / c2) * math.exp(-((float(a[0]) - float(b[0])) ** 2) / (2 * c2))
+
+    # ------------------------------------------------------------ teams and free-for-all
+    def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None,
+             min_delta: float = 1e-4, max_iter: int = 10):
+        """Rate one game among teams (or free-for-all, teams of one) by expectation propagation.
+
+        ``rating_groups``: a sequence of teams, each a sequence of ``(mu, sigma)`` or a mapping
+        ``name -> (mu, sigma)``. ``ranks``: lower is better, equal ranks tie (default: the
+        order given). ``weights``: partial play, a sequence of per-team sequences or a mapping
+        ``(team_index, key) -> weight`` (default 1). Returns the teams in the same shape with
+        new ``(mu, sigma)``; ``tau^2`` is added to every variance first.
+        """
+        teams, keys = self._teams(rating_groups)
+        n = len(teams)
+        if n < 2:
+            raise ValueError("rate needs at least two teams")
+        ranks = list(range(n)) if ranks is None else [float(r) for r in ranks]
+        if len(ranks) != n:
+            raise ValueError(f"{len(ranks)} ranks for {n} teams")
+        w = self._weights(weights, teams, keys)
+        eps_one = draw_margin(self.draw_probability, self.beta, 1)
+        out = rate_teams(teams, ranks, w, self.beta, self.tau, eps_one, min_delta, max_iter)
+        result = []
+        for team, ks, new in zip(rating_groups, keys, out):
+            if isinstance(team, Mapping):
+                result.append({k: r for k, r in zip(ks, new)})
+            else:
+                result.append(tuple(new))
+        return result
+
+    def quality(self, rating_groups: Sequence[Any], weights=None) -> float:
+        """Match quality: the draw probability of this game relative to the most even one
+        (Herbrich et al. 2006, eq. 4)."""
+        teams, keys = self._teams(rating_groups)
+        w = self._weights(weights, teams, keys)
+        mu = np.array([m for team in teams for m, _ in team])
+        var = np.array([s * s for team in teams for _, s in team])
+        n_players, n_teams = mu.size, len(teams)
+        A = np.zeros((n_players, n_teams - 1))
+        start = 0
+        offsets = []
+        for team in teams:
+            offsets.append(start)
+            start += len(team)
+        for k in range(n_teams - 1):
+            for j, wj in enumerate(w[k]):
+                A[offsets[k] + j, k] = wj
+            for j, wj in enumerate(w[k + 1]):
+                A[offsets[k + 1] + j, k] = -wj
+        ata = self.beta**2 * A.T @ A
+        middle = ata + A.T @ np.diag(var) @ A
+        e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
+        return float(math.exp(e_arg) * math.sqrt(np.linalg.det(ata) / np.linalg.det(middle)))
+
+    @staticmethod
+    def _teams(rating_groups):
+        teams, keys = [], []
+        for team in rating_groups:
+            if isinstance(team, Mapping):
+                ks = list(team.keys())
+                vals = [team[k] for k in ks]
+            else:
+                vals = list(team)
+                ks = list(range(len(vals)))
+            if not vals:
+                raise ValueError("every team needs at least one player")
+            parsed = []
+            for v in vals:
+                mu, sigma = (v.mu, v.sigma) if hasattr(v, "mu") else v
+                if not (np.isfinite(mu) and np.isfinite(sigma) and sigma > 0):
+                    raise ValueError(f"a rating must be a finite (mu, sigma > 0), got {v!r}")
+                parsed.append((float(mu), float(sigma)))
+            teams.append(parsed)
+            keys.append(ks)
+        return teams, keys
+
+    @staticmethod
+    def _weights(weights, teams, keys):
+        if weights is None:
+            return [[1.0] * len(t) for t in teams]
+        if isinstance(weights, Mapping):
+            w = [[1.0] * len(t) for t in teams]
+            for (ti, k), value in weights.items():
+                w[ti][keys[ti].index(k)] = float(value)
+        else:
+            w = [[float(x) for x in team_w] for team_w in weights]
+        if [len(x) for x in w] != [len(t) for t in teams]:
+            raise ValueError("weights must have the shape of rating_groups")
+        if any(x < 0 or not np.isfinite(x) for team_w in w for x in team_w):
+            raise ValueError("weights must be finite and >= 0")
+        return w
