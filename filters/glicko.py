@@ -180,36 +180,44 @@ def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
     pv = phi * phi + v
     delta2 = delta * delta
     inv_tau2 = 1.0 / (tau * tau)
+    # e^A and e^B are kept alongside A and B, so the result sqrt(e^A) costs no further exp
     A = a_
-    fA = _f_ex(A, s2, delta2, pv, a_, inv_tau2)  # e^A = sigma^2
+    exA = s2
+    fA = _f_ex(A, exA, delta2, pv, a_, inv_tau2)
     if delta2 > pv:
-        B = math.log(delta2 - pv)
-        fB = _f_ex(B, delta2 - pv, delta2, pv, a_, inv_tau2)
+        exB = delta2 - pv
+        B = math.log(exB)
+        fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
     else:
         k = 1.0
         B = a_ - tau
-        fB = _f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+        exB = math.exp(B)
+        fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
         while fB < 0.0:
             k += 1.0
             if k > max_iter:
                 return -1.0
             B = a_ - k * tau
-            fB = _f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+            exB = math.exp(B)
+            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
     it = 0
     while abs(B - A) > eps:
         it += 1
         if it > max_iter:
             return -1.0
         C = A + (A - B) * fA / (fB - fA)
-        fC = _f_ex(C, math.exp(C), delta2, pv, a_, inv_tau2)
+        exC = math.exp(C)
+        fC = _f_ex(C, exC, delta2, pv, a_, inv_tau2)
         if fC * fB <= 0.0:
             A = B
+            exA = exB
             fA = fB
         else:
             fA = fA / 2.0
         B = C
+        exB = exC
         fB = fC
-    return math.exp(A / 2.0)
+    return math.sqrt(exA)
 
 
 @K.predict_kernel
