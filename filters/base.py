@@ -316,6 +316,7 @@ class FilterRun:
         uncertainty grows where the method tracks it); newcomers start from the prior.
         """
         method = self.method
+        self._check_time_basis(games)
         st, ids = method._aligned(self.state, games)
         out = np.empty((len(games), 3))
         cls = type(method)
@@ -327,7 +328,17 @@ class FilterRun:
 
     def continue_run(self, games: Games) -> "FilterRun":
         """Keep filtering: run ``games`` starting from this run's final state."""
+        self._check_time_basis(games)
         return self.method.run(games, state=self.state)
+
+    def _check_time_basis(self, games: Games) -> None:
+        """Times are rating-period codes when the games have periods and days otherwise: the
+        two cannot be mixed between the fitted games and new ones."""
+        if self.method.time_unit == "period" and (self.games.period is None) != (games.period is None):
+            fitted = "with" if self.games.period is not None else "without"
+            given = "with" if games.period is not None else "without"
+            raise ValueError(f"{self.method.name}: fitted on games {fitted} rating periods but given games "
+                             f"{given}; group the whole table with Games.with_periods(...) before splitting")
 
     def _columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """``mean``, ``sd`` (if the method tracks one) and the method's shown state columns."""

@@ -242,7 +242,7 @@ def _apply2(x, i, w, r, theta):
     phi_star2 = phi * phi + sigma * sigma
     phi_new2 = 1.0 / (1.0 / phi_star2 + w)  # 1/v = w
     x[i, _R] += ELO_SCALE * phi_new2 * r
-    x[i, _RD] = min(ELO_SCALE * math.sqrt(phi_new2), theta[_RDMAX])
+    x[i, _RD] = ELO_SCALE * math.sqrt(phi_new2)  # step 7 has no cap (only the time update does)
     x[i, _SIGMA] = sigma
 
 
@@ -367,8 +367,8 @@ class Glicko(_GlickoBase):
         ``period``: each game is then its own period and RD grows with the real time elapsed,
         ``c^2`` per ``period_days``. The default, 30, is the month-long period Glickman's
         defaults were made for (RD 50 back to 350 in about eight idle years); with 1 day the
-        same ``c`` lets ratings swing far too much (on the NFL and international football,
-        online log loss worse by 0.05 than with 30).
+        same ``c`` lets ratings swing far too much (online log loss worse by 0.054 on the NFL and
+        0.044 on international football than with 30; see docs/glicko.md).
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).

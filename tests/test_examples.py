@@ -60,3 +60,40 @@ def test_international_football_elo_missing_data(tmp_path):
     out = run("examples/international_football_elo.py", str(tmp_path / "nowhere"))
     assert out.returncode != 0
     assert "not found" in out.stderr
+
+
+def test_bench_glicko_quick():
+    out = run("benchmarks/bench_glicko.py", "--quick")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "games/s" in out.stdout
+
+
+def test_glicko_worked_examples():
+    out = run("examples/glicko_worked_examples.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    for number in ("1464.1065", "151.3989", "53685.74", "0.375988", "1464.0507", "151.5165", "0.0599960",
+                   "290.2305", "223.2605", "177.9769", "0.239496"):
+        assert number in out.stdout, number
+    assert "MISMATCH" not in out.stdout
+
+
+def test_glicko_rating_periods_scenario_only(tmp_path):
+    out = run("examples/glicko_rating_periods.py", str(tmp_path / "nowhere"), "--scenario-only")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "### scenario drifting" in out.stdout
+    assert "glicko2, monthly periods" in out.stdout and "glicko, each game, period_days=30" in out.stdout
+    assert "forecast at the true skills" in out.stdout and "Cost of batching" in out.stdout
+
+
+def test_glicko_rating_periods_no_data(tmp_path):
+    out = run("examples/glicko_rating_periods.py", str(tmp_path / "nowhere"))
+    assert out.returncode == 2
+    assert "not found" in out.stderr and "--scenario-only" in out.stderr
+
+
+@pytest.mark.skipif(not (DATA / "nfl" / "games.csv").is_file(), reason=f"shared data not found at {DATA}")
+def test_glicko_rating_periods_nfl():
+    out = run("examples/glicko_rating_periods.py", "--datasets", "nfl")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "### nfl" in out.stdout and "glicko, season periods" in out.stdout
+    assert "1,681 games" in out.stdout  # the last 10% of 16,810

@@ -299,3 +299,15 @@ def test_ratings_and_trajectories_columns():
     traj = r2.trajectories()
     assert {"time", "player", "row", "mean", "sd", "rd", "volatility"} <= set(traj.columns)
     assert len(traj) == 2 * len(games)
+
+
+def test_frozen_forecast_refuses_mixed_time_bases():
+    games = ss.scenarios.balanced(seed=1).games
+    train, test = games.with_periods(7).split(0.8)
+    fitted = Glicko().fit(train)
+    assert np.all(np.isfinite(fitted.predict_proba(test)))
+    plain_test = games.split(0.8)[1]
+    with pytest.raises(ValueError, match="rating periods"):
+        fitted.predict_proba(plain_test)
+    with pytest.raises(ValueError, match="rating periods"):
+        fitted.continue_run(plain_test)
