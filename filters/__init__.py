@@ -8,6 +8,7 @@ from .base import Filter, FilterRun, FilterState
 from .elo import Elo
 from .glicko import Glicko, Glicko2
 from .trueskill import TrueSkill
+from .wenglin import WengLin
 
 #: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
 REGISTRY = {
@@ -16,6 +17,7 @@ REGISTRY = {
     "glicko": Glicko,
     "glicko2": Glicko2,
     "trueskill": TrueSkill,
+    "wenglin": WengLin,
 }
 
-__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "TrueSkill", "REGISTRY"]
+__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "REGISTRY"]

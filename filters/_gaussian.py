@@ -90,15 +90,19 @@ def _draw_terms(t, eps):
     return v, extra
 
 
-_EPS_MIN = 1e-10
+_EPS_MIN = 1e-5
 
 
 @njit(cache=True)
 def v_draw(t, eps):
-    """Mean correction for a draw (odd in t). With eps -> 0 the difference is pinned at 0:
-    the limit v = -t, w -> 1 is returned for a margin below 1e-10."""
+    """Mean correction for a draw (odd in t).
+
+    Below eps = 1e-5 the ratios lose every digit to cancellation (0/0 at eps = 0, where a draw
+    has probability zero); there the moments of N(t, 1) truncated to [-eps, eps] to order
+    eps^2 are used: v = -t (1 - eps^2 / 3), w = 1 - eps^2 / 3.
+    """
     if eps < _EPS_MIN:
-        return -t
+        return -t * (1.0 - eps * eps / 3.0)
     if t < 0.0:
         v, _ = _draw_terms(-t, eps)
         return -v
@@ -110,7 +114,7 @@ def v_draw(t, eps):
 def w_draw(t, eps):
     """Variance correction for a draw (even in t), in (0, 1)."""
     if eps < _EPS_MIN:
-        return 1.0 - 1e-16
+        return min(1.0 - eps * eps / 3.0, 1.0 - 1e-16)
     v, extra = _draw_terms(abs(t), eps)
     w = v * v + extra
     if w <= 0.0:

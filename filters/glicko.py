@@ -46,6 +46,7 @@ from numba import njit
 from statespace import ELO_SCALE, SkillModel
 
 from . import _kernels as K
+from ._common import finite
 from .base import Filter
 
 __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
@@ -299,13 +300,6 @@ def _game2(x, count, theta, a, b, score, at_home):
     return _update_game(x, count, theta, a, b, score, at_home, 2)
 
 
-def _positive(name, value, allow_zero=False):
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return float(value)
-
-
 class _GlickoBase(Filter):
     sd_column = "rd"
     time_unit = "period"
@@ -319,12 +313,12 @@ class _GlickoBase(Filter):
         if not (isinstance(initial_rating, (int, float, np.integer, np.floating)) and np.isfinite(initial_rating)):
             raise ValueError(f"initial_rating must be a finite number, got {initial_rating!r}")
         self.initial_rating = float(initial_rating)
-        self.initial_rd = _positive("RD", initial_rd)
-        self.rd_max = _positive("rd_max", rd_max)
+        self.initial_rd = finite("RD", initial_rd, positive=True)
+        self.rd_max = finite("rd_max", rd_max, positive=True)
         if not np.isfinite(home):
             raise ValueError(f"home must be finite, got {home!r}")
         self.home = float(home)
-        self.period_days = _positive("period_days", period_days)
+        self.period_days = finite("period_days", period_days, positive=True)
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
         self.form = form
@@ -384,7 +378,7 @@ class Glicko(_GlickoBase):
     def __init__(self, c: float = math.sqrt((350.0**2 - 50.0**2) / 100.0), *, initial_rating: float = 1500.0,
                  initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 30.0,
                  form: str = "prediction"):
-        self.c = _positive("c", c, allow_zero=True)
+        self.c = finite("c", c, nonneg=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 
@@ -436,10 +430,10 @@ class Glicko2(_GlickoBase):
     def __init__(self, tau: float = 0.5, *, initial_rating: float = 1500.0, initial_rd: float = 350.0,
                  initial_volatility: float = 0.06, rd_max: float = 350.0, home: float = 0.0,
                  period_days: float = 30.0, form: str = "prediction", eps: float = 1e-6, max_iter: int = 10_000):
-        self.tau = _positive("tau", tau)
-        self.initial_volatility = _positive("volatility", initial_volatility)
-        self.eps = _positive("eps", eps)
-        self.max_iter = int(_positive("max_iter", max_iter))
+        self.tau = finite("tau", tau, positive=True)
+        self.initial_volatility = finite("volatility", initial_volatility, positive=True)
+        self.eps = finite("eps", eps, positive=True)
+        self.max_iter = int(finite("max_iter", max_iter, positive=True))
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 

@@ -31,7 +31,7 @@ propagation on the full factor graph (:mod:`filters._ep`).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
@@ -40,9 +40,10 @@ from scipy.stats import norm
 from statespace import SkillModel, Threshold
 
 from . import _kernels as K
+from ._belief import GaussianBeliefFilter
+from ._common import parse_teams, parse_weights, shape_like
 from ._ep import rate_teams
 from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
-from .base import Filter
 
 __all__ = ["TrueSkill", "draw_margin"]
 
@@ -168,15 +169,7 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
                 scratch[i, 3] = 0.0
 
 
-def _finite(name, value, positive=False, nonneg=False):
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
-    if not ok or (positive and value <= 0) or (nonneg and value < 0):
-        need = "> 0" if positive else ">= 0" if nonneg else "finite"
-        raise ValueError(f"{name} must be a finite number {need}, got {value!r}")
-    return float(value)
-
-
-class TrueSkill(Filter):
+class TrueSkill(GaussianBeliefFilter):
     """TrueSkill (Herbrich, Minka and Graepel 2006) as a filter of the probit model.
 
     Parameters
@@ -202,9 +195,6 @@ class TrueSkill(Filter):
     """
 
     name = "trueskill"
-    columns = ("mu", "sigma")
-    sd_column = "sigma"
-    time_unit = "period"
     _predict = _predict
     _proba = _proba
     _update = _update
@@ -213,26 +203,14 @@ class TrueSkill(Filter):
     def __init__(self, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float | None = None,
                  tau: float | None = None, draw_probability: float = 0.10, *, dynamics: str = "game",
                  home: float = 0.0, period_days: float = 1.0):
-        self.mu = _finite("mu", mu)
-        self.sigma = _finite("sigma", sigma, positive=True)
-        self.beta = _finite("beta", self.sigma / 2.0 if beta is None else beta, positive=True)
-        self.tau = _finite("tau", self.sigma / 100.0 if tau is None else tau, nonneg=True)
+        self._init_belief("", mu, sigma, beta, tau, dynamics, home, period_days)
         if not (isinstance(draw_probability, (int, float, np.floating)) and 0 <= draw_probability < 1):
             raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
         self.draw_probability = float(draw_probability)
-        if dynamics not in ("game", "time"):
-            raise ValueError(f"dynamics must be 'game' or 'time', got {dynamics!r}")
-        self.dynamics = dynamics
-        self.home = _finite("home", home)
-        self.period_days = _finite("period_days", period_days, positive=True)
 
     def _describe(self) -> str:
         parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={self.draw_probability:g}"]
-        if self.dynamics != "game":
-            parts.append(f"dynamics={self.dynamics!r}")
-        if self.home:
-            parts.append(f"home={self.home:g}")
-        return ", ".join(parts)
+        return ", ".join(parts + self._describe_belief())
 
     @property
     def draw_margin(self) -> float:
@@ -249,39 +227,11 @@ class TrueSkill(Filter):
     def theta(self) -> np.ndarray:
         return np.array([self.beta, self.tau, self.draw_margin, self.home, 1.0 if self.dynamics == "time" else 0.0])
 
-    def prior_row(self) -> np.ndarray:
-        return np.array([self.mu, self.sigma])
-
-    def initial_row(self, value) -> np.ndarray:
-        """``initial={name: (mu, sigma)}`` or a mean alone."""
-        row = super().initial_row(value)
-        if not row[_SIGMA] > 0:
-            raise ValueError(f"{self.name}: sigma must be > 0, got {row[_SIGMA]!r}")
-        return row
-
-    def times(self, games):
-        if self.dynamics == "time" and games.period is None:
-            return games.days() / self.period_days
-        return super().times(games)
-
-    def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
-        """The conservative displayed rating ``mu - 3 sigma``."""
-        return {"rating": values[:, _MU] - 3.0 * values[:, _SIGMA]}
-
-    @property
-    def shown_columns(self) -> tuple[str, ...]:
-        return ("mu", "sigma")
-
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
         """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b``."""
         return _win_draw_loss(float(a[0]), float(a[1]) ** 2, float(b[0]), float(b[1]) ** 2, 0.0, self.beta,
                               self.draw_margin)
-
-    def expected_score(self, a: tuple[float, float], b: tuple[float, float]) -> float:
-        """``P(a wins) + P(draw) / 2``."""
-        pw, pd, _ = self.proba_1vs1(a, b)
-        return pw + 0.5 * pd
 
     def rate_1vs1(self, a, b, drawn: bool = False):
         """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
@@ -308,29 +258,23 @@ class TrueSkill(Filter):
         ``(team_index, key) -> weight`` (default 1). Returns the teams in the same shape with
         new ``(mu, sigma)``; ``tau^2`` is added to every variance first.
         """
-        teams, keys = self._teams(rating_groups)
+        teams, keys = parse_teams(rating_groups)
         n = len(teams)
         if n < 2:
             raise ValueError("rate needs at least two teams")
         ranks = list(range(n)) if ranks is None else [float(r) for r in ranks]
         if len(ranks) != n:
             raise ValueError(f"{len(ranks)} ranks for {n} teams")
-        w = self._weights(weights, teams, keys)
+        w = parse_weights(weights, teams, keys)
         eps_one = draw_margin(self.draw_probability, self.beta, 1)
         out = rate_teams(teams, ranks, w, self.beta, self.tau, eps_one, min_delta, max_iter)
-        result = []
-        for team, ks, new in zip(rating_groups, keys, out):
-            if isinstance(team, Mapping):
-                result.append({k: r for k, r in zip(ks, new)})
-            else:
-                result.append(tuple(new))
-        return result
+        return shape_like(rating_groups, keys, out)
 
     def quality(self, rating_groups: Sequence[Any], weights=None) -> float:
         """Match quality: the draw probability of this game relative to the most even one
         (Herbrich et al. 2006, eq. 4)."""
-        teams, keys = self._teams(rating_groups)
-        w = self._weights(weights, teams, keys)
+        teams, keys = parse_teams(rating_groups)
+        w = parse_weights(weights, teams, keys)
         mu = np.array([m for team in teams for m, _ in team])
         var = np.array([s * s for team in teams for _, s in team])
         n_players, n_teams = mu.size, len(teams)
@@ -349,41 +293,3 @@ class TrueSkill(Filter):
         middle = ata + A.T @ np.diag(var) @ A
         e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
         return float(math.exp(e_arg) * math.sqrt(np.linalg.det(ata) / np.linalg.det(middle)))
-
-    @staticmethod
-    def _teams(rating_groups):
-        teams, keys = [], []
-        for team in rating_groups:
-            if isinstance(team, Mapping):
-                ks = list(team.keys())
-                vals = [team[k] for k in ks]
-            else:
-                vals = list(team)
-                ks = list(range(len(vals)))
-            if not vals:
-                raise ValueError("every team needs at least one player")
-            parsed = []
-            for v in vals:
-                mu, sigma = (v.mu, v.sigma) if hasattr(v, "mu") else v
-                if not (np.isfinite(mu) and np.isfinite(sigma) and sigma > 0):
-                    raise ValueError(f"a rating must be a finite (mu, sigma > 0), got {v!r}")
-                parsed.append((float(mu), float(sigma)))
-            teams.append(parsed)
-            keys.append(ks)
-        return teams, keys
-
-    @staticmethod
-    def _weights(weights, teams, keys):
-        if weights is None:
-            return [[1.0] * len(t) for t in teams]
-        if isinstance(weights, Mapping):
-            w = [[1.0] * len(t) for t in teams]
-            for (ti, k), value in weights.items():
-                w[ti][keys[ti].index(k)] = float(value)
-        else:
-            w = [[float(x) for x in team_w] for team_w in weights]
-        if [len(x) for x in w] != [len(t) for t in teams]:
-            raise ValueError("weights must have the shape of rating_groups")
-        if any(x < 0 or not np.isfinite(x) for team_w in w for x in team_w):
-            raise ValueError("weights must be finite and >= 0")
-        return w

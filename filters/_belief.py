@@ -1,0 +1,75 @@
+"""What TrueSkill and Weng-Lin share: a Gaussian belief N(mu, sigma^2) per competitor with a
+performance noise beta and a dynamics noise tau."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import finite
+from .base import Filter
+
+_MU, _SIGMA = 0, 1
+
+
+class GaussianBeliefFilter(Filter):
+    """Base of filters whose state is ``(mu, sigma)`` with ``beta`` and ``tau``.
+
+    ``dynamics="game"`` adds ``tau^2`` to each participant's variance before every game (the
+    classic reading); ``dynamics="time"`` adds ``tau^2`` per unit of time (per rating period when
+    the games have periods, else per ``period_days`` days). ``ratings()`` shows ``mu``,
+    ``sigma`` and the conservative displayed ``rating = mu - 3 sigma``.
+    """
+
+    columns = ("mu", "sigma")
+    sd_column = "sigma"
+    time_unit = "period"
+
+    def _init_belief(self, label: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
+        self.mu = finite(f"{label}mu", mu)
+        self.sigma = finite(f"{label}sigma", sigma, positive=True)
+        self.beta = finite(f"{label}beta", self.sigma / 2.0 if beta is None else beta, positive=True)
+        self.tau = finite(f"{label}tau", self.sigma / 100.0 if tau is None else tau, nonneg=True)
+        if dynamics not in ("game", "time"):
+            raise ValueError(f"{label}dynamics must be 'game' or 'time', got {dynamics!r}")
+        self.dynamics = dynamics
+        self.home = finite(f"{label}home", home)
+        self.period_days = finite(f"{label}period_days", period_days, positive=True)
+
+    def _describe_belief(self) -> list[str]:
+        parts = []
+        if self.dynamics != "game":
+            parts.append(f"dynamics={self.dynamics!r}")
+        if self.home:
+            parts.append(f"home={self.home:g}")
+        return parts
+
+    def prior_row(self) -> np.ndarray:
+        return np.array([self.mu, self.sigma])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: (mu, sigma)}`` or a mean alone."""
+        row = super().initial_row(value)
+        if not row[_SIGMA] > 0:
+            raise ValueError(f"{self.name}: sigma must be > 0, got {row[_SIGMA]!r}")
+        return row
+
+    def times(self, games):
+        if self.dynamics == "time" and games.period is None:
+            return games.days() / self.period_days
+        return super().times(games)
+
+    def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """The conservative displayed rating ``mu - 3 sigma`` (a lower bound, not the estimate)."""
+        return {"rating": values[:, _MU] - 3.0 * values[:, _SIGMA]}
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        return ("mu", "sigma")
+
+    def proba_1vs1(self, a, b) -> tuple[float, float, float]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def expected_score(self, a: tuple[float, float], b: tuple[float, float]) -> float:
+        """``P(a wins) + P(draw) / 2`` for beliefs ``a = (mu, sigma)`` and ``b``."""
+        pw, pd, _ = self.proba_1vs1(a, b)
+        return pw + 0.5 * pd

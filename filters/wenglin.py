@@ -1,0 +1,457 @@
+"""Weng-Lin: Bayesian moment-approximation filters of the shared logistic and probit models.
+
+Weng and Lin, "A Bayesian approximation method for online ranking", JMLR 12 (2011) 267-300,
+Algorithms 1 (Bradley-Terry, full pair), 3 (Thurstone-Mosteller, full pair) and 4
+(Plackett-Luce). Each competitor's skill has a Gaussian belief ``N(mu, sigma^2)``; a game is
+decided by performances ``s + N(0, beta^2)``; instead of TrueSkill's message passing, the
+posterior mean and variance come from Woodroofe-Stein identities, one closed form per pair.
+
+One-vs-one, with ``c^2 = sigma_a^2 + sigma_b^2 + 2 beta^2`` (the paper's ``c_iq``),
+``d = mu_a - mu_b (+ home)`` and ``t = d / c``, a game moves ``a`` by
+
+    mu_a      += sigma_a^2 / c * Omega
+    sigma_a^2 *= max(1 - gamma_a * sigma_a^2 / c^2 * Delta, kappa),   gamma_a = sigma_a / c
+
+and ``b`` by the mirror image (``-Omega``, its own ``sigma_b`` and ``gamma_b = sigma_b / c``):
+
+- Bradley-Terry: ``p = 1 / (1 + e^-t)``, ``Omega = s - p`` for a's score ``s`` (1, 1/2 for a
+  draw as in the paper's ties, 0), ``Delta = p (1 - p)``;
+- Thurstone-Mosteller: a win ``Omega = v(t, eps / c)``, ``Delta = w(t, eps / c)``, a loss the
+  same at ``-t`` with the sign of ``Omega`` flipped, a draw ``v~``, ``w~`` (the truncated-Gaussian
+  corrections of :mod:`filters._gaussian`); ``eps`` is the draw margin in skill units;
+- Plackett-Luce: for two teams exactly Bradley-Terry (it differs only with three or more).
+
+``kappa`` (1e-4, as in the paper) bounds the variance-shrink factor from below so that
+``sigma^2`` stays positive. ``tau`` is the dynamics noise: ``sigma^2 += tau^2`` before every
+game (``dynamics="game"``, openskill's and TrueSkill's reading) or per unit of time through
+``predict`` (``dynamics="time"``).
+
+Forecast of a one-vs-one game (what ``predict_proba`` returns), the shared model's forecast
+with the skill-difference variance ``var = sigma_a^2 + sigma_b^2`` added to the squared scale:
+
+- Bradley-Terry and Plackett-Luce: ``P(a wins) = 1 / (1 + exp(-d / c))``, ``P(draw) = 0``,
+  ``P(b wins) = 1 / (1 + exp(d / c))`` (the half-win draw model);
+- Thurstone-Mosteller: ``P(a wins) = Phi((d - eps) / c)``, ``P(b wins) = Phi((-d - eps) / c)``,
+  draw the rest (the threshold draw model with margin ``eps``).
+
+For the probit link this is exactly ``model.proba(d, var)``. For the logistic link it is
+Weng and Lin's ``c`` (the variance enters the scale unweighted), not the Glickman factor
+``g`` (``3 var / pi^2``) that :meth:`statespace.SkillModel.proba` uses; it equals
+``SkillModel("logistic", scale=c).proba(d)``.
+
+Rating periods: every game of a period is one Weng-Lin update of the pre-period belief, and the
+period's games are combined as independent Gaussian likelihood messages in natural parameters
+(the per-game ``posterior / prior`` precisions and precision-means add), as
+:mod:`filters.trueskill` does. The result does not depend on the order of the games and equals
+the paper's update for a period of one game. (The other candidate, adding the ``Omega`` and
+``Delta`` of every game as the full-pair algorithm does for the teams of one game, pushes
+``sum Delta`` past 1 for a newcomer with about 16 games in a period (``Delta`` is about 0.06 a
+game at the default prior), and then ``kappa`` cuts its ``sigma`` to 1% of its value; the
+product of messages never does.)
+
+Teams and free-for-all: :meth:`WengLin.rate` implements the three algorithms over teams
+(team strength ``sum_j mu_ij``, team variance ``sum_j sigma_ij^2``; each player takes the share
+``sigma_ij^2 / sigma_i^2`` of its team's update).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from numba import njit
+
+from statespace import SkillModel, Threshold
+
+from . import _kernels as K
+from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
+from ._belief import GaussianBeliefFilter
+from ._common import finite, parse_teams, parse_weights, shape_like
+
+__all__ = ["WengLin"]
+
+# theta layout
+_BETA, _TAU, _EPS, _HOME, _TIME, _KAPPA, _MODEL = 0, 1, 2, 3, 4, 5, 6
+# state columns
+_MU, _SIGMA = 0, 1
+# model codes
+BT, TM, PL = 0, 1, 2
+MODELS = ("bradley_terry", "thurstone_mosteller", "plackett_luce")
+_ALIASES = {"bt": "bradley_terry", "tm": "thurstone_mosteller", "pl": "plackett_luce"}
+_SHORT = {"bradley_terry": "bt", "thurstone_mosteller": "tm", "plackett_luce": "pl"}
+
+
+@njit(cache=True)
+def _logistic(x):
+    """1 / (1 + e^-x) without overflow for any x."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps, model):
+    """One-vs-one forecast (see the module docstring)."""
+    c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
+    d = mu_a - mu_b + d_home
+    if model == TM:
+        pw = cdf((d - eps) / c)
+        pl = cdf((-d - eps) / c)
+        pd = 1.0 - pw - pl
+        if pd < 0.0:
+            pd = 0.0
+        return pw, pd, pl
+    return _logistic(d / c), 0.0, _logistic(-d / c)
+
+
+@njit(cache=True)
+def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
+    """Contribution of opponent ``q`` to ``i``'s ``(Omega_i, Delta_i)`` in the full-pair
+    algorithms (Weng and Lin 2011, Algorithms 1 and 3): ``s`` is 1 when ``i`` ranks ahead of
+    ``q``, 0.5 for a tie, 0 behind. ``Delta_i`` includes ``gamma = sigma_i / c_iq``."""
+    c2 = s2_i + s2_q + 2.0 * beta * beta
+    c = math.sqrt(c2)
+    t = (mu_i - mu_q) / c
+    if model == TM:
+        e = eps / c
+        if s == 1.0:
+            v = v_win(t, e)
+            w = w_win(t, e)
+        elif s == 0.0:
+            v = -v_win(-t, e)
+            w = w_win(-t, e)
+        else:
+            v, w = v_draw(t, e), w_draw(t, e)
+    else:
+        p = _logistic(t)
+        q = _logistic(-t)
+        v = q if s == 1.0 else (-p if s == 0.0 else 0.5 - p)
+        w = p * q
+    return s2_i / c * v, math.sqrt(s2_i) / c * s2_i / c2 * w
+
+
+@njit(cache=True)
+def _posterior(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps, kappa, model):
+    """One-vs-one Weng-Lin update: (mu_a, s2_a, mu_b, s2_b) after a's score 1, 0.5 or 0."""
+    c2 = 2.0 * beta * beta + s2_a + s2_b
+    c = math.sqrt(c2)
+    t = (mu_a - mu_b + d_home) / c
+    if model == TM:
+        e = eps / c
+        if score == 0.5:
+            g, w = v_draw(t, e), w_draw(t, e)
+        elif score == 1.0:
+            g = v_win(t, e)
+            w = w_win(t, e)
+        else:
+            g = -v_win(-t, e)
+            w = w_win(-t, e)
+    else:  # Bradley-Terry; Plackett-Luce is the same for two teams
+        p = _logistic(t)
+        q = _logistic(-t)
+        g = q if score == 1.0 else (-p if score == 0.0 else 0.5 - p)
+        w = p * q
+    fa = 1.0 - math.sqrt(s2_a) / c * s2_a / c2 * w
+    fb = 1.0 - math.sqrt(s2_b) / c * s2_b / c2 * w
+    return (mu_a + s2_a / c * g, s2_a * max(fa, kappa),
+            mu_b - s2_b / c * g, s2_b * max(fb, kappa))
+
+
+@K.predict_kernel
+def _predict(x, i, theta, dt):
+    if theta[_TIME] != 0.0:
+        s = x[i, _SIGMA]
+        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
+
+
+@K.proba_kernel
+def _proba(x, a, b, at_home, theta):
+    return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
+                          theta[_HOME] * at_home, theta[_BETA], theta[_EPS], int(theta[_MODEL]))
+
+
+@K.game_kernel
+def _game(x, count, theta, a, b, score, at_home):
+    model = int(theta[_MODEL])
+    s2a = x[a, _SIGMA] * x[a, _SIGMA]
+    s2b = x[b, _SIGMA] * x[b, _SIGMA]
+    d_home = theta[_HOME] * at_home
+    p = _win_draw_loss(x[a, _MU], s2a, x[b, _MU], s2b, d_home, theta[_BETA], theta[_EPS], model)
+    if theta[_TIME] == 0.0:
+        t2 = theta[_TAU] * theta[_TAU]
+        s2a += 1.0 * t2
+        s2b += 1.0 * t2
+    ma, s2a, mb, s2b = _posterior(x[a, _MU], s2a, x[b, _MU], s2b, score, d_home, theta[_BETA], theta[_EPS],
+                                  theta[_KAPPA], model)
+    x[a, _MU] = ma
+    x[a, _SIGMA] = math.sqrt(s2a)
+    x[b, _MU] = mb
+    x[b, _SIGMA] = math.sqrt(s2b)
+    count[a] += 1
+    count[b] += 1
+    return p
+
+
+@K.update_kernel
+def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+    # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
+    # 3 pre-period variance (with tau^2 per game under dynamics="game"), 4-5 the posterior mean
+    # and variance of the last game (taken as is when the period has one game, so that this
+    # path gives the same bits as the fused _game kernel)
+    model = int(theta[_MODEL])
+    for j in range(start, stop):
+        scratch[a[j], 0] += 1.0
+        scratch[b[j], 0] += 1.0
+    t2 = theta[_TAU] * theta[_TAU]
+    for j in range(start, stop):
+        for side in range(2):
+            i = a[j] if side == 0 else b[j]
+            if scratch[i, 3] == 0.0:
+                v = x[i, _SIGMA] * x[i, _SIGMA]
+                if theta[_TIME] == 0.0:
+                    v += scratch[i, 0] * t2
+                scratch[i, 3] = v
+    for j in range(start, stop):
+        ia = a[j]
+        ib = b[j]
+        s2a = scratch[ia, 3]
+        s2b = scratch[ib, 3]
+        ma, pa, mb, pb = _posterior(x[ia, _MU], s2a, x[ib, _MU], s2b, score[j], theta[_HOME] * home[j],
+                                    theta[_BETA], theta[_EPS], theta[_KAPPA], model)
+        # message = posterior / prior, in natural parameters
+        scratch[ia, 1] += 1.0 / pa - 1.0 / s2a
+        scratch[ia, 2] += ma / pa - x[ia, _MU] / s2a
+        scratch[ia, 4] = ma
+        scratch[ia, 5] = pa
+        scratch[ib, 1] += 1.0 / pb - 1.0 / s2b
+        scratch[ib, 2] += mb / pb - x[ib, _MU] / s2b
+        scratch[ib, 4] = mb
+        scratch[ib, 5] = pb
+    for j in range(start, stop):
+        for side in range(2):
+            i = a[j] if side == 0 else b[j]
+            n = scratch[i, 0]
+            if n != 0.0:
+                if n == 1.0:
+                    x[i, _MU] = scratch[i, 4]
+                    x[i, _SIGMA] = math.sqrt(scratch[i, 5])
+                else:
+                    s2 = scratch[i, 3]
+                    prec = 1.0 / s2 + scratch[i, 1]
+                    x[i, _MU] = (x[i, _MU] / s2 + scratch[i, 2]) / prec
+                    x[i, _SIGMA] = math.sqrt(1.0 / prec)
+                count[i] += int(n)
+                for c in range(6):
+                    scratch[i, c] = 0.0
+
+
+class WengLin(GaussianBeliefFilter):
+    """Weng and Lin's (2011) Bayesian approximation filters: Bradley-Terry, Thurstone-Mosteller
+    (full pair) and Plackett-Luce.
+
+    Parameters
+    ----------
+    model:
+        ``"bradley_terry"`` (logistic link; default), ``"thurstone_mosteller"`` (probit link,
+        draw margin ``epsilon``) or ``"plackett_luce"`` (logistic; the same as Bradley-Terry for
+        one-vs-one games, different for three or more teams in :meth:`rate`). ``"bt"``, ``"tm"``
+        and ``"pl"`` are accepted too.
+    mu, sigma:
+        A newcomer's belief, ``N(25, (25/3)^2)``.
+    beta:
+        Performance noise (default ``sigma / 2``); the model's scale is ``sqrt(2) * beta``.
+    tau:
+        Dynamics noise (default ``sigma / 100``): ``tau^2`` is added to ``sigma^2`` before each
+        game, or per unit of time with ``dynamics="time"``.
+    kappa:
+        Lower bound of the variance-shrink factor (1e-4, the paper's value), keeping
+        ``sigma^2 > 0``.
+    epsilon:
+        Thurstone-Mosteller only: the draw margin in skill units (default 0.1, openskill's
+        default). Bradley-Terry and Plackett-Luce score a draw as ``s = 1/2`` (a shared rank)
+        and take no margin.
+    dynamics:
+        ``"game"`` (``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period when the
+        games have periods, else per ``period_days`` days).
+    home:
+        Home advantage in skill units, added to ``mu_a - mu_b`` when ``a`` plays at home.
+
+    ``predict_proba`` gives, with ``c = sqrt(sigma_a^2 + sigma_b^2 + 2 beta^2)`` and
+    ``d = mu_a - mu_b + home``: Bradley-Terry / Plackett-Luce ``(L(d / c), 0, L(-d / c))``, ``L`` the
+    logistic function; Thurstone-Mosteller ``(Phi((d - eps) / c), rest, Phi((-d - eps) / c))``.
+    This is the shared model's forecast with skill-difference variance
+    ``sigma_a^2 + sigma_b^2`` added to the squared scale ``2 beta^2`` (for the logistic link Weng
+    and Lin's ``c``, not Glickman's ``g`` that ``SkillModel.proba`` uses).
+
+    ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
+    ``rating = mu - 3 sigma`` (openskill's ``ordinal()``).
+
+    The chosen variant is ``model_name`` (and ``name``: ``wenglin_bt``, ``wenglin_tm``,
+    ``wenglin_pl``); the ``model`` property is, as for every filter, the :class:`SkillModel`.
+    """
+
+    name = "wenglin"
+    scratch_width = 6
+    _predict = _predict
+    _proba = _proba
+    _update = _update
+    _game = _game
+
+    def __init__(self, model: str = "bradley_terry", mu: float = 25.0, sigma: float = 25.0 / 3.0,
+                 beta: float | None = None, tau: float | None = None, kappa: float = 1e-4,
+                 epsilon: float | None = None, *, dynamics: str = "game", home: float = 0.0,
+                 period_days: float = 1.0):
+        if not isinstance(model, str) or _ALIASES.get(model.lower(), model.lower()) not in MODELS:
+            raise ValueError(f"WengLin: model must be one of {', '.join(map(repr, MODELS))} "
+                             f"(or 'bt', 'tm', 'pl'), got {model!r}")
+        self.model_name = _ALIASES.get(model.lower(), model.lower())
+        self.model_code = MODELS.index(self.model_name)
+        self.name = f"wenglin_{_SHORT[self.model_name]}"
+        self._init_belief("WengLin: ", mu, sigma, beta, tau, dynamics, home, period_days)
+        self.kappa = finite("WengLin: kappa", kappa, positive=True)
+        if self.kappa > 1.0:
+            raise ValueError(f"WengLin: kappa must be in (0, 1], got {kappa!r}")
+        if self.model_code == TM:
+            self.epsilon = finite("WengLin: epsilon", 0.1 if epsilon is None else epsilon, nonneg=True)
+        elif epsilon is not None:
+            raise ValueError(f"WengLin: epsilon (a draw margin) applies to model='thurstone_mosteller' "
+                             f"only; {self.model_name} scores a draw as half a win")
+        else:
+            self.epsilon = 0.0
+
+    def _describe(self) -> str:
+        parts = [f"model={self.model_name!r}", f"mu={self.mu:g}", f"sigma={self.sigma:g}", f"beta={self.beta:g}",
+                 f"tau={self.tau:g}", f"kappa={self.kappa:g}"]
+        if self.model_code == TM:
+            parts.append(f"epsilon={self.epsilon:g}")
+        return ", ".join(parts + self._describe_belief())
+
+    @property
+    def model(self) -> SkillModel:
+        """The shared model each variant assumes: scale ``sqrt(2) beta`` (performance noise of both
+        sides), prior ``N(mu, sigma^2)``, drift ``tau^2`` (per game or per unit of time);
+        Bradley-Terry / Plackett-Luce: logistic link, draws scored as half a win;
+        Thurstone-Mosteller: probit link, threshold draw model with margin ``epsilon``.
+
+        The filter's forecast adds the skill variance to the squared scale,
+        ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``: exactly ``model.proba(d, var)`` for the probit
+        link, ``SkillModel("logistic", scale=c).proba(d)`` for the logistic one."""
+        if self.model_code == TM:
+            return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
+                              Threshold(self.epsilon), self.home)
+        return SkillModel("logistic", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
+                          "half", self.home)
+
+    def theta(self) -> np.ndarray:
+        return np.array([self.beta, self.tau, self.epsilon, self.home, 1.0 if self.dynamics == "time" else 0.0,
+                         self.kappa, float(self.model_code)])
+
+    # ------------------------------------------------------------ one-vs-one helpers
+    def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
+        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (no home)."""
+        return _win_draw_loss(float(a[0]), float(a[1]) ** 2, float(b[0]), float(b[1]) ** 2, 0.0, self.beta,
+                              self.epsilon, self.model_code)
+
+    def rate_1vs1(self, a, b, drawn: bool = False):
+        """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
+        first, as ``rate`` does."""
+        t2 = self.tau**2
+        ma, va, mb, vb = _posterior(float(a[0]), float(a[1]) ** 2 + t2, float(b[0]), float(b[1]) ** 2 + t2,
+                                    0.5 if drawn else 1.0, 0.0, self.beta, self.epsilon, self.kappa,
+                                    self.model_code)
+        return (ma, math.sqrt(va)), (mb, math.sqrt(vb))
+
+    # ------------------------------------------------------------ teams and free-for-all
+    def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None):
+        """Rate one game among teams (free-for-all: teams of one) with the model's algorithm.
+
+        ``rating_groups``: a sequence of teams, each a sequence of ``(mu, sigma)`` (or objects with
+        ``.mu`` and ``.sigma``) or a mapping ``name -> (mu, sigma)``. ``ranks``: lower is better,
+        equal ranks tie (default: the order given). ``weights``: a sequence of per-team
+        sequences or a mapping ``(team_index, key) -> weight`` (default 1), each >= 0.
+
+        ``tau^2`` is added to every variance first. A team's strength is ``sum_j mu_ij`` and its
+        variance ``sigma_i^2 = sum_j sigma_ij^2`` (weights do not enter them); the team's
+        ``Omega_i`` and ``Delta_i`` come from the pairs of teams (Bradley-Terry and
+        Thurstone-Mosteller full pair: every other team ``q`` with its own
+        ``c_iq^2 = sigma_i^2 + sigma_q^2 + 2 beta^2``; Plackett-Luce: one
+        ``c^2 = sum_i (sigma_i^2 + beta^2)`` over the ordering), and player ``j`` of team ``i`` gets
+
+            mu_ij      += w_ij * sigma_ij^2 / sigma_i^2 * Omega_i
+            sigma_ij^2 *= max(1 - w_ij * sigma_ij^2 / sigma_i^2 * Delta_i, kappa)
+
+        With weights 1 this is the paper's update. A weight scales the player's share of its
+        team's update, for wins and losses alike (0: the player is not updated, beyond ``tau``).
+        openskill instead first rescales each team's weights to [1, 2] (a one-player team gets
+        2) and multiplies the share by the weight when ``Omega_i >= 0`` but divides it when
+        ``Omega_i < 0``; with ``weight_bounds=None`` its winners' updates equal these.
+
+        Returns the teams in the same shape with new ``(mu, sigma)``.
+        """
+        teams, keys = parse_teams(rating_groups)
+        n = len(teams)
+        if n < 2:
+            raise ValueError("rate needs at least two teams")
+        if ranks is None:
+            r = np.arange(n, dtype=float)
+        else:
+            r = np.asarray(ranks, dtype=float).reshape(-1)
+            if r.size != n:
+                raise ValueError(f"{r.size} ranks for {n} teams")
+            if not np.all(np.isfinite(r)):
+                raise ValueError(f"ranks must be finite numbers, got {list(ranks)!r}")
+        w = parse_weights(weights, teams, keys)
+        t2 = self.tau**2
+        mus = [np.array([m for m, _ in team]) for team in teams]
+        vs = [np.array([s * s + t2 for _, s in team]) for team in teams]
+        mu_t = np.array([m.sum() for m in mus])
+        s2_t = np.array([v.sum() for v in vs])
+        if self.model_code == PL:
+            omega, delta = self._plackett_luce(mu_t, s2_t, r)
+        else:
+            omega, delta = np.zeros(n), np.zeros(n)
+            for i in range(n):
+                for q in range(n):
+                    if q == i:
+                        continue
+                    s = 1.0 if r[i] < r[q] else (0.5 if r[i] == r[q] else 0.0)
+                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta, self.epsilon, self.model_code)
+                    omega[i] += o
+                    delta[i] += d
+        result = []
+        for i in range(len(teams)):
+            share = np.asarray(w[i]) * vs[i] / s2_t[i]
+            new_mu = mus[i] + share * omega[i]
+            new_sigma = np.sqrt(vs[i] * np.maximum(1.0 - share * delta[i], self.kappa))
+            result.append([(float(m), float(s)) for m, s in zip(new_mu, new_sigma)])
+        return shape_like(rating_groups, keys, result)
+
+    def _plackett_luce(self, mu, s2, r):
+        """(Omega_i, Delta_i) of Weng and Lin's Algorithm 4 for team strengths ``mu``, variances
+        ``s2`` and ranks ``r``: with ``c^2 = sum (s2 + beta^2)``, ``C_q = {i: r(i) >= r(q)}``,
+        ``A_q = |{s: r(s) = r(q)}|`` and ``p_iq = exp(mu_i / c) / sum_{s in C_q} exp(mu_s / c)``,
+
+            Omega_i = s2_i / c * sum_{q: r(q) <= r(i)} ([q = i] - p_iq) / A_q
+            Delta_i = gamma_i * s2_i / c^2 * sum_{q: r(q) <= r(i)} p_iq (1 - p_iq) / A_q,
+
+        ``gamma_i = sigma_i / c``. The sums over ``C_q`` are taken with the largest ``mu / c``
+        factored out, so no exponential overflows."""
+        c = math.sqrt(float(np.sum(s2 + self.beta**2)))
+        z = mu / c
+        z = z - z.max()
+        ez = np.exp(z)
+        sum_q = np.array([ez[r >= r[q]].sum() for q in range(mu.size)])
+        a = np.array([np.sum(r == r[q]) for q in range(mu.size)], dtype=float)
+        omega = np.zeros(mu.size)
+        delta = np.zeros(mu.size)
+        for i in range(mu.size):
+            for q in range(mu.size):
+                if r[q] <= r[i]:
+                    p = ez[i] / sum_q[q]
+                    omega[i] += ((1.0 if q == i else 0.0) - p) / a[q]
+                    delta[i] += p * (1.0 - p) / a[q]
+        omega *= s2 / c
+        delta *= np.sqrt(s2) / c * s2 / c**2
+        return omega, delta
