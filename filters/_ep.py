@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ._gaussian import v_draw, v_win, w_draw, w_win
+from statespace._gaussian import v_draw, v_win, w_draw, w_win
 
 
 class _Var:

@@ -18,7 +18,7 @@ rest; the shared model's forecast with the threshold draw model.
 
 Update (Table 1 of the paper), for a win of ``a`` with ``t = d / c``:
 ``mu_a += sigma_a^2 / c * v(t, eps / c)``, ``sigma_a^2 *= 1 - sigma_a^2 / c^2 * w(t, eps / c)``
-(and mirrored for ``b``; draws use ``v_draw``, ``w_draw``; see :mod:`filters._gaussian`).
+(and mirrored for ``b``; draws use ``v_draw``, ``w_draw``; see :mod:`statespace._gaussian`).
 
 Rating periods: every game of the period is an ADF update of the pre-period belief; the
 period's messages are multiplied (their precisions and precision-means add), so the result
@@ -43,7 +43,7 @@ from . import _kernels as K
 from ._belief import GaussianBeliefFilter
 from ._common import parse_teams, parse_weights, shape_like
 from ._ep import rate_teams
-from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
+from statespace._gaussian import cdf, v_draw, v_win, w_draw, w_win
 
 __all__ = ["TrueSkill", "draw_margin"]
 

@@ -18,7 +18,7 @@ and ``b`` by the mirror image (``-Omega``, its own ``sigma_b`` and ``gamma_b = s
   draw as in the paper's ties, 0), ``Delta = p (1 - p)``;
 - Thurstone-Mosteller: a win ``Omega = v(t, eps / c)``, ``Delta = w(t, eps / c)``, a loss the
   same at ``-t`` with the sign of ``Omega`` flipped, a draw ``v~``, ``w~`` (the truncated-Gaussian
-  corrections of :mod:`filters._gaussian`); ``eps`` is the draw margin in skill units;
+  corrections of :mod:`statespace._gaussian`); ``eps`` is the draw margin in skill units;
 - Plackett-Luce: for two teams exactly Bradley-Terry (it differs only with three or more).
 
 ``kappa`` (1e-4, as in the paper) bounds the variance-shrink factor from below so that
@@ -65,7 +65,7 @@ from numba import njit
 from statespace import SkillModel, Threshold
 
 from . import _kernels as K
-from ._gaussian import cdf, v_draw, v_win, w_draw, w_win
+from statespace._gaussian import cdf, v_draw, v_win, w_draw, w_win
 from ._belief import GaussianBeliefFilter
 from ._common import finite, parse_teams, parse_weights, shape_like
 

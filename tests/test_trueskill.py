@@ -27,7 +27,7 @@ from scipy.stats import norm
 
 import statespace as ss
 from filters import TrueSkill
-from filters import _gaussian as G
+from statespace import _gaussian as G
 from filters.trueskill import draw_margin
 
 trueskill = pytest.importorskip("trueskill")
