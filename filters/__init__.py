@@ -5,6 +5,7 @@ Every filter shares one interface (:class:`filters.base.Filter`) and one compile
 """
 
 from .base import Filter, FilterRun, FilterState
+from .ekf import EKF
 from .elo import Elo
 from .glicko import Glicko, Glicko2
 from .trueskill import TrueSkill
@@ -18,6 +19,7 @@ REGISTRY = {
     "glicko2": Glicko2,
     "trueskill": TrueSkill,
     "wenglin": WengLin,
+    "ekf": EKF,
 }
 
-__all__ = ["Filter", "FilterRun", "FilterState", "Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "REGISTRY"]
+__all__ = ["Filter", "FilterRun", "FilterState", "EKF", "Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "REGISTRY"]

@@ -80,9 +80,10 @@ def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, t
     forward to the batch time ``t[start]`` (``predict`` with the time since its last
     appearance; a first appearance keeps its initial row), every game is forecast from that
     pre-period state into ``out_p``, then ``update`` applies the whole batch; ``out_post``
-    records both competitors' rows after the batch (a's columns first).
+    records the first ``out_post.shape[1] // 2`` columns of both competitors' rows after the
+    batch (a's columns first).
     """
-    k = x.shape[1]
+    k = out_post.shape[1] // 2
     nb = starts.shape[0] - 1
     for j in range(nb):
         s = starts[j]
@@ -141,7 +142,7 @@ def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, sco
                     out_post):
     """:func:`run_loop` when every game is its own rating period, with the fused ``game``
     kernel: one indirect call per game (plus the time updates when the filter has any)."""
-    k = x.shape[1]
+    k = out_post.shape[1] // 2
     for g in range(a.shape[0]):
         ia = a[g]
         ib = b[g]

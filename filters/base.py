@@ -81,6 +81,8 @@ class Filter:
     _proba: ClassVar[Any]
     _update: ClassVar[Any]
     _game: ClassVar[Any] = None  # optional fused one-game kernel (see filters._kernels)
+    #: how many leading state columns a run records after each game (None: all of them)
+    record_columns: ClassVar[int | None] = None
 
     # ------------------------------------------------------------------ to implement
     @property
@@ -114,6 +116,11 @@ class Filter:
         """State columns shown in leaderboards and trajectories besides ``mean`` and ``sd``
         (default: every column after the first that is not the sd column)."""
         return tuple(c for c in self.columns[1:] if c != self.sd_column)
+
+    def fused_game_kernel(self):
+        """The one-game kernel used when every game is its own period, or None to use the
+        period kernels for those too."""
+        return type(self)._game
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """Extra leaderboard columns computed from state rows (e.g. TrueSkill's mu - 3 sigma)."""
@@ -239,13 +246,13 @@ class Filter:
         home = by_time(~games.neutral).astype(np.float64)
         t = by_time(self.times(games)).astype(np.float64, copy=False)
         starts = games.batches()
-        n, k = len(games), st.values.shape[1]
+        n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k))
         cls = type(self)
-        if games.period is None and cls._game is not None:
+        if games.period is None and self.fused_game_kernel() is not None:
             # every game its own period: the fused one-game path (same numbers, faster)
-            K.sequential_loop(cls._predict, cls._game, cls._predict is not K.no_predict, st.values, st.count,
+            K.sequential_loop(cls._predict, self.fused_game_kernel(), cls._predict is not K.no_predict, st.values, st.count,
                               st.last, self.theta(), a, b, score, home, t, out_p, out_post)
         else:
             scratch = K.empty_scratch(st.values.shape[0], self.scratch_width)
@@ -371,7 +378,7 @@ class FilterRun:
         ``time``, ``player``, ``mean``, ``sd`` (if tracked) and the state columns, with ``row``
         the game's input row."""
         g = self.games
-        k = len(self.method.columns)
+        k = self._post.shape[1] // 2
         order = g.order
         post = self._post  # already in time order
         rows = np.concatenate([order, order])

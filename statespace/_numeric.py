@@ -12,6 +12,8 @@ import math
 
 from numba import njit
 
+from . import _gaussian as _g
+
 #: link code -> name
 LINKS = ("logistic", "probit")
 LOGISTIC = 0
@@ -93,3 +95,89 @@ def expected_score(link, draw, theta, diff, s):
     """P(a wins) + P(draw) / 2 under :func:`outcome_proba`."""
     pw, pd, pl = outcome_proba(link, draw, theta, diff, s)
     return pw + 0.5 * pd
+
+
+# ---------------------------------------------------------------- log-likelihood derivatives
+@njit(cache=True)
+def _log_cdf_derivs(link, x):
+    """(d/dx log F(x), d^2/dx^2 log F(x)): logistic F(-x), -F(x) F(-x); probit v, -v (v + x)
+    with v = N(x) / Phi(x) by Mills' ratio (finite far into the left tail)."""
+    if link == LOGISTIC:
+        p = cdf(LOGISTIC, x)
+        q = cdf(LOGISTIC, -x)
+        return q, -p * q
+    v = _g.v_win(x, 0.0)
+    return v, -v * (v + x)
+
+
+@njit(cache=True)
+def _log_pdf_ratio_f(link, x):
+    """(f(x), f'(x)) of the link's density."""
+    if link == LOGISTIC:
+        p = cdf(LOGISTIC, x)
+        q = cdf(LOGISTIC, -x)
+        f = p * q
+        return f, f * (q - p)
+    f = _g.pdf(x)
+    return f, -x * f
+
+
+@njit(cache=True)
+def loglik_derivs(link, draw, theta, score, diff, scale):
+    """First and second derivatives of the log-likelihood of one result with respect to the
+    skill difference ``diff`` (in skill units), at effective scale ``scale``.
+
+    With z = diff / scale and F the link's cdf:
+
+    - none / half:  l = y log F(z) + (1 - y) log F(-z);
+    - threshold:    win log F(z - m), loss log F(-z - m), draw log(F(m - z) - F(-m - z)),
+      m = margin / scale; probit draws through the truncated-Gaussian corrections
+      (l' = v_draw, l'' = -w_draw), which stay finite in the tails;
+    - davidson:     win log p - log D, loss log q - log D, draw log nu + log r - log D, with
+      p = F(z), q = F(-z), r = sqrt(p q), D = 1 + nu r.
+
+    Returns (dl/ddiff, d2l/ddiff2); the second is <= 0 wherever the likelihood is log-concave.
+    """
+    z = diff / scale
+    if draw == DRAW_THRESHOLD:
+        m = theta / scale
+        if score == 1.0:
+            g, h = _log_cdf_derivs(link, z - m)
+        elif score == 0.0:
+            g, h = _log_cdf_derivs(link, -z - m)
+            g = -g
+        elif link == PROBIT:
+            g = _g.v_draw(z, m)
+            h = -_g.w_draw(z, m)
+        else:
+            den = cdf(link, m - z) - cdf(link, -m - z)
+            f1, fp1 = _log_pdf_ratio_f(link, m - z)
+            f2, fp2 = _log_pdf_ratio_f(link, -m - z)
+            d1 = -f1 + f2
+            d2 = fp1 - fp2
+            g = d1 / den
+            h = d2 / den - g * g
+    elif draw == DRAW_DAVIDSON:
+        gp, hp = _log_cdf_derivs(link, z)
+        gq, hq = _log_cdf_derivs(link, -z)
+        gq = -gq
+        p = cdf(link, z)
+        q = cdf(link, -z)
+        r = math.sqrt(p * q)
+        lr1 = 0.5 * (gp + gq)
+        lr2 = 0.5 * (hp + hq)
+        D = 1.0 + theta * r
+        ld1 = theta * r * lr1 / D
+        ld2 = theta * r * (lr2 + lr1 * lr1) / D - ld1 * ld1
+        if score == 1.0:
+            g, h = gp - ld1, hp - ld2
+        elif score == 0.0:
+            g, h = gq - ld1, hq - ld2
+        else:
+            g, h = lr1 - ld1, lr2 - ld2
+    else:
+        g1, h1 = _log_cdf_derivs(link, z)
+        g0, h0 = _log_cdf_derivs(link, -z)
+        g = score * g1 - (1.0 - score) * g0
+        h = score * h1 + (1.0 - score) * h0
+    return g / scale, h / (scale * scale)

@@ -224,6 +224,20 @@ class SkillModel:
         chosen = np.where(score == 1.0, p0, np.where(score == 0.0, p2, p1))
         return np.log(np.maximum(chosen, tiny))
 
+    def loglik_derivs(self, score, diff) -> tuple[np.ndarray, np.ndarray]:
+        """First and second derivatives of :meth:`loglik` (no skill uncertainty) with respect to
+        the skill difference ``diff``: the gradient and curvature an extended Kalman filter
+        linearises with (see ``statespace._numeric.loglik_derivs`` for the formulas)."""
+        score, diff = np.broadcast_arrays(np.asarray(score, dtype=float), np.asarray(diff, dtype=float))
+        if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
+            raise ValueError("a draw has no likelihood under draw model 'none'")
+        g = np.empty(score.shape)
+        h = np.empty(score.shape)
+        for i, (y, d) in enumerate(zip(score.reshape(-1), diff.reshape(-1))):
+            g.reshape(-1)[i], h.reshape(-1)[i] = nx.loglik_derivs(self.link_code, self.draw_code, self.draw.theta,
+                                                                  float(y), float(d), self.scale)
+        return g, h
+
     def predict_var(self, var: np.ndarray | float, dt: np.ndarray | float) -> np.ndarray:
         """Variance of a skill after ``dt`` units of time: ``var + drift * dt``."""
         return np.asarray(var, dtype=float) + self.drift * np.asarray(dt, dtype=float)

@@ -297,3 +297,27 @@ def test_expected_score_counts_half_a_draw():
 def test_diff_adds_home_advantage_only_at_home():
     m = SkillModel(home=30.0)
     np.testing.assert_allclose(m.diff([100, 100], [50, 50], [True, False]), [80.0, 50.0])
+
+
+# ---------------------------------------------------------------- likelihood derivatives (EKF)
+@pytest.mark.parametrize("link", ["logistic", "probit"])
+@pytest.mark.parametrize("draw", ["half", ("threshold", 0.4), ("davidson", 0.8)])
+def test_loglik_derivatives_match_finite_differences(link, draw):
+    # independent check: central differences of SkillModel.loglik
+    m = SkillModel(link, scale=1.3, draw=draw)
+    h = 1e-4
+    for y in (0.0, 0.5, 1.0):
+        for d in np.linspace(-4, 4, 9):
+            f = lambda x: float(m.loglik(y, x))  # noqa: E731
+            g, hh = m.loglik_derivs(y, d)
+            assert g == pytest.approx((f(d + h) - f(d - h)) / (2 * h), abs=1e-7)
+            assert hh == pytest.approx((f(d + h) - 2 * f(d) + f(d - h)) / h**2, abs=1e-4)
+            if draw != ("davidson", 0.8):
+                assert hh <= 0  # log-concave
+
+
+def test_loglik_derivatives_finite_in_the_tails():
+    for link in ("logistic", "probit"):
+        m = SkillModel(link, scale=1.0, draw=("threshold", 0.5))
+        g, h = m.loglik_derivs([1.0, 0.0, 0.5, 1.0, 0.0], [-60.0, 60.0, 60.0, 60.0, -60.0])
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))

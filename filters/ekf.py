@@ -1,0 +1,435 @@
+r"""The extended Kalman filter of any :class:`statespace.SkillModel`, and how Elo, Glicko and
+TrueSkill sit inside it.
+
+The model: skills random-walk, ``s_i(t + dt) = s_i(t) + N(0, q dt)`` (``q`` = ``model.drift``), and
+a game between a and b observes ``y`` through a likelihood ``L(y | d)`` of the difference
+``d = s_a - s_b + h`` (``h`` the home advantage): logistic or probit link, any draw model.
+
+**Predict.** The prior of a competitor idle for ``dt``: ``v <- v + q dt`` (diagonal), or
+``P <- P + Q dt`` with ``Q = q I`` (full covariance).
+
+**Update.** Write the prior of the two skills as ``N(m, \Sigma)`` and ``J = e_a - e_b``, so that
+``d = J s + h`` has prior mean ``d_0 = J m + h`` and variance ``S = J \Sigma J^T`` (``v_a + v_b``
+when diagonal). Let ``g = l'(d)`` and ``\kappa = -l''(d)`` be the gradient and curvature of the
+log-likelihood ``l = log L(y | d)``. One Newton step on the log posterior from the prior mean is
+
+    m <- m + \Sigma J^T g / (1 + \kappa S),        \Sigma <- \Sigma - \kappa / (1 + \kappa S) \Sigma J^T J \Sigma,
+
+with ``g`` and ``\kappa`` at ``d_0``: this is the EKF (the measurement linearised at the prior
+mean; the Kalman gain is ``\Sigma J^T / (1 + \kappa S)`` per unit of "innovation" ``g``). Iterating
+the Newton step (``iterations > 1``) moves the linearisation point to the posterior mode
+``d* = d_0 + S l'(d*)``: the iterated EKF, i.e. the Laplace approximation of the one-game posterior.
+Rating periods: each game's Gaussian "site" (precision ``\kappa``, from the pre-period prior) is
+multiplied into the prior, so the order inside a period does not matter.
+
+**The family as special cases** (logistic link, scale ``s = 400 / ln 10``, draws as half a win,
+where ``g = (y - E) / s`` and ``\kappa = E (1 - E) / s^2``):
+
+- *Elo* is the scalar filter (``covariance="scalar"``): every competitor keeps the same fixed
+  variance ``v`` and the curvature is frozen at its steady-state value ``\kappa_0 = 1 / (4 s^2)``,
+  so the mean update is ``m_a += v / (s (1 + 2 v \kappa_0)) (y - E)``: Elo with
+  ``K = v / (s (1 + 2 v \kappa_0))`` rating points per unit of surprise. The steady-state ``v`` of a
+  filter with drift ``q`` gives Elo's K for that drift.
+- *Glicko* is the diagonal filter with the uncertainty integrated into the forecast: per-player
+  variance ``RD^2``, drift ``c^2`` per period, and ``E`` computed with ``g(RD_j)``; its update
+  ``1 / RD'^2 = 1 / RD^2 + q^2 g^2 E (1 - E)`` is exactly ``1 / v' = 1 / v + \kappa`` with the
+  opponent's variance folded into ``\kappa``.
+- *TrueSkill* is the diagonal filter with the probit link where the Newton step is replaced by
+  moment matching (assumed-density filtering): same ``S = 2 \beta^2 + \sigma_a^2 + \sigma_b^2``
+  structure, with ``v`` and ``w`` in place of ``g`` and ``\kappa``.
+
+Covariance options: ``"diagonal"`` (default; one variance per competitor; O(1) per game),
+``"full"`` (one n x n covariance, so that playing a common opponent correlates two competitors;
+O(n^2) per game and O(n^2) memory: about 0.3 ms per game at 1,000 competitors, impractical
+beyond a few thousand), ``"scalar"`` (a shared fixed variance: the steady-state filter Elo
+approximates).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from statespace import SkillModel
+from statespace import _numeric as nx
+
+from . import _kernels as K
+from .base import Filter, FilterState
+
+__all__ = ["EKF", "steady_state_variance"]
+
+_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0 = range(11)
+_DIAG, _SCALAR, _FULL = 0, 1, 2
+_MEAN, _SD = 0, 1
+
+
+@njit(cache=True)
+def _linearise(d0, S, theta, score):
+    """Linearisation point d (d0 for the EKF, the mode for the iterated EKF), g = l'(d) and
+    kappa = -l''(d) >= 0 there."""
+    link = int(theta[_LINK])
+    draw = int(theta[_DRAW])
+    iters = int(theta[_ITERS])
+    d = d0
+    g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+    if iters > 1:
+        for _ in range(iters):
+            kappa = max(-h, 0.0)
+            step = (d0 + S * g - d) / (1.0 + S * kappa)  # Newton on d - d0 - S l'(d) = 0
+            d += step
+            g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+            if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
+                break
+    return d, g, max(-h, 0.0)
+
+
+@njit(cache=True)
+def _var(x, i, theta):
+    if int(theta[_MODE]) == _SCALAR:
+        return theta[_FIXED_VAR]
+    return x[i, _SD] * x[i, _SD]
+
+
+@njit(cache=True)
+def _diff_var(x, a, b, theta):
+    S = _var(x, a, theta) + _var(x, b, theta)
+    if int(theta[_MODE]) == _FULL:
+        S -= 2.0 * x[a, 2 + b]
+    return S
+
+
+@K.predict_kernel
+def _predict(x, i, theta, dt):
+    mode = int(theta[_MODE])
+    if mode == _SCALAR:
+        return
+    add = theta[_DRIFT] * dt
+    v = x[i, _SD] * x[i, _SD] + add
+    x[i, _SD] = math.sqrt(v)
+    if mode == _FULL:
+        x[i, 2 + i] = v
+
+
+@K.proba_kernel
+def _proba(x, a, b, at_home, theta):
+    d = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
+    link = int(theta[_LINK])
+    s = nx.effective_scale(link, theta[_SCALE], _diff_var(x, a, b, theta))
+    return nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
+
+
+@njit(cache=True)
+def _site(x, theta, a, b, score, at_home):
+    """One game's Gaussian site from the current values: (d0, S, d_lin, g, kappa)."""
+    d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
+    S = _diff_var(x, a, b, theta)
+    d, g, kappa = _linearise(d0, S, theta, score)
+    if int(theta[_MODE]) == _SCALAR:
+        kappa = theta[_KAPPA0]  # steady state: a fixed gain, as Elo's
+    return d0, S, d, g, kappa
+
+
+@K.game_kernel
+def _game(x, count, theta, a, b, score, at_home):
+    # diagonal and scalar covariance, one game
+    p = _proba(x, a, b, at_home, theta)
+    d0, S, d, g, kappa = _site(x, theta, a, b, score, at_home)
+    # posterior mean of d from the site linearised at d: (d0 / S + g + kappa d) / (1 / S + kappa)
+    shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)  # = (d_post - d0) / S
+    va = _var(x, a, theta)
+    vb = _var(x, b, theta)
+    x[a, _MEAN] += va * shift
+    x[b, _MEAN] -= vb * shift
+    if int(theta[_MODE]) == _DIAG:
+        f = kappa / (1.0 + kappa * S)
+        x[a, _SD] = math.sqrt(va - f * va * va)
+        x[b, _SD] = math.sqrt(vb - f * vb * vb)
+    count[a] += 1
+    count[b] += 1
+    return p
+
+
+@njit(cache=True)
+def _update_full(x, count, theta, a, b, score, home, start, stop):
+    """Full-covariance update with the m games of one period (a rank-m Woodbury update):
+    P' = P - P J^T M J P, m' = m + P J^T (c - M (J m + A c)), M = K (I + A K)^(-1), A = J P J^T,
+    K = diag(kappa), c = g + kappa (d_lin - d0) + kappa (J m) per game (see the module docstring)."""
+    n = x.shape[0]
+    m = stop - start
+    kap = np.empty(m)
+    c = np.empty(m)
+    u = np.empty(m)
+    PJ = np.empty((n, m))
+    for j in range(m):
+        ia = a[start + j]
+        ib = b[start + j]
+        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[start + j], home[start + j])
+        kap[j] = kappa
+        u[j] = x[ia, _MEAN] - x[ib, _MEAN]
+        # site linear coefficient on s: eta - kappa h, eta = g + kappa d_lin, h = d0 - u
+        c[j] = g + kappa * d - kappa * (d0 - u[j])
+        for i in range(n):
+            PJ[i, j] = x[i, 2 + ia] - x[i, 2 + ib]
+    A = np.empty((m, m))
+    for j in range(m):
+        for k in range(m):
+            A[j, k] = PJ[a[start + j], k] - PJ[b[start + j], k]
+    IAK = np.eye(m)
+    for j in range(m):
+        for k in range(m):
+            IAK[j, k] += A[j, k] * kap[k]
+    # M = K (I + A K)^-1
+    inv = np.linalg.inv(IAK)
+    M = np.empty((m, m))
+    for j in range(m):
+        for k in range(m):
+            M[j, k] = kap[j] * inv[j, k]
+    r = u + A @ c
+    w = c - M @ r
+    PJM = PJ @ M
+    for i in range(n):
+        acc = 0.0
+        for j in range(m):
+            acc += PJ[i, j] * w[j]
+        x[i, _MEAN] += acc
+    for i in range(n):
+        for k in range(n):
+            acc = 0.0
+            for j in range(m):
+                acc += PJM[i, j] * PJ[k, j]
+            x[i, 2 + k] -= acc
+    for i in range(n):
+        x[i, _SD] = math.sqrt(max(x[i, 2 + i], 1e-300))
+    for j in range(m):
+        count[a[start + j]] += 1
+        count[b[start + j]] += 1
+
+
+@K.update_kernel
+def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+    mode = int(theta[_MODE])
+    if mode == _FULL:
+        _update_full(x, count, theta, a, b, score, home, start, stop)
+        return
+    # diagonal / scalar: each game's site from the pre-period prior, multiplied in.
+    # scratch: 0 games, 1 sum of site precisions on the competitor, 2 sum of site precision-means,
+    # 3 sum of mean shifts (scalar mode, where the variance stays fixed)
+    for j in range(start, stop):
+        ia = a[j]
+        ib = b[j]
+        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[j], home[j])
+        shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
+        for side in range(2):
+            i = ia if side == 0 else ib
+            sign = 1.0 if side == 0 else -1.0
+            v = _var(x, i, theta)
+            m_post = x[i, _MEAN] + sign * v * shift
+            v_post = v - kappa / (1.0 + kappa * S) * v * v
+            scratch[i, 0] += 1.0
+            scratch[i, 1] += 1.0 / v_post - 1.0 / v
+            scratch[i, 2] += m_post / v_post - x[i, _MEAN] / v
+            scratch[i, 3] += sign * v * shift
+    for j in range(start, stop):
+        for side in range(2):
+            i = a[j] if side == 0 else b[j]
+            if scratch[i, 0] != 0.0:
+                if mode == _SCALAR:
+                    x[i, _MEAN] += scratch[i, 3]
+                else:
+                    v = x[i, _SD] * x[i, _SD]
+                    prec = 1.0 / v + scratch[i, 1]
+                    x[i, _MEAN] = (x[i, _MEAN] / v + scratch[i, 2]) / prec
+                    x[i, _SD] = math.sqrt(1.0 / prec)
+                count[i] += int(scratch[i, 0])
+                for c in range(4):
+                    scratch[i, c] = 0.0
+
+
+def expected_curvature(model: SkillModel) -> float:
+    """``kappa_0 = E[-l''(0)]``: the curvature of the log-likelihood between equal competitors,
+    averaged over the outcomes (``1 / (4 s^2)`` for the logistic link without draws)."""
+    p = model.proba(0.0)
+    kappa = 0.0
+    for score, prob in zip((1.0, 0.5, 0.0), p):
+        if prob > 0 and not (score == 0.5 and model.draw_code == nx.DRAW_NONE):
+            _, h = model.loglik_derivs(score, 0.0)
+            kappa += prob * max(-float(h), 0.0)
+    return float(kappa)
+
+
+def steady_state_variance(model: SkillModel, dt: float = 1.0, tol: float = 1e-14) -> float:
+    """Variance ``v`` of a competitor who plays an equal opponent (same variance) after every
+    ``dt`` of drift, at the filter's fixed point: ``v = u - kappa u^2 / (1 + 2 kappa u)`` with
+    ``u = v + q dt`` and ``kappa`` the expected curvature at ``d = 0`` (``1 / (4 s^2)`` for the
+    logistic link without draws). The scalar EKF's default variance."""
+    if model.drift <= 0:
+        raise ValueError("the steady state needs drift > 0 (give covariance_value= for drift 0)")
+    kappa = expected_curvature(model)
+    v = model.drift * dt
+    for _ in range(10_000):
+        u = v + model.drift * dt
+        new = u - kappa * u * u / (1.0 + 2.0 * kappa * u)
+        if abs(new - v) <= tol * max(1.0, v):
+            return float(new)
+        v = new
+    return float(v)
+
+
+class EKF(Filter):
+    """Extended Kalman filter of a :class:`statespace.SkillModel` (see the module docstring).
+
+    Parameters
+    ----------
+    model:
+        The model filtered: link, scale, prior, drift (variance per unit of time), draw model
+        and home advantage, in the model's own units. Default: logistic at Elo scale, prior
+        N(1500, 350^2), drift 100 per day, draws as half a win.
+    covariance:
+        ``"diagonal"``, ``"full"`` or ``"scalar"``.
+    iterations:
+        1 for the EKF (linearise at the prior mean); more iterates the Newton step to the
+        posterior mode (the iterated EKF), stopping when the step is below ``tol``.
+    variance:
+        The fixed variance of ``covariance="scalar"`` (default: :func:`steady_state_variance`).
+    period_days:
+        Time unit of the drift when the games carry no rating periods (1: drift per day; with
+        numeric times, per unit of time).
+    """
+
+    name = "ekf"
+    columns = ("mean", "sd")
+    sd_column = "sd"
+    time_unit = "period"
+    _predict = _predict
+    _proba = _proba
+    _update = _update
+    _game = _game
+
+    def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
+                 tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0):
+        if model is None:
+            model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
+        if not isinstance(model, SkillModel):
+            raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
+        if covariance not in ("diagonal", "full", "scalar"):
+            raise ValueError(f"covariance must be 'diagonal', 'full' or 'scalar', got {covariance!r}")
+        if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
+            raise ValueError(f"iterations must be a whole number >= 1, got {iterations!r}")
+        if not (np.isfinite(tol) and tol > 0):
+            raise ValueError(f"tol must be > 0, got {tol!r}")
+        if not (np.isfinite(period_days) and period_days > 0):
+            raise ValueError(f"period_days must be > 0, got {period_days!r}")
+        self.skill_model = model
+        self.covariance = covariance
+        self.iterations = int(iterations)
+        self.tol = float(tol)
+        self.period_days = float(period_days)
+        if covariance == "scalar":
+            if variance is None:
+                variance = steady_state_variance(model)
+            if not (np.isfinite(variance) and variance > 0):
+                raise ValueError(f"variance must be > 0, got {variance!r}")
+        elif variance is not None:
+            raise ValueError("variance= is the fixed variance of covariance='scalar' only")
+        self.variance = None if variance is None else float(variance)
+        if covariance == "full":
+            self.name = "ekf_full"
+            self.record_columns = 2
+        elif covariance == "scalar":
+            self.name = "ekf_scalar"
+        if self.iterations > 1:
+            self.name += "_iterated"
+
+    def _describe(self) -> str:
+        m = self.skill_model
+        parts = [f"{m.link}", f"drift={m.drift:g}", f"covariance={self.covariance!r}"]
+        if self.iterations > 1:
+            parts.append(f"iterations={self.iterations}")
+        if m.home:
+            parts.append(f"home={m.home:g}")
+        return ", ".join(parts)
+
+    @property
+    def model(self) -> SkillModel:
+        """The filtered :class:`statespace.SkillModel`."""
+        return self.skill_model
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        return ()
+
+    def fused_game_kernel(self):
+        # full covariance: the period kernel's rank-m update covers one game too
+        return None if self.covariance == "full" else type(self)._game
+
+    def theta(self) -> np.ndarray:
+        m = self.skill_model
+        mode = {"diagonal": _DIAG, "scalar": _SCALAR, "full": _FULL}[self.covariance]
+        return np.array([m.link_code, m.draw_code, m.draw.theta, m.scale, m.drift, m.home, self.iterations,
+                         self.tol, mode, self.variance or 0.0, expected_curvature(m)])
+
+    def prior_row(self) -> np.ndarray:
+        m = self.skill_model
+        sd = math.sqrt(self.variance) if self.covariance == "scalar" else math.sqrt(m.prior_var)
+        return np.array([m.prior_mean, sd])
+
+    def initial_row(self, value) -> np.ndarray:
+        """``initial={name: (mean, sd)}`` or a mean alone."""
+        row = super().initial_row(value)
+        if not row[_SD] > 0:
+            raise ValueError(f"{self.name}: sd must be > 0, got {row[_SD]!r}")
+        return row
+
+    def times(self, games):
+        if games.period is None:
+            return games.days() / self.period_days
+        return super().times(games)
+
+    def init_state(self, players, initial=None) -> FilterState:
+        st = super().init_state(players, initial)
+        if self.covariance != "full":
+            return st
+        n = st.values.shape[0]
+        values = np.zeros((n, 2 + n))
+        values[:, :2] = st.values
+        values[np.arange(n), 2 + np.arange(n)] = st.values[:, _SD] ** 2
+        cols = ("mean", "sd") + tuple(f"cov_{j}" for j in range(n))
+        return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, cols)
+
+    def _aligned(self, state, games, initial=None):
+        if self.covariance != "full":
+            return super()._aligned(state, games, initial)
+        index = {p: i for i, p in enumerate(state.players)}
+        new = [p for p in games.players if p not in index]
+        if not new:
+            return state.copy(), np.array([index[p] for p in games.players], dtype=np.int64)
+        extra = self.init_state(np.asarray(new, dtype=object), initial)
+        n0, n1 = len(state.players), len(new)
+        values = np.zeros((n0 + n1, 2 + n0 + n1))
+        values[:n0, :2] = state.values[:, :2]
+        values[n0:, :2] = extra.values[:, :2]
+        values[:n0, 2:2 + n0] = state.values[:, 2:]
+        values[n0:, 2 + n0:] = extra.values[:, 2:]
+        players = np.concatenate([state.players, extra.players])
+        cols = ("mean", "sd") + tuple(f"cov_{j}" for j in range(n0 + n1))
+        st = FilterState(players, np.ascontiguousarray(values), np.concatenate([state.count, extra.count]),
+                         np.concatenate([state.last, extra.last]), cols)
+        index.update({p: n0 + j for j, p in enumerate(new)})
+        return st, np.array([index[p] for p in games.players], dtype=np.int64)
+
+    def covariance_matrix(self, state: FilterState) -> np.ndarray:
+        """The competitors' posterior covariance (full covariance), or its diagonal."""
+        if self.covariance == "full":
+            return state.values[:, 2:].copy()
+        return np.diag(state.values[:, _SD] ** 2)
+
+    @property
+    def gain(self) -> float:
+        """Scalar filter: the fixed gain ``v / (1 + 2 v kappa_0)`` (skill units per unit of
+        log-likelihood gradient). With the logistic link and draws as half a win the gradient is
+        ``(y - E) / s``, so this filter is Elo with ``K = gain / s``."""
+        if self.covariance != "scalar":
+            raise ValueError("gain is defined for covariance='scalar'")
+        return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
