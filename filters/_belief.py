@@ -35,6 +35,19 @@ class GaussianBeliefFilter(Filter):
         self.home = finite(f"{label}home", home)
         self.period_days = finite(f"{label}period_days", period_days, positive=True)
 
+    def tunable(self, games) -> dict[str, tuple[float, float]]:
+        """``beta`` in [sigma/50, 5 sigma], ``tau`` in [sigma/10^4, sigma/2], ``home`` where some game
+        is not neutral, and the draw parameter where the games have draws."""
+        s = self.sigma
+        out = {"beta": (s / 50.0, 5.0 * s), "tau": (s * 1e-4, s / 2.0)}
+        if not games.neutral.all():
+            out["home"] = (-3.0 * s, 3.0 * s)
+        out.update(self._draw_bounds(games))
+        return out
+
+    def _draw_bounds(self, games) -> dict[str, tuple[float, float]]:
+        return {}
+
     def _describe_belief(self) -> list[str]:
         parts = []
         if self.dynamics != "game":

@@ -22,6 +22,7 @@ and on whole tables::
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -116,6 +117,52 @@ class Filter:
         """State columns shown in leaderboards and trajectories besides ``mean`` and ``sd``
         (default: every column after the first that is not the sd column)."""
         return tuple(c for c in self.columns[1:] if c != self.sd_column)
+
+    # ------------------------------------------------------------------ settings and tuning
+    #: constructor argument -> attribute name, where they differ
+    _param_aliases: ClassVar[dict[str, str]] = {}
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this method."""
+        out = {}
+        for name, p in inspect.signature(type(self).__init__).parameters.items():
+            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            out[name] = getattr(self, self._param_aliases.get(name, name))
+        return out
+
+    def param_value(self, name: str) -> float:
+        """Current value of a tunable parameter."""
+        return self.get_params()[name]
+
+    def with_params(self, **changes) -> "Filter":
+        """A new method with some settings changed."""
+        params = self.get_params()
+        unknown = set(changes) - set(params)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown settings {sorted(unknown)}; known: {sorted(params)}")
+        params.update(changes)
+        return type(self)(**params)
+
+    def tunable(self, games: Games) -> dict[str, tuple[float, float]]:
+        """Parameters :meth:`tune` fits by default, with their bounds (may depend on the games:
+        a home advantage only where some game is not neutral)."""
+        return {}
+
+    def tune(self, games: Games, params=None, bounds=None, *, objective: str = "log_loss",
+             maxiter: int = 200, burn_in: float = 0.0) -> "Filter":
+        """A new method whose parameters maximise the one-step-ahead likelihood of ``games``.
+
+        ``params``: names to fit (default :meth:`tunable`); ``bounds``: ``{name: (low, high)}``;
+        ``objective``: ``"log_loss"`` (expected score, draw = 0.5), ``"log_loss_3"`` or
+        ``"brier"``; ``burn_in``: share of the earliest games left out of the objective. The
+        returned method carries ``.tuning``, a :class:`filters.tuning.TuneResult`
+        with the values, standard errors and the trace of every evaluation (see
+        :mod:`filters.tuning`).
+        """
+        from .tuning import tune
+
+        return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in)[0]
 
     def fused_game_kernel(self):
         """The one-game kernel used when every game is its own period, or None to use the

@@ -52,6 +52,8 @@ import math
 import numpy as np
 from numba import njit
 
+import dataclasses
+
 from statespace import SkillModel
 from statespace import _numeric as nx
 
@@ -326,6 +328,7 @@ class EKF(Filter):
         self.iterations = int(iterations)
         self.tol = float(tol)
         self.period_days = float(period_days)
+        self._variance_given = variance is not None
         if covariance == "scalar":
             if variance is None:
                 variance = steady_state_variance(model)
@@ -359,6 +362,49 @@ class EKF(Filter):
     @property
     def shown_columns(self) -> tuple[str, ...]:
         return ()
+
+    # settings: the model's numbers are tuned through the model
+    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param")
+    _param_aliases = {"model": "skill_model"}
+
+    def get_params(self):
+        params = super().get_params()
+        if not self._variance_given:
+            params["variance"] = None  # recomputed from the (possibly new) drift
+        return params
+
+    def param_value(self, name: str) -> float:
+        if name == "draw_param":
+            return self.skill_model.draw.theta
+        if name in self._MODEL_PARAMS:
+            return getattr(self.skill_model, name)
+        return super().param_value(name)
+
+    def with_params(self, **changes) -> "EKF":
+        model = self.skill_model
+        own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
+        fields = {k: float(v) for k, v in changes.items() if k in ("drift", "prior_var", "home")}
+        if fields:
+            model = dataclasses.replace(model, **fields)
+        if "draw_param" in changes:
+            model = dataclasses.replace(model, draw=type(model.draw)(float(changes["draw_param"])))
+        return super().with_params(model=model, **own)
+
+    def tunable(self, games) -> dict[str, tuple[float, float]]:
+        """``drift`` in [1e-6, 10] scale^2 per unit of time, ``prior_var`` in [1e-3, 100] scale^2,
+        ``home`` in [-5, 5] scale where some game is not neutral, and the draw model's
+        parameter (threshold margin in [1e-3, 5] scale, Davidson nu in [1e-3, 20]) where the games
+        have draws."""
+        s2 = self.skill_model.scale ** 2
+        out = {"drift": (1e-6 * s2, 10.0 * s2), "prior_var": (1e-3 * s2, 100.0 * s2)}
+        if not games.neutral.all():
+            out["home"] = (-5.0 * self.skill_model.scale, 5.0 * self.skill_model.scale)
+        if np.any(games.score == 0.5):
+            if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
+                out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
+            elif self.skill_model.draw_code == nx.DRAW_DAVIDSON:
+                out["draw_param"] = (1e-3, 20.0)
+        return out
 
     def fused_game_kernel(self):
         # full covariance: the period kernel's rank-m update covers one game too

@@ -144,6 +144,7 @@ class Elo(Filter):
     """
 
     name = "elo"
+    _param_aliases = {"fide": "is_fide"}
     columns = ("rating", "reached_2400")
     sd_column = None
     time_unit = "game"
@@ -192,6 +193,14 @@ class Elo(Filter):
     @property
     def shown_columns(self) -> tuple[str, ...]:
         return ("reached_2400",) if self.is_fide else ()
+
+    def tunable(self, games) -> dict[str, tuple[float, float]]:
+        """``k`` in [1, 200] (not under FIDE rules, whose K is set by rule) and ``home`` in
+        [-400, 400] where some game is not neutral."""
+        out = {} if self.is_fide else {"k": (1.0, 200.0)}
+        if not games.neutral.all():
+            out["home"] = (-400.0, 400.0)
+        return out
 
     def theta(self) -> np.ndarray:
         return np.array([self.k, self.home, self.scale, self.base, 1.0 if self.is_fide else 0.0])

@@ -309,6 +309,9 @@ class _GlickoBase(Filter):
         """``rd`` (the same as ``sd``, under Glickman's name) and, for Glicko-2, ``volatility``."""
         return self.columns[1:]
 
+    def _home_bounds(self, games) -> dict[str, tuple[float, float]]:
+        return {} if games.neutral.all() else {"home": (-400.0, 400.0)}
+
     def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
         if not (isinstance(initial_rating, (int, float, np.integer, np.floating)) and np.isfinite(initial_rating)):
             raise ValueError(f"initial_rating must be a finite number, got {initial_rating!r}")
@@ -385,6 +388,10 @@ class Glicko(_GlickoBase):
     def _describe(self) -> str:
         return f"c={self.c:g}" + (f", home={self.home:g}" if self.home else "")
 
+    def tunable(self, games) -> dict[str, tuple[float, float]]:
+        """``c`` in [0.5, 500] per period, and ``home`` where some game is not neutral."""
+        return {"c": (0.5, 500.0), **self._home_bounds(games)}
+
     @property
     def model(self) -> SkillModel:
         """Logistic link at scale 400 / ln 10, prior N(1500, 350^2), drift ``c^2`` per period,
@@ -439,6 +446,12 @@ class Glicko2(_GlickoBase):
 
     def _describe(self) -> str:
         return f"tau={self.tau:g}" + (f", home={self.home:g}" if self.home else "")
+
+    def tunable(self, games) -> dict[str, tuple[float, float]]:
+        """``tau`` in [0.05, 2.5], the starting volatility in [0.001, 1] (with few games per
+        competitor it sets the drift more than tau does), and ``home`` where some game is not
+        neutral."""
+        return {"tau": (0.05, 2.5), "initial_volatility": (1e-3, 1.0), **self._home_bounds(games)}
 
     @property
     def model(self) -> SkillModel:

@@ -212,6 +212,9 @@ class TrueSkill(GaussianBeliefFilter):
         parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={self.draw_probability:g}"]
         return ", ".join(parts + self._describe_belief())
 
+    def _draw_bounds(self, games) -> dict[str, tuple[float, float]]:
+        return {"draw_probability": (1e-4, 0.9)} if np.any(games.score == 0.5) else {}
+
     @property
     def draw_margin(self) -> float:
         """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)``."""

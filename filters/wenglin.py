@@ -321,6 +321,19 @@ class WengLin(GaussianBeliefFilter):
         else:
             self.epsilon = 0.0
 
+    _param_aliases = {"model": "model_name"}
+
+    def _draw_bounds(self, games) -> dict[str, tuple[float, float]]:
+        if self.model_code == TM and np.any(games.score == 0.5):
+            return {"epsilon": (1e-4, 5.0 * self.beta)}
+        return {}
+
+    def get_params(self):
+        params = super().get_params()
+        if self.model_code != TM:
+            params["epsilon"] = None  # only Thurstone-Mosteller takes a margin
+        return params
+
     def _describe(self) -> str:
         parts = [f"model={self.model_name!r}", f"mu={self.mu:g}", f"sigma={self.sigma:g}", f"beta={self.beta:g}",
                  f"tau={self.tau:g}", f"kappa={self.kappa:g}"]

@@ -291,7 +291,7 @@ def _cmd_compare(args, out, err) -> int:
             raise CLIError(f"--split {args.split:g} of {_plural(len(games), 'game')} leaves no "
                            f"{'training' if n_train == 0 else 'held-out'} games")
         t0 = time.perf_counter()
-        table = compare(methods, games, split=args.split, mode=args.mode)
+        table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune)
         seconds = time.perf_counter() - t0
     except GamesError as exc:
         raise CLIError(str(exc)) from None
@@ -305,8 +305,10 @@ def _cmd_compare(args, out, err) -> int:
         records = []
         for rec in table.reset_index().to_dict(orient="records"):
             name = rec.pop("method")
+            res = table.attrs.get("tuned", {}).get(name)
             records.append({"method": str(name), "spec": repr(methods[name]),
-                            **{k: _finite(v) for k, v in rec.items()}})
+                            **{k: _finite(v) for k, v in rec.items()},
+                            **({"tuned": {k: _finite(v) for k, v in res.params.items()}} if res else {})})
         print(json.dumps({**meta, "methods": records}, indent=2), file=out)
     else:
         periods = f", periods {args.periods}" if args.periods else ""
@@ -316,6 +318,13 @@ def _cmd_compare(args, out, err) -> int:
         print(_format_table(table), file=out)
         print(file=out)
         print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else ""), file=out)
+        if args.tune:
+            print(file=out)
+            print("tuned on the training part (one-step-ahead log loss):", file=out)
+            for name, res in table.attrs.get("tuned", {}).items():
+                if res is not None:
+                    shown = ", ".join(f"{k}={v:.4g}" for k, v in res.params.items())
+                    print(f"  {name}: {shown}  ({res.seconds:.2f} s)", file=out)
     if args.plot:
         _write_comparison_plot(args.plot, table, games, methods, sim, source, err)
     return 0
@@ -471,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="frozen: forecast held-out games from the fitted state; online: forecast each "
                         "from everything before it (default frozen)")
     c.add_argument("--periods", metavar="SPEC", help=periods_help)
+    c.add_argument("--tune", action="store_true",
+                   help="tune every filter's settings on the training part only (maximum one-step-ahead "
+                        "likelihood) before scoring")
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")

@@ -58,7 +58,8 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str) -> tup
     return proba, time.perf_counter() - t0
 
 
-def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> pd.DataFrame:
+def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, tune: bool = False,
+            tune_options: dict | None = None) -> pd.DataFrame:
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``).
@@ -69,6 +70,10 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> 
       method that forecasts no draws on data with draws), ``fit_seconds``;
     - ``delta_log_loss`` and ``delta_se``: each method's log loss minus the best one's, with
       the paired standard error over the same games.
+
+    With ``tune=True`` every method that has a ``tune`` method is first tuned on the
+    training part only (``tune_options`` are passed on, e.g. ``{"burn_in": 0.2}``); the table
+    then has ``tune_seconds`` and ``result.attrs["tuned"]`` the fitted settings.
 
     ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts and
     ``result.attrs["test"]`` the held-out ``Games``.
@@ -81,7 +86,14 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> 
     train, test = games.split(split)
     y = test.score
     rows, probas, losses = [], {}, {}
+    tuned = {}
     for name, method in named.items():
+        tune_seconds = float("nan")
+        if tune and hasattr(method, "tune") and (not hasattr(method, "tunable") or method.tunable(train)):
+            t0 = time.perf_counter()
+            method = method.tune(train, **(tune_options or {}))
+            tune_seconds = time.perf_counter() - t0
+            tuned[name] = getattr(method, "tuning", None)
         proba, seconds = _forecast(method, train, test, games, mode)
         probas[name] = proba
         losses[name] = metrics.log_loss(y, proba, per_game=True)
@@ -93,6 +105,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> 
             "accuracy_50": metrics.accuracy(y, proba, band=None),
             "log_loss_3": metrics.log_loss_3(y, proba),
             "fit_seconds": seconds,
+            **({"tune_seconds": tune_seconds} if tune else {}),
         })
     table = pd.DataFrame(rows).set_index("method")
     best = table["log_loss"].idxmin()
@@ -104,4 +117,6 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen") -> 
     table.attrs["test"] = test
     table.attrs["mode"] = mode
     table.attrs["split"] = split
+    if tune:
+        table.attrs["tuned"] = tuned
     return table

@@ -1,0 +1,181 @@
+"""Hyperparameter fitting for every filter: maximise the one-step-ahead (prequential) likelihood.
+
+A filter's forecasts of each game made before seeing it are an honest out-of-sample score of
+its settings on the very games it learns from (Dawid's prequential principle). ``tune`` runs the
+compiled filter over the games for each candidate setting and minimises the mean log loss of
+those forecasts with L-BFGS-B on transformed coordinates (log scale for positive parameters),
+within bounds. Each evaluation is one pass of the compiled loop (about 2 ms for Elo on the
+49,520 international football games), so a few hundred evaluations cost seconds.
+
+Objectives (per game, averaged):
+
+- ``"log_loss"`` (default): binary log loss of the expected score, a draw as the target 0.5 —
+  the score ``compare`` reports, defined for every method;
+- ``"log_loss_3"``: ``-log P(observed outcome)``, the proper log-likelihood for methods that
+  model draws;
+- ``"brier"``: squared error of the expected score.
+
+Standard errors come from the curvature of the summed loss at the optimum (the inverse of the
+numerical Hessian of ``n * objective``), which is the usual asymptotic standard error when the
+objective is a log-likelihood (``"log_loss_3"``, or ``"log_loss"`` on data without draws).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+from statespace import Games, metrics
+
+__all__ = ["TuneResult", "tune", "OBJECTIVES"]
+
+OBJECTIVES = ("log_loss", "log_loss_3", "brier")
+
+
+@dataclass
+class TuneResult:
+    """Outcome of :func:`tune`: fitted ``params``, their standard errors ``se``, the best
+    ``objective``, every evaluation in ``trace`` (one row per setting tried), ``seconds``."""
+
+    params: dict
+    se: dict
+    objective: float
+    objective_name: str
+    n_games: int
+    trace: pd.DataFrame
+    seconds: float
+    success: bool
+    message: str = ""
+    start: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.6g} ± {self.se.get(k, float('nan')):.2g}" for k, v in self.params.items())
+        return (f"TuneResult({shown}; {self.objective_name} {self.objective:.6f} on {self.n_games} games, "
+                f"{len(self.trace)} evaluations, {self.seconds:.2f} s)")
+
+
+def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np.ndarray]:
+    proba = method.run(games).proba
+    if scored is not None:
+        proba = proba[scored]
+        games_score = games.score[scored]
+    else:
+        games_score = games.score
+    if objective == "log_loss":
+        per = metrics.log_loss(games_score, proba, per_game=True)
+    elif objective == "log_loss_3":
+        per = metrics.log_loss_3(games_score, proba, per_game=True)
+    else:
+        per = metrics.brier(games_score, proba, per_game=True)
+    value = float(np.mean(per))
+    return (value if np.isfinite(value) else 1e6), per
+
+
+def tune(method, games: Games, params=None, bounds=None, *, objective: str = "log_loss", maxiter: int = 200,
+         burn_in: float = 0.0, standard_errors: bool = True):
+    """Fit ``method``'s hyperparameters to ``games``; returns ``(new_method, TuneResult)``.
+
+    ``params``: names to fit (default: the method's :meth:`tunable` set). ``bounds``: mapping
+    ``name -> (low, high)`` overriding the defaults. ``burn_in``: the share of the earliest games
+    (in time order) run through the filter but left out of the objective, so that settings
+    are not chosen for how fast they forget the starting ratings.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    if not isinstance(games, Games):
+        raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    default = method.tunable(games)
+    names = list(default) if params is None else list(params)
+    unknown = [p for p in names if p not in default]
+    if unknown:
+        raise ValueError(f"{method.name}: cannot tune {unknown}; tunable: {sorted(default)}")
+    if not names:
+        raise ValueError(f"{method.name}: nothing to tune")
+    box = {p: tuple(map(float, default[p])) for p in names}
+    for p, b in (bounds or {}).items():
+        if p not in box:
+            raise ValueError(f"bounds given for {p!r}, which is not being tuned")
+        lo, hi = map(float, b)
+        if not lo < hi:
+            raise ValueError(f"bounds of {p!r} must satisfy low < high, got {b}")
+        box[p] = (lo, hi)
+    start = {}
+    for p in names:
+        lo, hi = box[p]
+        v = float(method.param_value(p))
+        start[p] = min(max(v, lo), hi)
+    logs = {p: box[p][0] > 0 for p in names}
+    if not 0 <= burn_in < 1:
+        raise ValueError(f"burn_in must be in [0, 1), got {burn_in!r}")
+    scored = None
+    if burn_in > 0:
+        scored = np.sort(games.order[int(round(burn_in * len(games))):])
+
+    def to_x(values):
+        return np.array([math.log(values[p]) if logs[p] else values[p] for p in names])
+
+    def from_x(x):
+        return {p: (math.exp(xi) if logs[p] else float(xi)) for p, xi in zip(names, x)}
+
+    x_bounds = [(math.log(box[p][0]), math.log(box[p][1])) if logs[p] else box[p] for p in names]
+    trace_rows = []
+
+    def f(x):
+        values = from_x(np.clip(x, [b[0] for b in x_bounds], [b[1] for b in x_bounds]))
+        value, _ = _score(method.with_params(**values), games, objective, scored)
+        trace_rows.append({**values, objective: value})
+        return value
+
+    t0 = time.perf_counter()
+    res = minimize(f, to_x(start), method="L-BFGS-B", bounds=x_bounds,
+                   options={"maxiter": maxiter, "eps": 1e-4})
+    best = from_x(res.x)
+    value, _ = _score(method.with_params(**best), games, objective, scored)
+    se = _standard_errors(method, games, objective, best, box, scored) if standard_errors else {}
+    seconds = time.perf_counter() - t0
+    n_scored = len(games) if scored is None else len(scored)
+    result = TuneResult(best, se, value, objective, n_scored, pd.DataFrame(trace_rows), seconds,
+                        bool(res.success), str(res.message), start)
+    tuned = method.with_params(**best)
+    tuned.tuning = result
+    return tuned, result
+
+
+def _standard_errors(method, games, objective, best, box, scored=None) -> dict:
+    """Standard errors from the numerical Hessian of the summed loss at ``best``."""
+    names = list(best)
+    n = len(games) if scored is None else len(scored)
+    x0 = np.array([best[p] for p in names])
+    steps = np.array([max(abs(v) * 1e-3, 1e-6 * (box[p][1] - box[p][0])) for p, v in zip(names, x0)])
+
+    def total(x):
+        vals = {p: float(v) for p, v in zip(names, x)}
+        for p in names:
+            lo, hi = box[p]
+            vals[p] = min(max(vals[p], lo), hi)
+        return n * _score(method.with_params(**vals), games, objective, scored)[0]
+
+    k = len(names)
+    H = np.empty((k, k))
+    f0 = total(x0)
+    for i in range(k):
+        ei = np.zeros(k)
+        ei[i] = steps[i]
+        fp, fm = total(x0 + ei), total(x0 - ei)
+        H[i, i] = (fp - 2 * f0 + fm) / steps[i] ** 2
+        for j in range(i):
+            ej = np.zeros(k)
+            ej[j] = steps[j]
+            H[i, j] = H[j, i] = (total(x0 + ei + ej) - total(x0 + ei - ej) - total(x0 - ei + ej)
+                                 + total(x0 - ei - ej)) / (4 * steps[i] * steps[j])
+    try:
+        cov = np.linalg.inv(H)
+        se = np.sqrt(np.where(np.diag(cov) > 0, np.diag(cov), np.nan))
+    except np.linalg.LinAlgError:
+        se = np.full(k, np.nan)
+    return {p: float(s) for p, s in zip(names, se)}
