@@ -97,3 +97,10 @@ def test_glicko_rating_periods_nfl():
     assert out.returncode == 0, out.stderr + out.stdout
     assert "### nfl" in out.stdout and "glicko, season periods" in out.stdout
     assert "1,681 games" in out.stdout  # the last 10% of 16,810
+
+
+def test_bench_trueskill_quick():
+    out = run("benchmarks/bench_trueskill.py", "--quick")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "games/s" in out.stdout
+    assert "backend=\"scipy\"" in out.stdout and "agree" in out.stdout and "BradleyTerryFull" in out.stdout
