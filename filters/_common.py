@@ -56,6 +56,9 @@ def parse_weights(weights, teams, keys) -> list[list[float]]:
         raise ValueError("weights must have the shape of rating_groups")
     if any(x < 0 or not np.isfinite(x) for team_w in w for x in team_w):
         raise ValueError("weights must be finite and >= 0")
+    empty = [i for i, team_w in enumerate(w) if not any(x > 0 for x in team_w)]
+    if empty:
+        raise ValueError(f"team {empty[0]} has no player with weight > 0: its performance is undefined")
     return w
 
 

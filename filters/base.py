@@ -164,6 +164,9 @@ class Filter:
 
         return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in)[0]
 
+    def check_games(self, games: Games) -> None:
+        """Raise ``ValueError`` for games this method cannot rate (default: none)."""
+
     def fused_game_kernel(self):
         """The one-game kernel used when every game is its own period, or None to use the
         period kernels for those too."""
@@ -233,6 +236,7 @@ class Filter:
 
         Every game is computed from the pre-period state; no time passes.
         """
+        self.check_games(batch)
         out, ids = self._aligned(state, batch)
         a, b = ids[batch.a], ids[batch.b]
         home = (~batch.neutral).astype(np.float64)
@@ -243,19 +247,23 @@ class Filter:
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
         """Win/draw/loss forecasts (n, 3) of ``a`` against ``b`` (names) from ``state``."""
-        index = {p: i for i, p in enumerate(state.players)}
         a = np.atleast_1d(np.asarray(a, dtype=object))
         b = np.atleast_1d(np.asarray(b, dtype=object))
         home = np.zeros(a.size) if at_home is None else np.broadcast_to(np.asarray(at_home, float), a.shape)
-        prior = self.prior_row()
-        theta = self.theta()
+        names, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
+        st, ids = self._aligned(state, names.astype(object))
+        last = np.full(st.values.shape[0], np.nan)  # no time passes
+        return self._frozen_proba(st.values, last, np.ascontiguousarray(ids[codes[:a.size]]),
+                                  np.ascontiguousarray(ids[codes[a.size:]]), np.array(home, dtype=np.float64),
+                                  np.zeros(a.size))
+
+    def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
+        """Forecasts of games (ids ``a``, ``b``) from ``values`` without learning, each
+        competitor moved forward from ``last`` to the game's time ``t``."""
+        cls = type(self)
         out = np.empty((a.size, 3))
-        tmp = np.empty((2, state.values.shape[1]))
-        for g in range(a.size):
-            for side, name in enumerate((a[g], b[g])):
-                i = index.get(str(name))
-                tmp[side] = prior if i is None else state.values[i]
-            out[g] = type(self)._proba(tmp, 0, 1, float(home[g]), theta)
+        K.forecast_loop(cls._predict, cls._proba, values, last, self.theta(), a, b, home, t, out,
+                        np.empty((2, values.shape[1])))
         return out
 
     # ------------------------------------------------------------------ whole tables
@@ -274,6 +282,7 @@ class Filter:
         """
         if not isinstance(games, Games):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+        self.check_games(games)
         if state is None:
             st = self.init_state(games.players, initial)
             ids = np.arange(games.n_players)
@@ -324,10 +333,12 @@ class Filter:
         t[games.order] = np.arange(len(games), dtype=np.float64)
         return t
 
-    def _aligned(self, state: FilterState, games: Games, initial=None) -> tuple[FilterState, np.ndarray]:
-        """Copy of ``state`` extended with newcomers of ``games``; ids mapping games -> state."""
+    def _aligned(self, state: FilterState, games, initial=None) -> tuple[FilterState, np.ndarray]:
+        """Copy of ``state`` extended with newcomers of ``games`` (a :class:`Games` or an array of
+        names); ids mapping the games' competitor ids (or the names) to rows of the state."""
+        players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
         index = {p: i for i, p in enumerate(state.players)}
-        new = [p for p in games.players if p not in index]
+        new = [p for p in players if p not in index]
         out = state.copy()
         if new:
             extra = self.init_state(np.asarray(new, dtype=object), initial)
@@ -336,7 +347,7 @@ class Filter:
                               np.concatenate([state.count, extra.count]),
                               np.concatenate([state.last, extra.last]), state.columns)
             index.update({p: len(state.players) + j for j, p in enumerate(new)})
-        ids = np.array([index[p] for p in games.players], dtype=np.int64)
+        ids = np.array([index[p] for p in players], dtype=np.int64)
         return out, ids
 
 
@@ -372,13 +383,10 @@ class FilterRun:
         method = self.method
         self._check_time_basis(games)
         st, ids = method._aligned(self.state, games)
-        out = np.empty((len(games), 3))
-        cls = type(method)
-        K.forecast_loop(cls._predict, cls._proba, st.values, st.last, method.theta(),
-                        np.ascontiguousarray(ids[games.a]), np.ascontiguousarray(ids[games.b]),
-                        np.ascontiguousarray((~games.neutral).astype(np.float64)),
-                        np.ascontiguousarray(method.times(games)), out, np.empty((2, st.values.shape[1])))
-        return out
+        return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
+                                    np.ascontiguousarray(ids[games.b]),
+                                    np.ascontiguousarray((~games.neutral).astype(np.float64)),
+                                    np.ascontiguousarray(method.times(games), dtype=np.float64))
 
     def continue_run(self, games: Games) -> "FilterRun":
         """Keep filtering: run ``games`` starting from this run's final state."""

@@ -40,8 +40,8 @@ where ``g = (y - E) / s`` and ``\kappa = E (1 - E) / s^2``):
 
 Covariance options: ``"diagonal"`` (default; one variance per competitor; O(1) per game),
 ``"full"`` (one n x n covariance, so that playing a common opponent correlates two competitors;
-O(n^2) per game and O(n^2) memory: about 0.3 ms per game at 1,000 competitors, impractical
-beyond a few thousand), ``"scalar"`` (a shared fixed variance: the steady-state filter Elo
+O(n^2) per game and O(n^2) memory: about 1 ms per game at 1,000 competitors (docs/ekf.md),
+impractical beyond a few thousand), ``"scalar"`` (a shared fixed variance: the steady-state filter Elo
 approximates).
 """
 
@@ -54,7 +54,7 @@ from numba import njit
 
 import dataclasses
 
-from statespace import SkillModel
+from statespace import Games, SkillModel
 from statespace import _numeric as nx
 
 from . import _kernels as K
@@ -249,6 +249,29 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
                     scratch[i, c] = 0.0
 
 
+@njit(cache=True)
+def _full_forecast(x, last, theta, a, b, home, t):
+    """Frozen forecasts with full covariance: Var(d) = P_aa + P_bb - 2 P_ab, each diagonal
+    entry grown by the drift since the competitor's last game (the cross term does not grow)."""
+    n = a.shape[0]
+    out = np.empty((n, 3))
+    link = int(theta[_LINK])
+    for g in range(n):
+        ia = a[g]
+        ib = b[g]
+        S = x[ia, 2 + ia] + x[ib, 2 + ib] - 2.0 * x[ia, 2 + ib]
+        for i in (ia, ib):
+            if not math.isnan(last[i]) and t[g] > last[i]:
+                S += theta[_DRIFT] * (t[g] - last[i])
+        d = x[ia, _MEAN] - x[ib, _MEAN] + theta[_HOME] * home[g]
+        s = nx.effective_scale(link, theta[_SCALE], S)
+        pw, pd, pl = nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
+        out[g, 0] = pw
+        out[g, 1] = pd
+        out[g, 2] = pl
+    return out
+
+
 def expected_curvature(model: SkillModel) -> float:
     """``kappa_0 = E[-l''(0)]``: the curvature of the log-likelihood between equal competitors,
     averaged over the outcomes (``1 / (4 s^2)`` for the logistic link without draws)."""
@@ -406,6 +429,18 @@ class EKF(Filter):
                 out["draw_param"] = (1e-3, 20.0)
         return out
 
+    def check_games(self, games) -> None:
+        """A draw cannot be rated under draw model 'none'."""
+        if self.skill_model.draw_code == nx.DRAW_NONE and np.any(games.score == 0.5):
+            rows = games.row[np.flatnonzero(games.score == 0.5)[:5]].tolist()
+            raise ValueError(f"{self.name}: the model's draw model is 'none' but the games have draws "
+                             f"(column 'score', rows {rows}...); use draw='half', 'threshold' or 'davidson'")
+
+    def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
+        if self.covariance != "full":
+            return super()._frozen_proba(values, last, a, b, home, t)
+        return _full_forecast(values, last, self.theta(), a, b, home, t)
+
     def fused_game_kernel(self):
         # full covariance: the period kernel's rank-m update covers one game too
         return None if self.covariance == "full" else type(self)._game
@@ -447,10 +482,11 @@ class EKF(Filter):
     def _aligned(self, state, games, initial=None):
         if self.covariance != "full":
             return super()._aligned(state, games, initial)
+        players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
         index = {p: i for i, p in enumerate(state.players)}
-        new = [p for p in games.players if p not in index]
+        new = [p for p in players if p not in index]
         if not new:
-            return state.copy(), np.array([index[p] for p in games.players], dtype=np.int64)
+            return state.copy(), np.array([index[p] for p in players], dtype=np.int64)
         extra = self.init_state(np.asarray(new, dtype=object), initial)
         n0, n1 = len(state.players), len(new)
         values = np.zeros((n0 + n1, 2 + n0 + n1))
@@ -463,7 +499,7 @@ class EKF(Filter):
         st = FilterState(players, np.ascontiguousarray(values), np.concatenate([state.count, extra.count]),
                          np.concatenate([state.last, extra.last]), cols)
         index.update({p: n0 + j for j, p in enumerate(new)})
-        return st, np.array([index[p] for p in games.players], dtype=np.int64)
+        return st, np.array([index[p] for p in players], dtype=np.int64)
 
     def covariance_matrix(self, state: FilterState) -> np.ndarray:
         """The competitors' posterior covariance (full covariance), or its diagonal."""

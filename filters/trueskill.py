@@ -130,6 +130,9 @@ def _game(x, count, theta, a, b, score, at_home):
 def _update(x, count, theta, a, b, score, home, start, stop, scratch):
     # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
     # 3 marks a competitor whose prior has been widened by tau^2 per game this period
+    if stop - start == 1:  # one game: the ADF posterior itself (as the fused kernel computes it)
+        _game(x, count, theta, a[start], b[start], score[start], home[start])
+        return
     for j in range(start, stop):
         scratch[a[j], 0] += 1.0
         scratch[b[j], 0] += 1.0
@@ -233,22 +236,24 @@ class TrueSkill(GaussianBeliefFilter):
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
         """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b``."""
-        return _win_draw_loss(float(a[0]), float(a[1]) ** 2, float(b[0]), float(b[1]) ** 2, 0.0, self.beta,
-                              self.draw_margin)
+        (a,), (b,) = parse_teams([[a], [b]])[0]
+        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta, self.draw_margin)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
         """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
         first, as ``rate`` does."""
+        (a,), (b,) = parse_teams([[a], [b]])[0]
         t2 = self.tau**2
-        ma, pa, mb, pb = _adf(float(a[0]), float(a[1]) ** 2 + t2, float(b[0]), float(b[1]) ** 2 + t2,
+        ma, pa, mb, pb = _adf(a[0], a[1] ** 2 + t2, b[0], b[1] ** 2 + t2,
                               0.5 if drawn else 1.0, 0.0, self.beta, self.draw_margin)
         return (ma, math.sqrt(pa)), (mb, math.sqrt(pb))
 
     def quality_1vs1(self, a, b) -> float:
         """Draw probability relative to the most even game:
         ``sqrt(2 beta^2 / c^2) exp(-(mu_a - mu_b)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
-        c2 = 2 * self.beta**2 + float(a[1]) ** 2 + float(b[1]) ** 2
-        return math.sqrt(2 * self.beta**2 / c2) * math.exp(-((float(a[0]) - float(b[0])) ** 2) / (2 * c2))
+        (a,), (b,) = parse_teams([[a], [b]])[0]
+        c2 = 2 * self.beta**2 + a[1] ** 2 + b[1] ** 2
+        return math.sqrt(2 * self.beta**2 / c2) * math.exp(-((a[0] - b[0]) ** 2) / (2 * c2))
 
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None,

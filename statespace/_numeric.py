@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from . import _gaussian as _g
@@ -111,15 +112,11 @@ def _log_cdf_derivs(link, x):
 
 
 @njit(cache=True)
-def _log_pdf_ratio_f(link, x):
-    """(f(x), f'(x)) of the link's density."""
-    if link == LOGISTIC:
-        p = cdf(LOGISTIC, x)
-        q = cdf(LOGISTIC, -x)
-        f = p * q
-        return f, f * (q - p)
-    f = _g.pdf(x)
-    return f, -x * f
+def _log_sigmoid(x):
+    """log F(x) for the logistic F, without overflow."""
+    if x >= 0.0:
+        return -math.log1p(math.exp(-x))
+    return x - math.log1p(math.exp(x))
 
 
 @njit(cache=True)
@@ -150,13 +147,17 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
             g = _g.v_draw(z, m)
             h = -_g.w_draw(z, m)
         else:
-            den = cdf(link, m - z) - cdf(link, -m - z)
-            f1, fp1 = _log_pdf_ratio_f(link, m - z)
-            f2, fp2 = _log_pdf_ratio_f(link, -m - z)
-            d1 = -f1 + f2
-            d2 = fp1 - fp2
-            g = d1 / den
-            h = d2 / den - g * g
+            # logistic: D = F(a) - F(b) = F(a) F(-b) (1 - e^(-2m)), a = m - z, b = -m - z, so the
+            # ratios f(a)/D = F(-a) / (F(-b) c) and f(b)/D = F(b) / (F(a) c), c = 1 - e^(-2m),
+            # stay finite however far z is from 0; D' = f(b) - f(a), D'' = f'(a) - f'(b) with
+            # f'(x) = f(x) (F(-x) - F(x))
+            a_ = m - z
+            b_ = -m - z
+            c = -math.expm1(-2.0 * max(m, 1e-300))
+            ra = math.exp(_log_sigmoid(-a_) - _log_sigmoid(-b_)) / c
+            rb = math.exp(_log_sigmoid(b_) - _log_sigmoid(a_)) / c
+            g = rb - ra
+            h = (ra * (cdf(link, -a_) - cdf(link, a_)) - rb * (cdf(link, -b_) - cdf(link, b_))) - g * g
     elif draw == DRAW_DAVIDSON:
         gp, hp = _log_cdf_derivs(link, z)
         gq, hq = _log_cdf_derivs(link, -z)
@@ -181,3 +182,28 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
         g = score * g1 - (1.0 - score) * g0
         h = score * h1 + (1.0 - score) * h0
     return g / scale, h / (scale * scale)
+
+
+# ---------------------------------------------------------------- array versions
+@njit(cache=True)
+def outcome_proba_array(link, draw, theta, diff, s):
+    """:func:`outcome_proba` over arrays ``diff`` and ``s`` (same length): an (n, 3) array."""
+    n = diff.shape[0]
+    out = np.empty((n, 3))
+    for i in range(n):
+        pw, pd, pl = outcome_proba(link, draw, theta, diff[i], s[i])
+        out[i, 0] = pw
+        out[i, 1] = pd
+        out[i, 2] = pl
+    return out
+
+
+@njit(cache=True)
+def loglik_derivs_array(link, draw, theta, score, diff, scale):
+    """:func:`loglik_derivs` over arrays: (gradient, second derivative) per game."""
+    n = diff.shape[0]
+    g = np.empty(n)
+    h = np.empty(n)
+    for i in range(n):
+        g[i], h[i] = loglik_derivs(link, draw, theta, score[i], diff[i], scale)
+    return g, h

@@ -150,8 +150,12 @@ def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str
     (in online mode, those that can run online)."""
     known = registry()
     if not values:
+        import smoothers
+
         out = {}
         for name, ctor in known.items():
+            if name in getattr(smoothers, "NOT_BY_DEFAULT", ()):
+                continue
             method = ctor()
             if mode == "online" and not hasattr(method, "run"):
                 continue

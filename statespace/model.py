@@ -193,12 +193,9 @@ class SkillModel:
         """
         diff = np.asarray(diff, dtype=float)
         s = np.broadcast_to(self.effective_scale(var), diff.shape)
-        out = np.empty(diff.shape + (3,))
-        flat_d, flat_s, flat_o = diff.reshape(-1), s.reshape(-1), out.reshape(-1, 3)
-        code, theta, link = self.draw_code, self.draw.theta, self.link_code
-        for i in range(flat_d.size):
-            flat_o[i] = nx.outcome_proba(link, code, theta, flat_d[i], flat_s[i])
-        return out
+        flat = nx.outcome_proba_array(self.link_code, self.draw_code, self.draw.theta,
+                                      np.ascontiguousarray(diff.reshape(-1)), np.ascontiguousarray(s.reshape(-1)))
+        return flat.reshape(diff.shape + (3,))
 
     def expected_score(self, diff: np.ndarray | float, var: np.ndarray | float = 0.0) -> np.ndarray:
         """``P(win) + P(draw) / 2``."""
@@ -231,12 +228,10 @@ class SkillModel:
         score, diff = np.broadcast_arrays(np.asarray(score, dtype=float), np.asarray(diff, dtype=float))
         if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
             raise ValueError("a draw has no likelihood under draw model 'none'")
-        g = np.empty(score.shape)
-        h = np.empty(score.shape)
-        for i, (y, d) in enumerate(zip(score.reshape(-1), diff.reshape(-1))):
-            g.reshape(-1)[i], h.reshape(-1)[i] = nx.loglik_derivs(self.link_code, self.draw_code, self.draw.theta,
-                                                                  float(y), float(d), self.scale)
-        return g, h
+        g, h = nx.loglik_derivs_array(self.link_code, self.draw_code, self.draw.theta,
+                                      np.ascontiguousarray(score.reshape(-1)), np.ascontiguousarray(diff.reshape(-1)),
+                                      self.scale)
+        return g.reshape(score.shape), h.reshape(score.shape)
 
     def predict_var(self, var: np.ndarray | float, dt: np.ndarray | float) -> np.ndarray:
         """Variance of a skill after ``dt`` units of time: ``var + drift * dt``."""

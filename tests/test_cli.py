@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import smoothers
+
 import filters
 from statespace import Games, cli, scenarios
 from statespace.cli import CLIError, main, parse_method, parse_methods, parse_periods
@@ -112,7 +114,9 @@ def test_compare_default_prints_header_and_table(capsys):
         assert col in header
     body = lines[lines.index(header) + 2:]
     rows = [line.split()[0] for line in body[:body.index("")]]
-    assert sorted(rows) == sorted(cli.registry())
+    import smoothers
+
+    assert sorted(rows) == sorted(set(cli.registry()) - smoothers.NOT_BY_DEFAULT)
     assert "best" in out
 
 
@@ -122,7 +126,7 @@ def test_compare_json_one_record_per_method(capsys):
     data = json.loads(out)
     assert data["n_games"] == 600 and data["n_test"] == 180 and data["mode"] == "frozen"
     records = data["methods"]
-    assert sorted(r["method"] for r in records) == sorted(cli.registry())
+    assert sorted(r["method"] for r in records) == sorted(set(cli.registry()) - smoothers.NOT_BY_DEFAULT)
     losses = [r["log_loss"] for r in records]
     assert losses == sorted(losses)
     for r in records:
@@ -329,7 +333,7 @@ def test_parse_methods_grouping():
     named = parse_methods(["elo:k=24,home=60,elo_fide,elo:k=10"])
     assert list(named) == ["elo:k=24,home=60", "elo_fide", "elo:k=10"]
     assert named["elo:k=10"].k == 10
-    assert set(parse_methods(None)) == set(cli.registry())
+    assert set(parse_methods(None)) == set(cli.registry()) - smoothers.NOT_BY_DEFAULT
 
 
 def test_parse_periods():

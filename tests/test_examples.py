@@ -104,3 +104,14 @@ def test_bench_trueskill_quick():
     assert out.returncode == 0, out.stderr + out.stdout
     assert "games/s" in out.stdout
     assert "backend=\"scipy\"" in out.stdout and "agree" in out.stdout and "BradleyTerryFull" in out.stdout
+
+
+def test_ekf_concept():
+    out = run("examples/ekf_concept.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    # the published figures (seed 3): Elo K = 0.15 and the EKF, one step ahead after 500 games
+    assert "0.1147        0.1135     0.1147" in out.stdout
+    assert "0.0976        0.0963     0.0976" in out.stdout
+    assert "median 0.1054   at the last game 0.1053" in out.stdout  # the gain, "about 0.105"
+    assert "best on the 0.01 grid: K = 0.11 (0.1087)" in out.stdout  # "about 0.1, giving 0.109"
+    assert "MISMATCH" not in out.stdout and "all checks ok" in out.stdout
