@@ -1,10 +1,42 @@
 """Offline methods that fit the shared random-walk skill model to the whole history at once.
 
-Planned: ``PyMCSmoother`` (NUTS on the Gaussian-random-walk Bradley-Terry model) and
-``LaplaceSmoother`` (Whole-History-Rating style Newton smoother); they will share the fitted
-interface of the filters (``fit``, ``predict_proba``, ``ratings``, ``trajectories``).
+- :class:`LaplaceSmoother`: the posterior mode by Newton's method on the whole history with a
+  sparse Hessian (Whole History Rating), marginal variances, drift fixed or type-II ML;
+- :class:`BradleyTerry`: its drift-0 case, the static (MAP / maximum-likelihood) fit;
+- :class:`PyMCSmoother`: the Bayesian gold standard, NUTS on the Gaussian-random-walk
+  Bradley-Terry model in PyMC (imported lazily: ``from smoothers import PyMCSmoother``).
+
+All return a :class:`smoothers.base.SmootherFit` with the filters' fitted interface
+(``predict_proba``, ``ratings``, ``trajectories``).
 """
 
-REGISTRY: dict = {}
+from .base import SmootherFit, Timeline, timeline
+from .laplace import BradleyTerry, LaplaceSmoother
 
-__all__ = ["REGISTRY"]
+
+def _pymc(**kwargs):
+    from .pymc_smoother import PyMCSmoother
+
+    return PyMCSmoother(**kwargs)
+
+
+def __getattr__(name):
+    if name == "PyMCSmoother":
+        from .pymc_smoother import PyMCSmoother
+
+        return PyMCSmoother
+    raise AttributeError(f"module 'smoothers' has no attribute {name!r}")
+
+
+#: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
+REGISTRY = {
+    "laplace": LaplaceSmoother,
+    "bradley_terry": BradleyTerry,
+    "pymc": _pymc,
+}
+
+#: Registered but left out of the default method list (minutes, not seconds, on real data).
+NOT_BY_DEFAULT = {"pymc"}
+
+__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "SmootherFit", "Timeline", "timeline",
+           "REGISTRY", "NOT_BY_DEFAULT"]

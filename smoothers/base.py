@@ -1,0 +1,218 @@
+"""What every smoother shares: the whole-history layout of the random-walk model, and the
+fitted interface (the same face as the filters': ``predict_proba``, ``ratings``, ``trajectories``).
+
+The layout: one skill variable per competitor and distinct time at which it plays (a "node";
+with rating periods, per period). Consecutive nodes of a competitor are linked by the random
+walk, ``s_k - s_{k-1} ~ N(0, drift * dt)``; a competitor's first node has the prior
+``N(prior_mean, prior_var)``; each game observes the difference of two nodes (plus home).
+Smoothers infer the posterior of all nodes at once; forecasting a game at time ``t`` moves a
+competitor's last node at or before ``t`` forward by the random walk.
+
+Each competitor's mean level is identified only through the prior (adding a constant to a
+competitor's whole trajectory and its opponents' changes no likelihood only if everyone moves
+together), so compare skills as differences, or centre them per time (``centre=True``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from statespace import Games, SkillModel
+
+__all__ = ["Timeline", "SmootherFit", "timeline"]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Nodes of the whole-history model for a table of games.
+
+    - ``players``: competitor names; ``node_player``, ``node_time``: each node's competitor id
+      and time (in the smoother's time unit), sorted by competitor then time;
+    - ``prev``: the previous node of the same competitor (-1 for a first node), ``dt`` the time
+      between them;
+    - ``game_a``, ``game_b``: the nodes each game (input row order) observes.
+    """
+
+    players: np.ndarray
+    node_player: np.ndarray
+    node_time: np.ndarray
+    prev: np.ndarray
+    dt: np.ndarray
+    game_a: np.ndarray
+    game_b: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_player.size)
+
+
+def timeline(games: Games, times: np.ndarray) -> Timeline:
+    """Nodes for ``games`` at ``times`` (one per game, in the smoother's unit, input row order)."""
+    n = len(games)
+    player = np.concatenate([games.a, games.b])
+    t = np.concatenate([times, times]).astype(float)
+    order = np.lexsort((t, player))
+    ps, ts = player[order], t[order]
+    new = np.r_[True, (ps[1:] != ps[:-1]) | (ts[1:] != ts[:-1])]
+    node_of_sorted = np.cumsum(new) - 1
+    node_player = ps[new]
+    node_time = ts[new]
+    node_of = np.empty(2 * n, dtype=np.int64)
+    node_of[order] = node_of_sorted
+    first = np.r_[True, node_player[1:] != node_player[:-1]]
+    prev = np.where(first, -1, np.arange(node_player.size) - 1)
+    dt = np.where(first, 0.0, node_time - np.r_[node_time[:1], node_time[:-1]])
+    return Timeline(games.players, node_player.astype(np.int64), node_time, prev.astype(np.int64), dt,
+                    node_of[:n], node_of[n:])
+
+
+class SmootherFit:
+    """A fitted smoother: posterior means and variances (and optionally draws) of every node.
+
+    Attributes: ``method``, ``games``, ``timeline``, ``mean``, ``var`` (per node), ``draws``
+    (``(n_draws, n_nodes)`` or ``None``), ``cov`` (the nodes' full covariance, or ``None``),
+    ``model`` (the :class:`SkillModel` with the fitted drift and prior), ``info`` (a dict of fit
+    diagnostics). Forecasts use the covariance of the two nodes when it is known (it matters
+    when the common level is loosely pinned, e.g. a static fit with a flat prior).
+    """
+
+    def __init__(self, method, games: Games, tl: Timeline, mean: np.ndarray, var: np.ndarray, model: SkillModel,
+                 times_fn, draws: np.ndarray | None = None, info: dict | None = None, cov: np.ndarray | None = None):
+        self.method = method
+        self.cov = cov  # full posterior covariance of the nodes, when the smoother has it
+        self.games = games
+        self.timeline = tl
+        self.mean = np.asarray(mean, dtype=float)
+        self.var = np.asarray(var, dtype=float)
+        self.model = model
+        self.draws = draws
+        self.info = info or {}
+        self._times = times_fn
+        self._index = {p: i for i, p in enumerate(tl.players)}
+        # last node of each competitor, for forecasts and leaderboards
+        last = np.full(tl.players.size, -1, dtype=np.int64)
+        last[tl.node_player] = np.arange(tl.n_nodes)  # nodes are sorted by player then time
+        self._last = last
+        self._games_count = np.bincount(np.concatenate([games.a, games.b]), minlength=tl.players.size)
+
+    def __repr__(self) -> str:
+        return f"SmootherFit({self.method!r}, {self.games!r})"
+
+    # ------------------------------------------------------------ locating nodes
+    def _node_at(self, ids: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Each competitor's last node at or before ``t`` (-1: none, a newcomer then)."""
+        tl = self.timeline
+        out = np.full(ids.size, -1, dtype=np.int64)
+        known = ids >= 0
+        if not known.any():
+            return out
+        # nodes of competitor p are the contiguous range [start[p], end[p])
+        start = np.searchsorted(tl.node_player, np.arange(tl.players.size), side="left")
+        end = np.searchsorted(tl.node_player, np.arange(tl.players.size), side="right")
+        for j in np.flatnonzero(known):
+            p = ids[j]
+            k = np.searchsorted(tl.node_time[start[p]:end[p]], t[j], side="right") - 1
+            out[j] = start[p] + k if k >= 0 else -1
+        return out
+
+    def _ids(self, names) -> np.ndarray:
+        return np.array([self._index.get(str(p), -1) for p in names], dtype=np.int64)
+
+    def _moments(self, node: np.ndarray, t: np.ndarray):
+        """Mean and variance at time ``t`` moved forward from ``node`` (the prior for -1)."""
+        m = self.model
+        have = node >= 0
+        mean = np.where(have, self.mean[np.maximum(node, 0)], m.prior_mean)
+        var = np.where(have, self.var[np.maximum(node, 0)], m.prior_var)
+        gap = np.where(have, np.maximum(t - self.timeline.node_time[np.maximum(node, 0)], 0.0), 0.0)
+        return mean, var + m.drift * gap, gap
+
+    # ------------------------------------------------------------ the fitted interface
+    def predict_proba(self, games: Games) -> np.ndarray:
+        """Win/draw/loss forecasts (n, 3) of ``games``, each at its own time: a competitor's
+        last fitted node at or before the game is moved forward by the random walk; newcomers
+        start from the prior. With posterior draws, the probability is averaged over draws."""
+        t = self._times(games)
+        na = self._node_at(self._ids(games.a_name), t)
+        nb = self._node_at(self._ids(games.b_name), t)
+        at_home = ~games.neutral
+        ma, va, ga = self._moments(na, t)
+        mb, vb, gb = self._moments(nb, t)
+        model = self.model
+        if self.draws is None:
+            var = va + vb
+            if self.cov is not None:  # the difference's variance, covariance included
+                both = (na >= 0) & (nb >= 0)
+                var = np.where(both, var - 2.0 * self.cov[np.maximum(na, 0), np.maximum(nb, 0)], var)
+            return model.proba(model.diff(ma, mb, at_home), np.maximum(var, 0.0))
+        # average over posterior draws; the random walk since the last node adds drift * gap
+        m0 = model.prior_mean
+        da = np.where(na >= 0, self.draws[:, np.maximum(na, 0)], m0)
+        db = np.where(nb >= 0, self.draws[:, np.maximum(nb, 0)], m0)
+        extra = model.drift * (ga + gb) + np.where(na < 0, model.prior_var, 0.0) + np.where(nb < 0, model.prior_var, 0.0)
+        diffs = da - db + model.home * at_home
+        p = model.proba(diffs, np.broadcast_to(extra, diffs.shape))
+        return p.mean(axis=0)
+
+    def ratings(self, at=None, *, centre: bool = False, level: float = 0.9) -> pd.DataFrame:
+        """Leaderboard: ``player``, ``mean``, ``sd``, ``lower``/``upper`` (a central ``level``
+        credible band), ``games``, at each competitor's last game or at time ``at`` (in the
+        games' time: a date or number). ``centre=True`` subtracts the mean over competitors."""
+        tl = self.timeline
+        ids = np.arange(tl.players.size)
+        if at is None:
+            node = self._last
+            t = tl.node_time[node]
+        else:
+            t_at = float(self._times_at(at))
+            t = np.full(ids.size, t_at)
+            node = self._node_at(ids, t)
+        mean, var, _ = self._moments(node, t)
+        if centre:
+            mean = mean - mean.mean()
+        from scipy.stats import norm
+
+        z = norm.ppf(0.5 + level / 2)
+        sd = np.sqrt(var)
+        df = pd.DataFrame({"player": tl.players, "mean": mean, "sd": sd, "lower": mean - z * sd,
+                           "upper": mean + z * sd, "games": self._games_count})
+        df = df[df["games"] > 0]
+        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+    def _times_at(self, at):
+        probe = Games.from_arrays([at], ["_x_"], ["_y_"], [1.0])
+        if probe.is_datetime != self.games.is_datetime:
+            raise ValueError("at= must be a date for dated games and a number for numeric times")
+        if self.games.period is not None:
+            raise ValueError("ratings(at=...) needs games without rating periods; use at=None")
+        return self._times(probe)[0]
+
+    def trajectories(self, *, centre: bool = False, level: float = 0.9) -> pd.DataFrame:
+        """Long table of every node: ``time`` (in the smoother's unit), ``player``, ``mean``,
+        ``sd``, ``lower``, ``upper``. ``centre=True`` subtracts, at each node, the mean of all
+        competitors' latest means at that time, so that levels are comparable over time."""
+        from scipy.stats import norm
+
+        tl = self.timeline
+        mean = self.mean.copy()
+        if centre:
+            mean = mean - self._centres(tl.node_time)
+        sd = np.sqrt(self.var)
+        z = norm.ppf(0.5 + level / 2)
+        return pd.DataFrame({"time": tl.node_time, "player": tl.players[tl.node_player], "mean": mean,
+                             "sd": sd, "lower": mean - z * sd, "upper": mean + z * sd})
+
+    def _centres(self, times: np.ndarray) -> np.ndarray:
+        """Mean over competitors (seen so far) of their latest posterior mean at each time."""
+        tl = self.timeline
+        ut = np.unique(times)
+        centre = np.empty(ut.size)
+        ids = np.arange(tl.players.size)
+        for k, t in enumerate(ut):
+            node = self._node_at(ids, np.full(ids.size, t))
+            seen = node >= 0
+            centre[k] = self.mean[node[seen]].mean() if seen.any() else 0.0
+        return centre[np.searchsorted(ut, times)]

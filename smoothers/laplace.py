@@ -1,0 +1,319 @@
+r"""The Laplace (whole-history) smoother and the static Bradley-Terry fit.
+
+The posterior mode of every node of the random-walk model (see :mod:`smoothers.base`) by
+Newton's method on the whole history, as in Whole History Rating (Coulom 2008):
+
+    E(x) = - sum_games l(x_a - x_b + h) + 1/2 sum_first (x_k - mu_0)^2 / sigma_0^2
+           + 1/2 sum_links (x_k - x_prev)^2 / (q dt_k)
+
+Its Hessian is sparse: tridiagonal in time for each competitor (the random-walk links) plus a
+2 x 2 coupling ``kappa (e_a - e_b)(e_a - e_b)^T`` per game, ``kappa = -l''``. Each Newton step
+solves one sparse system (SuperLU with a minimum-degree ordering), with a backtracking line
+search so that the log posterior never decreases.
+
+Marginal variances are the diagonal of ``H^{-1}`` at the mode: exactly (dense inverse) up to
+``exact_variance_limit`` nodes; above it each competitor's variance is taken from its own
+block of ``H`` (its chain with the games' curvature on the diagonal, others held at their
+mode: WHR's approximation), which understates uncertainty where opponents are uncertain too.
+
+The drift ``q`` is fixed, or chosen (``drift="auto"``) by maximising the Laplace approximation
+of the marginal likelihood (type-II maximum likelihood):
+
+    log p(y | q) ~ sum l(x*) - E_prior(x*) + 1/2 log det Q(q) - 1/2 log det H(x*)
+
+with ``Q`` the prior precision (``log det Q = sum (log 1/sigma_0^2 + sum_links log 1/(q dt))``).
+
+With drift 0 every competitor has one node and the mode is the (MAP, or with a flat prior the
+maximum-likelihood) static Bradley-Terry fit: :class:`BradleyTerry`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+from scipy.sparse.linalg import splu
+
+from statespace import Games, SkillModel
+from statespace import _numeric as nx
+
+from .base import SmootherFit, Timeline, timeline
+
+__all__ = ["LaplaceSmoother", "BradleyTerry"]
+
+
+def _loglik(model: SkillModel, score: np.ndarray, diff: np.ndarray) -> float:
+    return float(np.sum(model.loglik(score, diff)))
+
+
+class LaplaceSmoother:
+    """Whole-history posterior mode of the random-walk model, with marginal variances.
+
+    Parameters
+    ----------
+    model:
+        The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, home).
+        Default: logistic link in Elo units, prior N(1500, 350^2), drift 100 per day, draws as
+        half a win.
+    drift:
+        ``None`` (the model's drift), a number (fixed), or ``"auto"``: type-II maximum likelihood
+        between ``drift_bounds`` (in the model's units per unit of time).
+    period_days:
+        Time unit of the drift when the games have no rating periods (days; numeric times:
+        their own unit).
+    tol, max_iter:
+        Newton stops when no node moves by more than ``tol`` times the model's scale.
+    exact_variance_limit:
+        Up to this many nodes, marginal variances are exact (dense inverse of the Hessian).
+    """
+
+    name = "laplace"
+
+    def __init__(self, model: SkillModel | None = None, drift=None, *, period_days: float = 1.0,
+                 tol: float = 1e-8, max_iter: int = 100, exact_variance_limit: int = 3000,
+                 drift_bounds: tuple[float, float] | None = None):
+        if model is None:
+            model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
+        if not isinstance(model, SkillModel):
+            raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
+        if drift is not None and drift != "auto":
+            if not (isinstance(drift, (int, float)) and np.isfinite(drift) and drift >= 0):
+                raise ValueError(f"drift must be None, 'auto' or a number >= 0, got {drift!r}")
+            import dataclasses
+
+            model = dataclasses.replace(model, drift=float(drift))
+        if not (np.isfinite(period_days) and period_days > 0):
+            raise ValueError(f"period_days must be > 0, got {period_days!r}")
+        self.skill_model = model
+        self.auto_drift = drift == "auto"
+        self.period_days = float(period_days)
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        self.exact_variance_limit = int(exact_variance_limit)
+        s2 = model.scale**2
+        self.drift_bounds = drift_bounds or (1e-7 * s2, 10.0 * s2)
+
+    def __repr__(self) -> str:
+        m = self.skill_model
+        drift = "auto" if self.auto_drift else f"{m.drift:g}"
+        return f"{type(self).__name__}({m.link}, drift={drift}, prior_var={m.prior_var:g})"
+
+    @property
+    def model(self) -> SkillModel:
+        return self.skill_model
+
+    def times(self, games: Games) -> np.ndarray:
+        """Each game's time in the smoother's unit (rating periods, else days / period_days)."""
+        if games.period is not None:
+            return games.period.astype(float)
+        return games.days() / self.period_days
+
+    # ------------------------------------------------------------ the fit
+    def fit(self, games: Games, initial=None, *, warm_start: SmootherFit | None = None) -> SmootherFit:
+        """The posterior mode and marginal variances of every node given ``games``.
+
+        ``warm_start``: an earlier fit whose node means start Newton (nodes it does not have
+        start at the prior mean), which makes refits on growing data cheap.
+        """
+        if not isinstance(games, Games):
+            raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+        t0 = time.perf_counter()
+        model = self.skill_model
+        times = self._node_times(games, model)
+        tl = timeline(games, times)
+        x0 = self._start(tl, warm_start)
+        info: dict = {}
+        if self.auto_drift:
+            model, x0, info = self._type2(games, tl, model, x0)
+        x, H, it = self._mode(games, tl, model, x0)
+        var, exact, cov = self._variances(tl, H)
+        info.update({"iterations": it, "exact_variance": exact, "n_nodes": tl.n_nodes,
+                     "log_evidence": self._log_evidence(games, tl, model, x, H),
+                     "seconds": time.perf_counter() - t0, "drift": model.drift})
+        fit = SmootherFit(self, games, tl, x, var, model, self.times, info=info, cov=cov)
+        return fit
+
+    def _node_times(self, games: Games, model: SkillModel) -> np.ndarray:
+        if model.drift == 0:
+            return np.zeros(len(games))  # static: one node per competitor
+        return self.times(games)
+
+    def _start(self, tl: Timeline, warm: SmootherFit | None) -> np.ndarray:
+        x = np.full(tl.n_nodes, self.skill_model.prior_mean)
+        if warm is not None:
+            names = tl.players[tl.node_player]
+            node = warm._node_at(warm._ids(names), tl.node_time)
+            have = node >= 0
+            x[have] = warm.mean[node[have]]
+        return x
+
+    def _prior(self, tl: Timeline, model: SkillModel):
+        """Prior precision Q (sparse) and its linear term, and log det Q."""
+        first = tl.prev < 0
+        n = tl.n_nodes
+        prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
+        diag = np.where(first, prec0, 0.0)
+        links = np.flatnonzero(~first)
+        w = 1.0 / (model.drift * tl.dt[links])
+        np.add.at(diag, links, w)
+        np.add.at(diag, tl.prev[links], w)
+        rows = np.concatenate([np.arange(n), links, tl.prev[links]])
+        cols = np.concatenate([np.arange(n), tl.prev[links], links])
+        vals = np.concatenate([diag, -w, -w])
+        Q = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+        lin = np.where(first, prec0 * model.prior_mean, 0.0)
+        logdet = float(first.sum() * math.log(prec0) + np.sum(np.log(w)))
+        return Q, lin, logdet
+
+    def _objective(self, games, tl, model, Q, lin, x) -> float:
+        """Negative log posterior (up to a constant)."""
+        d = x[tl.game_a] - x[tl.game_b] + model.home * (~games.neutral)
+        return -_loglik(model, games.score, d) + 0.5 * x @ (Q @ x) - lin @ x
+
+    def _mode(self, games, tl, model, x):
+        Q, lin, _ = self._prior(tl, model)
+        n = tl.n_nodes
+        ga, gb = tl.game_a, tl.game_b
+        home = model.home * (~games.neutral)
+        score = games.score.astype(float)
+        E = self._objective(games, tl, model, Q, lin, x)
+        it = 0
+        H = None
+        for it in range(1, self.max_iter + 1):
+            d = x[ga] - x[gb] + home
+            g, h = model.loglik_derivs(score, d)
+            kappa = np.maximum(-h, 0.0)
+            grad = Q @ x - lin
+            np.add.at(grad, ga, -g)
+            np.add.at(grad, gb, g)
+            rows = np.concatenate([ga, gb, ga, gb])
+            cols = np.concatenate([ga, gb, gb, ga])
+            vals = np.concatenate([kappa, kappa, -kappa, -kappa])
+            H = (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
+            step = -_solve(H, grad)
+            # backtracking: accept the largest of 1, 1/2, ... that lowers the objective
+            a = 1.0
+            for _ in range(30):
+                x_new = x + a * step
+                E_new = self._objective(games, tl, model, Q, lin, x_new)
+                if E_new <= E + 1e-12 * abs(E):
+                    break
+                a *= 0.5
+            x, E = x_new, E_new
+            if np.max(np.abs(a * step)) <= self.tol * model.scale:
+                break
+        else:
+            warnings.warn(f"LaplaceSmoother: Newton did not converge in {self.max_iter} iterations", RuntimeWarning,
+                          stacklevel=3)
+        # Hessian at the final mode
+        d = x[ga] - x[gb] + home
+        _, h = model.loglik_derivs(score, d)
+        kappa = np.maximum(-h, 0.0)
+        rows = np.concatenate([ga, gb, ga, gb])
+        cols = np.concatenate([ga, gb, gb, ga])
+        vals = np.concatenate([kappa, kappa, -kappa, -kappa])
+        H = (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
+        return x, H, it
+
+    def _variances(self, tl: Timeline, H) -> tuple[np.ndarray, bool, np.ndarray | None]:
+        n = tl.n_nodes
+        if n <= self.exact_variance_limit:
+            cov = np.linalg.inv(H.toarray())
+            return np.diag(cov).copy(), True, cov
+        # per-competitor blocks: tridiagonal (the chain plus the games' curvature on the diagonal)
+        diag = H.diagonal()
+        links = np.flatnonzero(tl.prev >= 0)
+        off = np.zeros(n)  # off[k] = H[k, prev[k]]
+        off[links] = np.asarray(H[links, tl.prev[links]]).ravel()
+        return _tridiagonal_inverse_diag(diag, off, tl.prev >= 0), False, None
+
+    def _log_evidence(self, games, tl, model, x, H) -> float:
+        Q, lin, logdet_q = self._prior(tl, model)
+        E = self._objective(games, tl, model, Q, lin, x)
+        prior_const = 0.5 * model.prior_mean**2 * float((tl.prev < 0).sum()) / max(model.prior_var, 1e-300)
+        return -E - prior_const + 0.5 * logdet_q - 0.5 * _logdet(H)
+
+    def _type2(self, games, tl, model, x0):
+        import dataclasses
+
+        lo, hi = self.drift_bounds
+        cache = {"x": x0}
+        trace = []
+
+        def neg_evidence(log_q):
+            m = dataclasses.replace(model, drift=float(math.exp(log_q)))
+            x, H, _ = self._mode(games, tl, m, cache["x"])
+            cache["x"] = x
+            ev = self._log_evidence(games, tl, m, x, H)
+            trace.append((m.drift, ev))
+            return -ev
+
+        res = minimize_scalar(neg_evidence, bounds=(math.log(lo), math.log(hi)), method="bounded",
+                              options={"xatol": 1e-3})
+        best = dataclasses.replace(model, drift=float(math.exp(res.x)))
+        return best, cache["x"], {"drift_trace": trace}
+
+
+def _solve(H, b):
+    lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    return lu.solve(b)
+
+
+def _logdet(H) -> float:
+    lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    return float(np.sum(np.log(np.abs(lu.U.diagonal()))))
+
+
+def _tridiagonal_inverse_diag(diag, off, linked):
+    """Diagonal of the inverse of each competitor's tridiagonal block (chains of nodes where
+    ``linked[k]`` says node k continues node k - 1), by the forward/backward recursions."""
+    n = diag.size
+    out = np.empty(n)
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and linked[end]:
+            end += 1
+        a = diag[start:end]
+        b = off[start + 1:end]
+        m = end - start
+        # theta (leading minors ratio) forward, phi backward: inv_ii = 1 / (a_i - b_{i-1}^2/f_{i-1} - b_i^2/g_{i+1})
+        f = np.empty(m)
+        g = np.empty(m)
+        f[0] = a[0]
+        for i in range(1, m):
+            f[i] = a[i] - b[i - 1] ** 2 / f[i - 1]
+        g[m - 1] = a[m - 1]
+        for i in range(m - 2, -1, -1):
+            g[i] = a[i] - b[i] ** 2 / g[i + 1]
+        for i in range(m):
+            out[start + i] = 1.0 / (f[i] + g[i] - a[i])
+        start = end
+    return out
+
+
+class BradleyTerry(LaplaceSmoother):
+    """Static Bradley-Terry (or Thurstone-Mosteller) fit: the Laplace smoother with drift 0.
+
+    Each competitor has one skill; the mode is the maximum a posteriori fit under the prior
+    ``N(prior_mean, prior_var)`` — with a wide prior (the default ``prior_var=1e6`` scale^2)
+    it is the maximum-likelihood fit, identified only up to a common shift (pinned by the
+    prior to ``prior_mean`` on average).
+    """
+
+    name = "bradley_terry"
+
+    def __init__(self, model: SkillModel | None = None, **kwargs):
+        import dataclasses
+
+        if model is None:
+            model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 1e6 * (400.0 / math.log(10.0)) ** 2,
+                               0.0, "half")
+        super().__init__(dataclasses.replace(model, drift=0.0), drift=None, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"BradleyTerry({self.skill_model.link}, scale={self.skill_model.scale:g})"
