@@ -36,7 +36,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
-from scipy.sparse.linalg import splu
+from numba import njit
+from scipy.sparse.linalg import LinearOperator, cg, splu
 
 from statespace import Games, SkillModel
 from statespace import _numeric as nx
@@ -194,7 +195,7 @@ class LaplaceSmoother:
             cols = np.concatenate([ga, gb, gb, ga])
             vals = np.concatenate([kappa, kappa, -kappa, -kappa])
             H = (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
-            step = -_solve(H, grad)
+            step = -_solve(H, grad, tl.prev)
             # backtracking: accept the largest of 1, 1/2, ... that lowers the objective
             a = 1.0
             for _ in range(30):
@@ -225,17 +226,13 @@ class LaplaceSmoother:
             cov = np.linalg.inv(H.toarray())
             return np.diag(cov).copy(), True, cov
         # per-competitor blocks: tridiagonal (the chain plus the games' curvature on the diagonal)
-        diag = H.diagonal()
-        links = np.flatnonzero(tl.prev >= 0)
-        off = np.zeros(n)  # off[k] = H[k, prev[k]]
-        off[links] = np.asarray(H[links, tl.prev[links]]).ravel()
-        return _tridiagonal_inverse_diag(diag, off, tl.prev >= 0), False, None
+        return _tridiagonal_inverse_diag(*_chains(H, tl.prev)), False, None
 
     def _log_evidence(self, games, tl, model, x, H) -> float:
         Q, lin, logdet_q = self._prior(tl, model)
         E = self._objective(games, tl, model, Q, lin, x)
         prior_const = 0.5 * model.prior_mean**2 * float((tl.prev < 0).sum()) / max(model.prior_var, 1e-300)
-        return -E - prior_const + 0.5 * logdet_q - 0.5 * _logdet(H)
+        return -E - prior_const + 0.5 * logdet_q - 0.5 * _logdet(H, tl.prev)
 
     def _type2(self, games, tl, model, x0):
         import dataclasses
@@ -258,41 +255,92 @@ class LaplaceSmoother:
         return best, cache["x"], {"drift_trace": trace}
 
 
-def _solve(H, b):
-    lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    return lu.solve(b)
+_DIRECT_LIMIT = 4000  # nodes: up to here a sparse LU; above, conjugate gradients
 
 
-def _logdet(H) -> float:
-    lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    return float(np.sum(np.log(np.abs(lu.U.diagonal()))))
+def _chains(H, prev):
+    """The per-competitor tridiagonal blocks of H: diagonal, and off[k] = H[k, prev[k]]."""
+    diag = np.ascontiguousarray(H.diagonal())
+    linked = prev >= 0
+    off = np.zeros(diag.size)
+    links = np.flatnonzero(linked)
+    off[links] = np.asarray(H[links, prev[links]]).ravel()
+    return diag, off, linked
 
 
+@njit(cache=True)
+def _chain_factor(diag, off, linked):
+    """LDL^T of every chain (Thomas algorithm): pivots d and multipliers l."""
+    n = diag.size
+    d = np.empty(n)
+    l = np.zeros(n)
+    for k in range(n):
+        if linked[k]:
+            l[k] = off[k] / d[k - 1]
+            d[k] = diag[k] - l[k] * off[k]
+        else:
+            d[k] = diag[k]
+    return d, l
+
+
+@njit(cache=True)
+def _chain_solve(d, l, linked, b):
+    n = b.size
+    y = np.empty(n)
+    for k in range(n):
+        y[k] = b[k] - (l[k] * y[k - 1] if linked[k] else 0.0)
+    x = np.empty(n)
+    for k in range(n - 1, -1, -1):
+        x[k] = y[k] / d[k]
+        if k + 1 < n and linked[k + 1]:
+            x[k] -= l[k + 1] * x[k + 1]
+    return x
+
+
+def _solve(H, b, prev):
+    """Solve H x = b: sparse LU for small systems; otherwise conjugate gradients preconditioned
+    by the per-competitor chains (exact when competitors do not interact), which needs a few
+    dozen products with H instead of a factorisation whose fill-in explodes on real schedules."""
+    n = b.size
+    if n <= _DIRECT_LIMIT:
+        lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+        return lu.solve(b)
+    diag, off, linked = _chains(H, prev)
+    d, l = _chain_factor(diag, off, linked)
+    M = LinearOperator((n, n), matvec=lambda r: _chain_solve(d, l, linked, np.ascontiguousarray(r)))
+    x, info = cg(H, b, rtol=1e-12, atol=0.0, maxiter=10 * int(math.sqrt(n)) + 200, M=M)
+    if info != 0:
+        warnings.warn(f"LaplaceSmoother: conjugate gradients stopped before 1e-12 (info {info})", RuntimeWarning,
+                      stacklevel=3)
+    return x
+
+
+def _logdet(H, prev) -> float:
+    """log det H: exact (sparse LU) for small systems; above, the chains' block approximation
+    (log det of the per-competitor blocks), the same approximation as the variances."""
+    if H.shape[0] <= _DIRECT_LIMIT:
+        lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+        return float(np.sum(np.log(np.abs(lu.U.diagonal()))))
+    d, _ = _chain_factor(*_chains(H, prev))
+    return float(np.sum(np.log(d)))
+
+
+@njit(cache=True)
 def _tridiagonal_inverse_diag(diag, off, linked):
     """Diagonal of the inverse of each competitor's tridiagonal block (chains of nodes where
-    ``linked[k]`` says node k continues node k - 1), by the forward/backward recursions."""
+    ``linked[k]`` says node k continues node k - 1): with forward pivots f and backward pivots g
+    of the chain, ``(A^-1)_kk = 1 / (f_k + g_k - a_k)``."""
     n = diag.size
+    f = np.empty(n)
+    g = np.empty(n)
+    for k in range(n):
+        f[k] = diag[k] - (off[k] * off[k] / f[k - 1] if linked[k] else 0.0)
+    for k in range(n - 1, -1, -1):
+        nxt = k + 1 < n and linked[k + 1]
+        g[k] = diag[k] - (off[k + 1] * off[k + 1] / g[k + 1] if nxt else 0.0)
     out = np.empty(n)
-    start = 0
-    while start < n:
-        end = start + 1
-        while end < n and linked[end]:
-            end += 1
-        a = diag[start:end]
-        b = off[start + 1:end]
-        m = end - start
-        # theta (leading minors ratio) forward, phi backward: inv_ii = 1 / (a_i - b_{i-1}^2/f_{i-1} - b_i^2/g_{i+1})
-        f = np.empty(m)
-        g = np.empty(m)
-        f[0] = a[0]
-        for i in range(1, m):
-            f[i] = a[i] - b[i - 1] ** 2 / f[i - 1]
-        g[m - 1] = a[m - 1]
-        for i in range(m - 2, -1, -1):
-            g[i] = a[i] - b[i] ** 2 / g[i + 1]
-        for i in range(m):
-            out[start + i] = 1.0 / (f[i] + g[i] - a[i])
-        start = end
+    for k in range(n):
+        out[k] = 1.0 / (f[k] + g[k] - diag[k])
     return out
 
 
