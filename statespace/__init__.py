@@ -13,10 +13,11 @@ from .simulate import Simulation, simulate
 from . import scenarios
 from . import metrics
 from .compare import compare
+from .fixed import FixedForecast
 
 __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Games", "GamesError", "DroppedRowsWarning",
-    "simulate", "Simulation", "scenarios", "metrics", "compare",
+    "simulate", "Simulation", "scenarios", "metrics", "compare", "FixedForecast",
 ]
 __version__ = "0.1.0"

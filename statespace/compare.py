@@ -8,10 +8,17 @@ games (in time order) trains, the rest is scored.
   learning nothing from the held-out results.
 - ``online``: each held-out game is forecast from everything before it, then learned from
   (filters run through all games; only the held-out forecasts are scored).
+- ``walk_forward``: the held-out part is cut into blocks of ``every`` (a number of days, or
+  ``"week"``, ``"month"``, ``"year"``); before each block every smoother is refitted on all games
+  so far (warm-started from its previous fit when it accepts ``warm_start``) and forecasts the
+  block, while filters run online as above. This is the fair way to put filters and
+  smoothers in one table: a smoother frozen at the end of training loses simply because the
+  held-out window is long.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any, Mapping, Sequence
 
@@ -23,7 +30,7 @@ from .games import Games
 
 __all__ = ["compare", "MODES"]
 
-MODES = ("frozen", "online")
+MODES = ("frozen", "online", "walk_forward")
 
 
 def _named(methods) -> dict[str, Any]:
@@ -46,24 +53,65 @@ def _named(methods) -> dict[str, Any]:
     return out
 
 
-def _forecast(method, train: Games, test: Games, games: Games, mode: str) -> tuple[np.ndarray, float]:
+def _blocks(test: Games, every) -> np.ndarray:
+    """Block number of each held-out game (input row order), consecutive in time."""
+    if isinstance(every, str):
+        codes = test.with_periods(every).period
+    else:
+        length = float(every)
+        if not (np.isfinite(length) and length > 0):
+            raise ValueError(f"every must be a number of days > 0 or 'week'/'month'/'year', got {every!r}")
+        t = test.days()
+        codes = np.floor((t - t.min()) / length).astype(np.int64)
+    return np.unique(codes, return_inverse=True)[1]
+
+
+def _walk_forward(method, games: Games, test: Games, every) -> np.ndarray:
+    """Refit before each block of held-out games on everything before it; forecast the block."""
+    blocks = _blocks(test, every)
+    proba = np.empty((len(test), 3))
+    pos = pd.Index(games.row)
+    test_pos = pos.get_indexer(test.row)
+    t_all = games.days()
+    prev = None
+    for k in range(blocks.max() + 1):
+        in_block = np.flatnonzero(blocks == k)
+        start = t_all[test_pos[in_block]].min()
+        before = np.flatnonzero(t_all < start)
+        # games of the same day as the block start belong to the block, not to its history
+        train_k = games.take(before)
+        block = test.take(in_block)
+        if prev is not None and "warm_start" in inspect.signature(method.fit).parameters:
+            fitted = method.fit(train_k, warm_start=prev)
+        else:
+            fitted = method.fit(train_k)
+        proba[in_block] = fitted.predict_proba(block)
+        prev = fitted
+    return proba
+
+
+def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None) -> tuple[np.ndarray, float]:
     t0 = time.perf_counter()
+    online = hasattr(method, "run")
     if mode == "frozen":
         proba = method.fit(train).predict_proba(test)
-    else:
-        if not hasattr(method, "run"):
-            raise ValueError(f"method {method!r} has no online run; use mode='frozen'")
+    elif online:  # online and walk-forward: filters learn from every game before each forecast
         full = method.run(games).proba
         proba = full[pd.Index(games.row).get_indexer(test.row)]
+    elif mode == "walk_forward":
+        proba = _walk_forward(method, games, test, every)
+    else:
+        raise ValueError(f"method {method!r} has no online run; use mode='frozen' or 'walk_forward'")
     return proba, time.perf_counter() - t0
 
 
-def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, tune: bool = False,
+def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, every=30, tune: bool = False,
             tune_options: dict | None = None) -> pd.DataFrame:
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``).
-    Returns one row per method (index ``method``), best log loss first, with columns
+    ``every``: the block length of ``mode="walk_forward"`` (days, or ``"week"``/``"month"``/
+    ``"year"``; default 30 days). Returns one row per method (index ``method``), best log loss first, with columns
 
     - ``n_test``, ``log_loss``, ``brier``, ``accuracy`` (0.45/0.55 band, draws called),
       ``accuracy_50`` (at 0.5, decisive games), ``log_loss_3`` (three outcomes; NaN for a
@@ -94,7 +142,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
             method = method.tune(train, **(tune_options or {}))
             tune_seconds = time.perf_counter() - t0
             tuned[name] = getattr(method, "tuning", None)
-        proba, seconds = _forecast(method, train, test, games, mode)
+        proba, seconds = _forecast(method, train, test, games, mode, every)
         probas[name] = proba
         losses[name] = metrics.log_loss(y, proba, per_game=True)
         rows.append({
