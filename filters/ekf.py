@@ -62,7 +62,7 @@ from .base import Filter, FilterState
 
 __all__ = ["EKF", "steady_state_variance"]
 
-_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0 = range(11)
+_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0, _REV, _MU0 = range(13)
 _DIAG, _SCALAR, _FULL = 0, 1, 2
 _MEAN, _SD = 0, 1
 
@@ -105,6 +105,24 @@ def _diff_var(x, a, b, theta):
 @K.predict_kernel
 def _predict(x, i, theta, dt):
     mode = int(theta[_MODE])
+    lam = theta[_REV]
+    if lam > 0.0:  # Ornstein-Uhlenbeck: pull the mean towards mu_0, shrink then refill the variance
+        a = math.exp(-lam * dt)
+        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
+        if mode == _SCALAR:
+            return
+        add = theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
+        if mode == _FULL:  # P <- A P A^T + Q with A = a e_i e_i^T + (I - e_i e_i^T)
+            for j in range(x.shape[0]):
+                x[i, 2 + j] *= a
+                x[j, 2 + i] *= a
+            v = x[i, 2 + i] + add
+            x[i, 2 + i] = v
+            x[i, _SD] = math.sqrt(v)
+            return
+        v = a * a * x[i, _SD] * x[i, _SD] + add
+        x[i, _SD] = math.sqrt(v)
+        return
     if mode == _SCALAR:
         return
     add = theta[_DRIFT] * dt
@@ -251,19 +269,43 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
 
 @njit(cache=True)
 def _full_forecast(x, last, theta, a, b, home, t):
-    """Frozen forecasts with full covariance: Var(d) = P_aa + P_bb - 2 P_ab, each diagonal
-    entry grown by the drift since the competitor's last game (the cross term does not grow)."""
+    """Frozen forecasts with full covariance: Var(d) = P_aa + P_bb - 2 P_ab, each competitor
+    moved forward by the dynamics since its last game (the cross term only shrinks, by the
+    mean reversion)."""
     n = a.shape[0]
     out = np.empty((n, 3))
     link = int(theta[_LINK])
+    lam = theta[_REV]
+    mu0 = theta[_MU0]
     for g in range(n):
         ia = a[g]
         ib = b[g]
-        S = x[ia, 2 + ia] + x[ib, 2 + ib] - 2.0 * x[ia, 2 + ib]
-        for i in (ia, ib):
-            if not math.isnan(last[i]) and t[g] > last[i]:
-                S += theta[_DRIFT] * (t[g] - last[i])
-        d = x[ia, _MEAN] - x[ib, _MEAN] + theta[_HOME] * home[g]
+        # each competitor moved forward by its own idle time (random walk or Ornstein-Uhlenbeck)
+        fa = 1.0
+        fb = 1.0
+        va = x[ia, 2 + ia]
+        vb = x[ib, 2 + ib]
+        ma = x[ia, _MEAN]
+        mb = x[ib, _MEAN]
+        for side in range(2):
+            i = ia if side == 0 else ib
+            gap = t[g] - last[i] if (not math.isnan(last[i]) and t[g] > last[i]) else 0.0
+            if lam > 0.0:
+                f = math.exp(-lam * gap)
+                add = theta[_DRIFT] * (-math.expm1(-2.0 * lam * gap)) / (2.0 * lam)
+            else:
+                f = 1.0
+                add = theta[_DRIFT] * gap
+            if side == 0:
+                fa = f
+                va = f * f * va + add
+                ma = mu0 + f * (ma - mu0)
+            else:
+                fb = f
+                vb = f * f * vb + add
+                mb = mu0 + f * (mb - mu0)
+        S = va + vb - 2.0 * fa * fb * x[ia, 2 + ib]
+        d = ma - mb + theta[_HOME] * home[g]
         s = nx.effective_scale(link, theta[_SCALE], S)
         pw, pd, pl = nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
         out[g, 0] = pw
@@ -387,7 +429,7 @@ class EKF(Filter):
         return ()
 
     # settings: the model's numbers are tuned through the model
-    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param")
+    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion")
     _param_aliases = {"model": "skill_model"}
 
     def get_params(self):
@@ -406,7 +448,7 @@ class EKF(Filter):
     def with_params(self, **changes) -> "EKF":
         model = self.skill_model
         own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
-        fields = {k: float(v) for k, v in changes.items() if k in ("drift", "prior_var", "home")}
+        fields = {k: float(v) for k, v in changes.items() if k in ("drift", "prior_var", "home", "reversion")}
         if fields:
             model = dataclasses.replace(model, **fields)
         if "draw_param" in changes:
@@ -415,13 +457,16 @@ class EKF(Filter):
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``drift`` in [1e-6, 10] scale^2 per unit of time, ``prior_var`` in [1e-3, 100] scale^2,
-        ``home`` in [-5, 5] scale where some game is not neutral, and the draw model's
+        ``home`` in [-5, 5] scale where some game is not neutral, ``reversion`` in [1e-6, 1] per
+        unit of time when the model has one, and the draw model's
         parameter (threshold margin in [1e-3, 5] scale, Davidson nu in [1e-3, 20]) where the games
         have draws."""
         s2 = self.skill_model.scale ** 2
         out = {"drift": (1e-6 * s2, 10.0 * s2), "prior_var": (1e-3 * s2, 100.0 * s2)}
         if not games.neutral.all():
             out["home"] = (-5.0 * self.skill_model.scale, 5.0 * self.skill_model.scale)
+        if self.skill_model.reversion > 0:  # opted in: fit the mean reversion too
+            out["reversion"] = (1e-6, 1.0)
         if np.any(games.score == 0.5):
             if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
                 out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
@@ -449,7 +494,7 @@ class EKF(Filter):
         m = self.skill_model
         mode = {"diagonal": _DIAG, "scalar": _SCALAR, "full": _FULL}[self.covariance]
         return np.array([m.link_code, m.draw_code, m.draw.theta, m.scale, m.drift, m.home, self.iterations,
-                         self.tol, mode, self.variance or 0.0, expected_curvature(m)])
+                         self.tol, mode, self.variance or 0.0, expected_curvature(m), m.reversion, m.prior_mean])
 
     def prior_row(self) -> np.ndarray:
         m = self.skill_model

@@ -133,6 +133,11 @@ class SkillModel:
         :class:`NoDraw`, :class:`HalfWin`, :class:`Threshold`, :class:`Davidson`.
     home:
         Skill added to ``a`` when ``a`` plays at home (a game not flagged neutral).
+    reversion:
+        Mean reversion per unit of time (0: a pure random walk). With ``lambda > 0`` skills follow
+        an Ornstein-Uhlenbeck process towards ``prior_mean`` (see :meth:`predict`): how season
+        regression (e.g. FiveThirtyEight's NFL Elo regressing a third towards the mean between
+        seasons) appears in a continuous-time model.
 
     Skill uncertainty in forecasts
     ------------------------------
@@ -151,11 +156,12 @@ class SkillModel:
     drift: float = 0.0
     draw: DrawModel | str | tuple = field(default="none")
     home: float = 0.0
+    reversion: float = 0.0
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
             raise ValueError(f"link must be 'logistic' or 'probit', got {self.link!r}")
-        for name in ("scale", "prior_mean", "prior_var", "drift", "home"):
+        for name in ("scale", "prior_mean", "prior_var", "drift", "home", "reversion"):
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -166,6 +172,8 @@ class SkillModel:
             raise ValueError(f"prior_var must be >= 0, got {self.prior_var!r}")
         if self.drift < 0:
             raise ValueError(f"drift must be >= 0, got {self.drift!r}")
+        if self.reversion < 0:
+            raise ValueError(f"reversion must be >= 0, got {self.reversion!r}")
         object.__setattr__(self, "draw", _as_draw(self.draw))
 
     # codes that cross into compiled kernels
@@ -234,8 +242,27 @@ class SkillModel:
         return g.reshape(score.shape), h.reshape(score.shape)
 
     def predict_var(self, var: np.ndarray | float, dt: np.ndarray | float) -> np.ndarray:
-        """Variance of a skill after ``dt`` units of time: ``var + drift * dt``."""
-        return np.asarray(var, dtype=float) + self.drift * np.asarray(dt, dtype=float)
+        """Variance of a skill after ``dt`` units of time: ``var + drift * dt`` (see
+        :meth:`predict` for the mean-reverting case)."""
+        return self.predict(self.prior_mean, var, dt)[1]
+
+    def predict(self, mean, var, dt) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of a skill after ``dt`` units of time.
+
+        Random walk (``reversion = 0``): ``(m, v + q dt)``. With ``reversion = lambda > 0`` the
+        dynamics are an Ornstein-Uhlenbeck process pulled towards ``prior_mean`` (the Kalman
+        form is kept): with ``a = exp(-lambda dt)``,
+        ``m <- prior_mean + a (m - prior_mean)``, ``v <- a^2 v + q (1 - a^2) / (2 lambda)``, so
+        long breaks (an off-season) regress ratings towards the mean while short ones barely do.
+        """
+        mean = np.asarray(mean, dtype=float)
+        var = np.asarray(var, dtype=float)
+        dt = np.asarray(dt, dtype=float)
+        if self.reversion == 0:
+            return mean + 0.0 * dt, var + self.drift * dt
+        a = np.exp(-self.reversion * dt)
+        return (self.prior_mean + a * (mean - self.prior_mean),
+                a * a * var + self.drift * (-np.expm1(-2.0 * self.reversion * dt)) / (2.0 * self.reversion))
 
     def diff(self, mean_a, mean_b, at_home=False) -> np.ndarray:
         """Mean skill difference ``s_a - s_b + home * at_home``."""
