@@ -5,15 +5,17 @@ columns in the filter's own units) and a parameter vector ``theta``:
 
 - ``predict(x, i, theta, dt)``: time update of competitor ``i`` over ``dt`` units of time;
 - ``proba(x, a, b, at_home, theta) -> (win, draw, loss)``: forecast of one game;
-- ``game(x, count, theta, a, b, score, at_home) -> (win, draw, loss)`` (optional): forecast
+- ``game(x, count, theta, a, b, score, at_home, weight) -> (win, draw, loss)`` (optional): forecast
   one game and update on it, the sequential special case of ``proba`` + ``update`` fused so
   that the expected score is computed once and no batch bookkeeping runs; used when every
   game is its own rating period, and it must give the same numbers as the two kernels;
-- ``update(x, count, theta, a, b, score, at_home, start, stop, scratch)``: the observation
+- ``update(x, count, theta, a, b, score, at_home, weight, start, stop, scratch)``: the observation
   update of one rating period, the games ``start:stop`` of the time-sorted arrays, all
   computed from the pre-period state; it also adds each competitor's games to ``count``
   (``scratch`` is zeroed working space, one row per competitor, that the kernel must leave
-  zeroed).
+  zeroed). ``weight`` is each game's likelihood weight (1 unless the games carry weights,
+  e.g. from the score margin; see ``Games.with_weights``): filters that honour it temper the
+  game's log-likelihood by it.
 
 The loops take these as first-class function values with fixed signatures, so each loop is
 compiled once, cached on disk, and shared by all filters (a per-filter closure would defeat
@@ -35,8 +37,8 @@ i8_1d = types.int64[::1]
 
 PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
 PROBA_SIG = types.UniTuple(f8, 3)(f8_2d, i8, i8, f8, f8_1d)
-UPDATE_SIG = types.void(f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, i8, i8, f8_2d)
-GAME_SIG = types.UniTuple(f8, 3)(f8_2d, i8_1d, f8_1d, i8, i8, f8, f8)
+UPDATE_SIG = types.void(f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, i8, i8, f8_2d)
+GAME_SIG = types.UniTuple(f8, 3)(f8_2d, i8_1d, f8_1d, i8, i8, f8, f8, f8)
 
 PredictFn = types.FunctionType(PREDICT_SIG)
 ProbaFn = types.FunctionType(PROBA_SIG)
@@ -71,8 +73,8 @@ def no_predict(x, i, theta, dt):
 
 
 @njit(types.void(PredictFn, ProbaFn, UpdateFn, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, i8_1d, f8_2d, f8_2d, f8_2d), cache=True)
-def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, t, starts, out_p, out_post,
+                 f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d), cache=True)
+def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, weight, t, starts, out_p, out_post,
              scratch):
     """Filter the time-sorted games batch by batch.
 
@@ -103,7 +105,7 @@ def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, t
             out_p[g, 0] = pw
             out_p[g, 1] = pd
             out_p[g, 2] = pl
-        update(x, count, theta, a, b, score, home, s, e, scratch)
+        update(x, count, theta, a, b, score, home, weight, s, e, scratch)
         for g in range(s, e):
             ia = a[g]
             ib = b[g]
@@ -137,8 +139,8 @@ def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp):
 
 
 @njit(types.void(PredictFn, GameFn, types.boolean, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_2d, f8_2d), cache=True)
-def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, home, t, out_p,
+                 f8_1d, f8_1d, f8_2d, f8_2d), cache=True)
+def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, home, weight, t, out_p,
                     out_post):
     """:func:`run_loop` when every game is its own rating period, with the fused ``game``
     kernel: one indirect call per game (plus the time updates when the filter has any)."""
@@ -154,7 +156,7 @@ def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, sco
                     predict(x, i, theta, tg - last[i])
         last[ia] = tg  # times are sorted, so this never moves back
         last[ib] = tg
-        pw, pd, pl = game(x, count, theta, ia, ib, score[g], home[g])
+        pw, pd, pl = game(x, count, theta, ia, ib, score[g], home[g], weight[g])
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl

@@ -164,8 +164,15 @@ class Filter:
 
         return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in)[0]
 
+    #: whether the update tempers each game's likelihood by the games' weights
+    honours_weights: ClassVar[bool] = False
+
     def check_games(self, games: Games) -> None:
-        """Raise ``ValueError`` for games this method cannot rate (default: none)."""
+        """Raise ``ValueError`` for games this method cannot rate (here: weighted games for a
+        method that ignores weights)."""
+        if not self.honours_weights and np.any(games.weight != 1.0):
+            raise ValueError(f"{self.name} does not use game weights; these games carry weights "
+                             f"(Games.with_weights); use Elo, Glicko, Glicko-2 or the EKF, or drop them")
 
     def fused_game_kernel(self):
         """The one-game kernel used when every game is its own period, or None to use the
@@ -242,7 +249,8 @@ class Filter:
         home = (~batch.neutral).astype(np.float64)
         scratch = K.empty_scratch(out.values.shape[0], self.scratch_width)
         type(self)._update(out.values, out.count, self.theta(), np.ascontiguousarray(a), np.ascontiguousarray(b),
-                     np.array(batch.score, dtype=np.float64), home, 0, len(batch), scratch)
+                     np.array(batch.score, dtype=np.float64), home,
+                                 np.array(batch.weight, dtype=np.float64), 0, len(batch), scratch)
         return out
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
@@ -300,6 +308,7 @@ class Filter:
         b = by_time(games.b) if state is None else by_time(ids[games.b])
         score = by_time(games.score)
         home = by_time(~games.neutral).astype(np.float64)
+        weight = by_time(games.weight)
         t = by_time(self.times(games)).astype(np.float64, copy=False)
         starts = games.batches()
         n, k = len(games), self.record_columns or st.values.shape[1]
@@ -309,11 +318,11 @@ class Filter:
         if games.period is None and self.fused_game_kernel() is not None:
             # every game its own period: the fused one-game path (same numbers, faster)
             K.sequential_loop(cls._predict, self.fused_game_kernel(), cls._predict is not K.no_predict, st.values, st.count,
-                              st.last, self.theta(), a, b, score, home, t, out_p, out_post)
+                              st.last, self.theta(), a, b, score, home, weight, t, out_p, out_post)
         else:
             scratch = K.empty_scratch(st.values.shape[0], self.scratch_width)
             K.run_loop(cls._predict, cls._proba, cls._update, st.values, st.count, st.last, self.theta(),
-                       a, b, score, home, t, starts, out_p, out_post, scratch)
+                       a, b, score, home, weight, t, starts, out_p, out_post, scratch)
         if in_order:
             proba = out_p
         else:

@@ -68,7 +68,7 @@ _MEAN, _SD = 0, 1
 
 
 @njit(cache=True)
-def _linearise(d0, S, theta, score):
+def _linearise(d0, S, theta, score, w):
     """Linearisation point d (d0 for the EKF, the mode for the iterated EKF), g = l'(d) and
     kappa = -l''(d) >= 0 there."""
     link = int(theta[_LINK])
@@ -76,12 +76,16 @@ def _linearise(d0, S, theta, score):
     iters = int(theta[_ITERS])
     d = d0
     g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+    g *= w
+    h *= w
     if iters > 1:
         for _ in range(iters):
             kappa = max(-h, 0.0)
             step = (d0 + S * g - d) / (1.0 + S * kappa)  # Newton on d - d0 - S l'(d) = 0
             d += step
             g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+            g *= w
+            h *= w
             if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
                 break
     return d, g, max(-h, 0.0)
@@ -141,21 +145,21 @@ def _proba(x, a, b, at_home, theta):
 
 
 @njit(cache=True)
-def _site(x, theta, a, b, score, at_home):
+def _site(x, theta, a, b, score, at_home, w):
     """One game's Gaussian site from the current values: (d0, S, d_lin, g, kappa)."""
     d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
     S = _diff_var(x, a, b, theta)
-    d, g, kappa = _linearise(d0, S, theta, score)
+    d, g, kappa = _linearise(d0, S, theta, score, w)
     if int(theta[_MODE]) == _SCALAR:
-        kappa = theta[_KAPPA0]  # steady state: a fixed gain, as Elo's
+        kappa = w * theta[_KAPPA0]  # steady state: a fixed gain, as Elo's
     return d0, S, d, g, kappa
 
 
 @K.game_kernel
-def _game(x, count, theta, a, b, score, at_home):
+def _game(x, count, theta, a, b, score, at_home, weight):
     # diagonal and scalar covariance, one game
     p = _proba(x, a, b, at_home, theta)
-    d0, S, d, g, kappa = _site(x, theta, a, b, score, at_home)
+    d0, S, d, g, kappa = _site(x, theta, a, b, score, at_home, weight)
     # posterior mean of d from the site linearised at d: (d0 / S + g + kappa d) / (1 / S + kappa)
     shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)  # = (d_post - d0) / S
     va = _var(x, a, theta)
@@ -172,7 +176,7 @@ def _game(x, count, theta, a, b, score, at_home):
 
 
 @njit(cache=True)
-def _update_full(x, count, theta, a, b, score, home, start, stop):
+def _update_full(x, count, theta, a, b, score, home, weight, start, stop):
     """Full-covariance update with the m games of one period (a rank-m Woodbury update):
     P' = P - P J^T M J P, m' = m + P J^T (c - M (J m + A c)), M = K (I + A K)^(-1), A = J P J^T,
     K = diag(kappa), c = g + kappa (d_lin - d0) + kappa (J m) per game (see the module docstring)."""
@@ -185,7 +189,7 @@ def _update_full(x, count, theta, a, b, score, home, start, stop):
     for j in range(m):
         ia = a[start + j]
         ib = b[start + j]
-        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[start + j], home[start + j])
+        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[start + j], home[start + j], weight[start + j])
         kap[j] = kappa
         u[j] = x[ia, _MEAN] - x[ib, _MEAN]
         # site linear coefficient on s: eta - kappa h, eta = g + kappa d_lin, h = d0 - u
@@ -228,10 +232,10 @@ def _update_full(x, count, theta, a, b, score, home, start, stop):
 
 
 @K.update_kernel
-def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
     mode = int(theta[_MODE])
     if mode == _FULL:
-        _update_full(x, count, theta, a, b, score, home, start, stop)
+        _update_full(x, count, theta, a, b, score, home, weight, start, stop)
         return
     # diagonal / scalar: each game's site from the pre-period prior, multiplied in.
     # scratch: 0 games, 1 sum of site precisions on the competitor, 2 sum of site precision-means,
@@ -239,7 +243,7 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
     for j in range(start, stop):
         ia = a[j]
         ib = b[j]
-        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[j], home[j])
+        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[j], home[j], weight[j])
         shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
         for side in range(2):
             i = ia if side == 0 else ib
@@ -366,6 +370,7 @@ class EKF(Filter):
     """
 
     name = "ekf"
+    honours_weights = True
     columns = ("mean", "sd")
     sd_column = "sd"
     time_unit = "period"
@@ -476,6 +481,7 @@ class EKF(Filter):
 
     def check_games(self, games) -> None:
         """A draw cannot be rated under draw model 'none'."""
+        super().check_games(games)
         if self.skill_model.draw_code == nx.DRAW_NONE and np.any(games.score == 0.5):
             rows = games.row[np.flatnonzero(games.score == 0.5)[:5]].tolist()
             raise ValueError(f"{self.name}: the model's draw model is 'none' but the games have draws "

@@ -63,7 +63,7 @@ def _fide_k(x, count, i, n_period):
 
 
 @K.update_kernel
-def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
     # scratch[:, 0] accumulates S - E per player (FIDE: K * (S - E)); scratch[:, 1] counts games
     fide = theta[_FIDE] != 0.0
     for g in range(start, stop):
@@ -76,7 +76,7 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
         if fide:
             d = min(400.0, max(-400.0, d))
         e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
-        r = score[g] - e
+        r = weight[g] * (score[g] - e)
         if fide:
             scratch[ia, 0] += _fide_k(x, count, ia, scratch[ia, 1]) * r
             scratch[ib, 0] -= _fide_k(x, count, ib, scratch[ib, 1]) * r
@@ -97,13 +97,13 @@ def _update(x, count, theta, a, b, score, home, start, stop, scratch):
 
 
 @K.game_kernel
-def _game(x, count, theta, a, b, score, at_home):
+def _game(x, count, theta, a, b, score, at_home, weight):
     # one game as its own period: forecast and update fused (same numbers as _proba + _update)
     d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
     e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
     if theta[_FIDE] != 0.0:
         dc = min(400.0, max(-400.0, d))
-        r = score - 1.0 / (1.0 + theta[_BASE] ** (-dc / theta[_SCALE]))
+        r = weight * (score - 1.0 / (1.0 + theta[_BASE] ** (-dc / theta[_SCALE])))
         ka = _fide_k(x, count, a, 1.0)
         kb = _fide_k(x, count, b, 1.0)
         x[a, _RATING] += ka * r
@@ -113,7 +113,7 @@ def _game(x, count, theta, a, b, score, at_home):
         if x[b, _RATING] >= 2400.0:
             x[b, _REACHED] = 1.0
     else:
-        r = theta[_K] * (score - e)
+        r = theta[_K] * weight * (score - e)
         x[a, _RATING] += r
         x[b, _RATING] -= r
     count[a] += 1
@@ -144,6 +144,7 @@ class Elo(Filter):
     """
 
     name = "elo"
+    honours_weights = True
     _param_aliases = {"fide": "is_fide"}
     columns = ("rating", "reached_2400")
     sd_column = None

@@ -115,7 +115,7 @@ def _proba(x, a, b, at_home, theta):
 
 
 @njit(cache=True)
-def _terms(x, theta, a, b, score, at_home):
+def _terms(x, theta, a, b, score, at_home, weight):
     """One game's contributions, from the current values, on the logistic-unit scale
     (phi = q RD): for a, g_b^2 E_a (1 - E_a) and g_b (s - E_a); for b, the same from b's side."""
     z = Q * (x[a, _R] - x[b, _R] + theta[_HOME] * at_home)
@@ -123,18 +123,18 @@ def _terms(x, theta, a, b, score, at_home):
     ea = _logistic(gb * z)
     ga = _g(Q * x[a, _RD])
     eb = _logistic(-ga * z)
-    return (gb * gb * ea * (1.0 - ea), gb * (score - ea),
-            ga * ga * eb * (1.0 - eb), ga * ((1.0 - score) - eb))
+    return (weight * gb * gb * ea * (1.0 - ea), weight * gb * (score - ea),
+            weight * ga * ga * eb * (1.0 - eb), weight * ga * ((1.0 - score) - eb))
 
 
 @njit(cache=True)
-def _accumulate(x, theta, a, b, score, home, start, stop, scratch):
+def _accumulate(x, theta, a, b, score, home, weight, start, stop, scratch):
     """Per competitor over a period, each game from the pre-period values:
     scratch[:, 0] += g^2 E (1 - E), [:, 1] += g (s - E), [:, 2] += 1 (games)."""
     for j in range(start, stop):
         ia = a[j]
         ib = b[j]
-        wa, ra, wb, rb = _terms(x, theta, ia, ib, score[j], home[j])
+        wa, ra, wb, rb = _terms(x, theta, ia, ib, score[j], home[j], weight[j])
         scratch[ia, 0] += wa
         scratch[ia, 1] += ra
         scratch[ia, 2] += 1.0
@@ -249,8 +249,8 @@ def _apply2(x, i, w, r, theta):
 
 # ---------------------------------------------------------------- the kernels of both
 @njit(cache=True)
-def _update_period(x, count, theta, a, b, score, home, start, stop, scratch, version):
-    _accumulate(x, theta, a, b, score, home, start, stop, scratch)
+def _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, version):
+    _accumulate(x, theta, a, b, score, home, weight, start, stop, scratch)
     for j in range(start, stop):
         for side in range(2):
             i = a[j] if side == 0 else b[j]
@@ -266,9 +266,9 @@ def _update_period(x, count, theta, a, b, score, home, start, stop, scratch, ver
 
 
 @njit(cache=True)
-def _update_game(x, count, theta, a, b, score, at_home, version):
+def _update_game(x, count, theta, a, b, score, at_home, weight, version):
     p = _forecast(x, a, b, at_home, theta)
-    wa, ra, wb, rb = _terms(x, theta, a, b, score, at_home)
+    wa, ra, wb, rb = _terms(x, theta, a, b, score, at_home, weight)
     if version == 1:
         _apply1(x, a, wa, ra)
         _apply1(x, b, wb, rb)
@@ -281,26 +281,27 @@ def _update_game(x, count, theta, a, b, score, at_home, version):
 
 
 @K.update_kernel
-def _update1(x, count, theta, a, b, score, home, start, stop, scratch):
-    _update_period(x, count, theta, a, b, score, home, start, stop, scratch, 1)
+def _update1(x, count, theta, a, b, score, home, weight, start, stop, scratch):
+    _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, 1)
 
 
 @K.game_kernel
-def _game1(x, count, theta, a, b, score, at_home):
-    return _update_game(x, count, theta, a, b, score, at_home, 1)
+def _game1(x, count, theta, a, b, score, at_home, weight):
+    return _update_game(x, count, theta, a, b, score, at_home, weight, 1)
 
 
 @K.update_kernel
-def _update2(x, count, theta, a, b, score, home, start, stop, scratch):
-    _update_period(x, count, theta, a, b, score, home, start, stop, scratch, 2)
+def _update2(x, count, theta, a, b, score, home, weight, start, stop, scratch):
+    _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, 2)
 
 
 @K.game_kernel
-def _game2(x, count, theta, a, b, score, at_home):
-    return _update_game(x, count, theta, a, b, score, at_home, 2)
+def _game2(x, count, theta, a, b, score, at_home, weight):
+    return _update_game(x, count, theta, a, b, score, at_home, weight, 2)
 
 
 class _GlickoBase(Filter):
+    honours_weights = True
     sd_column = "rd"
     time_unit = "period"
 

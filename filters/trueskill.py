@@ -107,7 +107,7 @@ def _proba(x, a, b, at_home, theta):
 
 
 @K.game_kernel
-def _game(x, count, theta, a, b, score, at_home):
+def _game(x, count, theta, a, b, score, at_home, weight):
     s2a = x[a, _SIGMA] * x[a, _SIGMA]
     s2b = x[b, _SIGMA] * x[b, _SIGMA]
     d_home = theta[_HOME] * at_home
@@ -127,11 +127,11 @@ def _game(x, count, theta, a, b, score, at_home):
 
 
 @K.update_kernel
-def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
     # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
     # 3 marks a competitor whose prior has been widened by tau^2 per game this period
     if stop - start == 1:  # one game: the ADF posterior itself (as the fused kernel computes it)
-        _game(x, count, theta, a[start], b[start], score[start], home[start])
+        _game(x, count, theta, a[start], b[start], score[start], home[start], 1.0)
         return
     for j in range(start, stop):
         scratch[a[j], 0] += 1.0

@@ -173,7 +173,7 @@ def _proba(x, a, b, at_home, theta):
 
 
 @K.game_kernel
-def _game(x, count, theta, a, b, score, at_home):
+def _game(x, count, theta, a, b, score, at_home, weight):
     model = int(theta[_MODEL])
     s2a = x[a, _SIGMA] * x[a, _SIGMA]
     s2b = x[b, _SIGMA] * x[b, _SIGMA]
@@ -195,7 +195,7 @@ def _game(x, count, theta, a, b, score, at_home):
 
 
 @K.update_kernel
-def _update(x, count, theta, a, b, score, home, start, stop, scratch):
+def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
     # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
     # 3 pre-period variance (with tau^2 per game under dynamics="game"), 4-5 the posterior mean
     # and variance of the last game (taken as is when the period has one game, so that this

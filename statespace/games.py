@@ -75,13 +75,14 @@ class Games:
       home advantage applies);
     - ``period``: integer rating-period code (non-decreasing in time), or ``None``;
     - ``extra``: a DataFrame of any other input columns (goals, season, ...), same rows;
-    - ``row``: each row's position in the original input (differs after ``split`` or drops).
+    - ``row``: each row's position in the original input (differs after ``split`` or drops);
+    - ``weight``: each game's likelihood weight (all 1 unless set with :meth:`with_weights`).
     """
 
     __slots__ = ("time", "a", "b", "score", "neutral", "period", "players", "extra", "row",
-                 "order", "dropped", "_index")
+                 "order", "dropped", "_index", "weight")
 
-    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None):
+    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None, weight=None):
         self.time = _freeze(time)
         self.a = _freeze(np.asarray(a, dtype=np.int64))
         self.b = _freeze(np.asarray(b, dtype=np.int64))
@@ -91,6 +92,7 @@ class Games:
         self.players = _freeze(np.asarray(players, dtype=object))
         self.extra = extra.reset_index(drop=True) if extra is not None else pd.DataFrame(index=range(len(self.a)))
         self.row = _freeze(np.asarray(row, dtype=np.int64))
+        self.weight = _freeze(np.ones(self.a.size) if weight is None else np.asarray(weight, dtype=np.float64))
         self.order = _freeze(np.argsort(self.time, kind="stable").astype(np.int64))
         self.dropped = dropped if dropped is not None else pd.DataFrame(columns=["row", "column", "reason"])
         self._index = None
@@ -323,7 +325,8 @@ class Games:
             raise GamesError("the games table is empty: no rows selected")
         return Games(time=self.time[idx], a=self.a[idx], b=self.b[idx], score=self.score[idx],
                      neutral=self.neutral[idx], period=None if self.period is None else self.period[idx],
-                     players=self.players, extra=self.extra.iloc[idx], row=self.row[idx], dropped=self.dropped)
+                     players=self.players, extra=self.extra.iloc[idx], row=self.row[idx], dropped=self.dropped,
+                     weight=self.weight[idx])
 
     def split(self, fraction: float = 0.7) -> tuple["Games", "Games"]:
         """Split in time order: the first ``fraction`` of games (by time) and the rest.
@@ -391,7 +394,46 @@ class Games:
                 t = t - (Games.from_arrays([origin], ["x"], ["y"], [1]).days()[0] if not isinstance(origin, (int, float)) else origin)
             codes = np.floor(t / length + 1e-9).astype(np.int64)
         return Games(time=self.time, a=self.a, b=self.b, score=self.score, neutral=self.neutral,
-                     period=codes, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped)
+                     period=codes, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped,
+                     weight=self.weight)
+
+    def with_weights(self, weights=None, *, margin: tuple[str, str] | None = None) -> "Games":
+        """A new table whose games carry likelihood weights (Elo, Glicko and the EKF temper
+        each game's log-likelihood by its weight: a heavier game moves ratings more).
+
+        ``weights``: an array aligned with the rows, each finite and > 0. Or ``margin=(col_a,
+        col_b)``: weights from the score margin, ``w = log(1 + max(|score_a - score_b|, 1))``,
+        divided by its mean so that the average game keeps weight 1 — FiveThirtyEight's margin-of-victory
+        multiplier for NFL Elo, without its autocorrelation correction.
+        """
+        if (weights is None) == (margin is None):
+            raise ValueError("give exactly one of weights= or margin=(column_a, column_b)")
+        if margin is not None:
+            missing = [c for c in margin if c not in self.extra.columns]
+            if missing:
+                raise GamesError(f"no column {missing[0]!r} for the margin (extra columns: "
+                                 f"{', '.join(self.extra.columns) or 'none'})", column=missing[0])
+            sa = pd.to_numeric(self.extra[margin[0]], errors="coerce").to_numpy(float)
+            sb = pd.to_numeric(self.extra[margin[1]], errors="coerce").to_numpy(float)
+            bad = np.flatnonzero(~np.isfinite(sa - sb))
+            if bad.size:
+                raise GamesError(f"columns {margin}: {bad.size} rows without a numeric score "
+                                 f"({_describe_rows(self.row[bad], list(sa[bad]), None, None)})",
+                                 self.row[bad].tolist(), margin[0])
+            # a draw (margin 0) counts as a one-point game rather than not at all
+            w = np.log1p(np.maximum(np.abs(sa - sb), 1.0))
+            w = w / w.mean()
+        else:
+            w = np.asarray(weights, dtype=float)
+            if w.shape != (len(self),):
+                raise ValueError(f"{w.size} weights for {len(self)} games")
+            bad = np.flatnonzero(~np.isfinite(w) | (w <= 0))
+            if bad.size:
+                raise GamesError(f"weights must be finite and > 0 ({_describe_rows(self.row[bad], list(w[bad]), None, None)})",
+                                 self.row[bad].tolist(), "weight")
+        return Games(time=self.time, a=self.a, b=self.b, score=self.score, neutral=self.neutral,
+                     period=self.period, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped,
+                     weight=w)
 
     def batches(self) -> np.ndarray:
         """Start positions (in time order, ``order``) of each rating period, plus ``len(self)``.

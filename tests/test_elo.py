@@ -336,3 +336,17 @@ def test_matches_elote_on_random_stream():
         if f"q{i}" in final.index:
             assert final[f"q{i}"] == pytest.approx(comp[i].rating, rel=1e-10)
     assert math.isfinite(final.sum())
+
+
+def test_game_weights_scale_the_update():
+    g = games([(0, "A", "B", 1)]).with_weights([2.5])
+    r = Elo(k=32).fit(g, initial={"A": 1600, "B": 1400})
+    assert r.ratings().set_index("player")["mean"]["A"] == pytest.approx(1600 + 2.5 * 32 * (1 - E_200))
+
+
+def test_methods_that_ignore_weights_refuse_weighted_games():
+    from filters import TrueSkill
+
+    g = games([(0, "A", "B", 1)]).with_weights([2.0])
+    with pytest.raises(ValueError, match="does not use game weights"):
+        TrueSkill().fit(g)

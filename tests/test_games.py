@@ -469,3 +469,20 @@ def test_csv_competitor_called_na_is_a_name_not_missing(tmp_path):
         Games.from_csv(path)
     path.write_text("time,a,b,score\n2020-01-01,NA,None,1\n2020-01-02,NA,null,0\n")
     assert sorted(Games.from_csv(path).players) == ["NA", "None", "null"]
+
+
+def test_margin_weights_and_validation():
+    df = pd.DataFrame({"time": [1, 2, 3], "a": ["x", "y", "x"], "b": ["y", "z", "z"], "score": [1, 0.5, 0],
+                       "score_a": [30, 14, 3], "score_b": [0, 14, 27]})
+    g = Games.from_frame(df)
+    assert np.all(g.weight == 1.0)
+    w = g.with_weights(margin=("score_a", "score_b")).weight
+    raw = np.log1p([30.0, 1.0, 24.0])  # a draw counts as a one-point game
+    np.testing.assert_allclose(w, raw / raw.mean())
+    assert g.with_weights(margin=("score_a", "score_b")).take([0, 2]).weight.tolist() == [w[0], w[2]]
+    with pytest.raises(GamesError, match="finite and > 0"):
+        g.with_weights([1.0, 0.0, 1.0])
+    with pytest.raises(GamesError, match="no column"):
+        g.with_weights(margin=("goals_a", "goals_b"))
+    with pytest.raises(ValueError, match="exactly one"):
+        g.with_weights()
