@@ -1,0 +1,555 @@
+"""LaplaceSmoother and BradleyTerry: the whole-history posterior mode, its variances and drift.
+
+Reference values, all computed independently of ``smoothers.laplace`` and ``smoothers.base``:
+
+- the static Bradley-Terry MAP and maximum-likelihood fits, minimised here with
+  ``scipy.optimize.minimize`` (trust-exact) on a negative log-likelihood, gradient and Hessian
+  written in this file from the logistic function (a draw counts as half a win and half a loss);
+- for the random-walk model, the nodes (one per competitor and time of play), the prior precision
+  of the chains, the log posterior and the dense Hessian at the mode are all built here from the
+  model's equations, with ``numpy.linalg`` for inverses and determinants and central finite
+  differences for the gradient;
+- the posterior means, variances and held-out forecasts of NUTS (``PyMCSmoother``) on the same
+  model with the same fixed drift and prior;
+- the simulation's own drift for the type-II estimate (``statespace.simulate``);
+- on ``scenarios.drifting()``, the filters of ``filters.REGISTRY`` with their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+from scipy.special import expit, log_expit
+
+import statespace as ss
+from statespace import ELO_SCALE, Games, SkillModel, metrics
+from smoothers import BradleyTerry, LaplaceSmoother, SmootherFit
+import smoothers.laplace as laplace_module
+
+
+# ---------------------------------------------------------------- independent references
+def loglik(y, d, scale):
+    """Logistic (Bradley-Terry) log-likelihood of score y (1, 0.5, 0) at skill difference d."""
+    z = d / scale
+    return y * log_expit(z) + (1.0 - y) * log_expit(-z)
+
+
+def bt_reference(a, b, y, n, scale, home=None, prior_mean=0.0, prior_var=None):
+    """Static Bradley-Terry fit by scipy: MAP under N(prior_mean, prior_var), or (prior_var None)
+    maximum likelihood with competitor 0 pinned at 0. Works in logistic units z = skill / scale;
+    returns skills in the model's units."""
+    h = np.zeros(len(a)) if home is None else home / scale
+    free = np.arange(n) if prior_var is not None else np.arange(1, n)
+
+    def full(w):
+        z = np.zeros(n)
+        z[free] = w
+        return z
+
+    def nll(w):
+        z = full(w)
+        d = z[a] - z[b] + h
+        out = -np.sum(y * log_expit(d) + (1 - y) * log_expit(-d))
+        if prior_var is not None:
+            out += 0.5 * np.sum((z - prior_mean / scale) ** 2) / (prior_var / scale**2)
+        return out
+
+    def grad(w):
+        z = full(w)
+        r = y - expit(z[a] - z[b] + h)  # d loglik / d d
+        g = np.zeros(n)
+        np.add.at(g, a, -r)
+        np.add.at(g, b, r)
+        if prior_var is not None:
+            g += (z - prior_mean / scale) / (prior_var / scale**2)
+        return g[free]
+
+    def hess(w):
+        z = full(w)
+        p = expit(z[a] - z[b] + h)
+        k = p * (1 - p)
+        H = np.zeros((n, n))
+        np.add.at(H, (a, a), k)
+        np.add.at(H, (b, b), k)
+        np.add.at(H, (a, b), -k)
+        np.add.at(H, (b, a), -k)
+        if prior_var is not None:
+            H += np.eye(n) * scale**2 / prior_var
+        return H[np.ix_(free, free)]
+
+    res = optimize.minimize(nll, np.zeros(free.size), jac=grad, hess=hess, method="trust-exact",
+                            options={"gtol": 1e-9, "maxiter": 500})
+    # trust-exact can stop short with a nearly flat direction (the common level under a wide
+    # prior); polish with plain Newton steps on the dense Hessian until the gradient is ~0
+    w = res.x
+    for _ in range(10):
+        w = w - np.linalg.solve(hess(w), grad(w))
+        if np.max(np.abs(grad(w))) < 1e-11:
+            break
+    assert np.max(np.abs(grad(w))) < 1e-10, res.message
+    return full(w) * scale
+
+
+class WholeHistory:
+    """The random-walk model's nodes, prior, log posterior and Hessian, built from scratch.
+
+    Nodes: one per competitor (name) and distinct time (the rating period) at which it plays.
+    """
+
+    def __init__(self, games: Games, model: SkillModel):
+        self.model = model
+        t = games.period.astype(float)
+        a, b = list(games.a_name), list(games.b_name)
+        keys = sorted(set(zip(a, t)) | set(zip(b, t)))  # by name, then time
+        self.keys = keys
+        self.index = {k: i for i, k in enumerate(keys)}
+        self.ga = np.array([self.index[k] for k in zip(a, t)])
+        self.gb = np.array([self.index[k] for k in zip(b, t)])
+        self.y = games.score.astype(float)
+        self.h = model.home * (~games.neutral)
+        n = len(keys)
+        Q = np.zeros((n, n))
+        self.first, self.links = [], []
+        for i, (name, time) in enumerate(keys):
+            if i == 0 or keys[i - 1][0] != name:
+                self.first.append(i)
+                Q[i, i] += 1.0 / model.prior_var
+            else:
+                w = 1.0 / (model.drift * (time - keys[i - 1][1]))
+                self.links.append((i - 1, i, w))
+                Q[i, i] += w
+                Q[i - 1, i - 1] += w
+                Q[i, i - 1] -= w
+                Q[i - 1, i] -= w
+        self.Q = Q
+        self.n = n
+
+    def loglik(self, x):
+        return float(np.sum(loglik(self.y, x[self.ga] - x[self.gb] + self.h, self.model.scale)))
+
+    def log_prior(self, x):
+        """Normalised log density of the Gaussian random-walk prior."""
+        m = self.model
+        f = np.array(self.first)
+        out = -0.5 * np.sum((x[f] - m.prior_mean) ** 2) / m.prior_var - 0.5 * f.size * math.log(2 * math.pi * m.prior_var)
+        for j, k, w in self.links:
+            out += -0.5 * w * (x[k] - x[j]) ** 2 + 0.5 * math.log(w / (2 * math.pi))
+        return out
+
+    def log_posterior(self, x):  # unnormalised
+        return self.loglik(x) + self.log_prior(x)
+
+    def grad_log_posterior(self, x):
+        s = self.model.scale
+        r = (self.y - expit((x[self.ga] - x[self.gb] + self.h) / s)) / s
+        g = np.zeros(self.n)
+        np.add.at(g, self.ga, r)
+        np.add.at(g, self.gb, -r)
+        f = np.array(self.first)
+        g[f] -= (x[f] - self.model.prior_mean) / self.model.prior_var
+        for j, k, w in self.links:
+            g[k] -= w * (x[k] - x[j])
+            g[j] += w * (x[k] - x[j])
+        return g
+
+    def hessian(self, x):
+        """Minus the Hessian of the log posterior: Q plus kappa (e_a - e_b)(e_a - e_b)^T per game."""
+        s = self.model.scale
+        p = expit((x[self.ga] - x[self.gb] + self.h) / s)
+        k = p * (1 - p) / s**2
+        H = self.Q.copy()
+        np.add.at(H, (self.ga, self.ga), k)
+        np.add.at(H, (self.gb, self.gb), k)
+        np.add.at(H, (self.ga, self.gb), -k)
+        np.add.at(H, (self.gb, self.ga), -k)
+        return H
+
+    def order_of(self, fit: SmootherFit) -> np.ndarray:
+        """Position in ``fit``'s node arrays of each of our nodes (checks both have the same nodes)."""
+        tl = fit.timeline
+        theirs = {(tl.players[p], float(t)): i for i, (p, t) in enumerate(zip(tl.node_player, tl.node_time))}
+        assert set(theirs) == set(self.keys)
+        return np.array([theirs[k] for k in self.keys])
+
+
+# ---------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def static_league():
+    """20 competitors, 500 games, static skills, about 15% draws (for the half-win fit)."""
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.0, ("threshold", 0.25))
+    return ss.simulate(model, 20, 500, home_fraction=0.5, seed=4).games
+
+
+@pytest.fixture(scope="module")
+def small_dynamic():
+    """8 competitors, 150 games over 12 daily periods, drift 0.1, home advantage, draws."""
+    model = SkillModel("logistic", 1.5, 0.2, 2.0, 0.1, ("threshold", 0.3), home=0.4)
+    games = ss.simulate(model, 8, 150, days=12, home_fraction=0.5, seed=21).games.with_periods(1)
+    fit_model = dataclasses.replace(model, draw="half")  # the Laplace fit scores draws as half a win
+    return games, fit_model
+
+
+# ---------------------------------------------------------------- a. drift 0 is Bradley-Terry
+@pytest.mark.parametrize("scale", [1.0, ELO_SCALE], ids=["logistic-units", "elo-units"])
+@pytest.mark.parametrize("with_draws", [False, True], ids=["no-draws", "half-win-draws"])
+def test_drift_zero_is_the_bradley_terry_map(static_league, scale, with_draws):
+    games = static_league
+    if not with_draws:
+        games = games.take(np.flatnonzero(games.score != 0.5))
+    assert (np.any(games.score == 0.5)) == with_draws
+    model = SkillModel("logistic", scale, 1500.0 if scale > 1 else 0.3, (0.8 * scale) ** 2, 0.0,
+                       "half" if with_draws else "none", home=0.25 * scale)
+    ref = bt_reference(games.a, games.b, games.score, games.n_players, scale, model.home * (~games.neutral),
+                       model.prior_mean, model.prior_var)
+    for method in (BradleyTerry(model), LaplaceSmoother(dataclasses.replace(model, drift=0.5), drift=0)):
+        fit = method.fit(games)
+        assert fit.info["n_nodes"] == games.n_players  # one node per competitor
+        mean = fit.mean[fit._last[np.arange(games.n_players)]]
+        np.testing.assert_allclose(mean / scale, ref / scale, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1.0, ELO_SCALE], ids=["logistic-units", "elo-units"])
+def test_wide_prior_bradley_terry_is_the_maximum_likelihood_fit(static_league, scale):
+    """``BradleyTerry`` with its default wide prior (1e6 scale^2): skill differences are the
+    maximum-likelihood ones (no prior at all), draws as half a win; the common level sits at the
+    prior mean."""
+    games = static_league
+    model = SkillModel("logistic", scale, 1500.0, 1e6 * scale**2, 0.0, "half")
+    fit = BradleyTerry(model).fit(games)
+    mean = fit.mean[fit._last[np.arange(games.n_players)]]
+    # the MAP under the same wide prior, exactly
+    map_ref = bt_reference(games.a, games.b, games.score, games.n_players, scale, None, 1500.0, model.prior_var)
+    np.testing.assert_allclose(mean / scale, map_ref / scale, rtol=0, atol=1e-6)
+    # skill differences against pure maximum likelihood (no prior; competitor 0 pinned at 0): the
+    # wide prior still shrinks them, by a relative 1/(prior_var x information) ~ 3e-7 here
+    ml_ref = bt_reference(games.a, games.b, games.score, games.n_players, scale)
+    np.testing.assert_allclose((mean - mean[0]) / scale, ml_ref / scale, rtol=1e-6, atol=1e-6)
+    assert np.abs((mean - mean[0]) / scale - ml_ref / scale).max() < 2e-6
+    assert mean.mean() == pytest.approx(1500.0, abs=1e-6 * scale)
+    # the default BradleyTerry() is this model at the Elo scale
+    if scale == ELO_SCALE:
+        default = BradleyTerry().fit(games)
+        np.testing.assert_allclose(default.mean, fit.mean, rtol=0, atol=1e-6 * scale)
+
+
+# ---------------------------------------------------------------- b. the mode and its variances
+def test_mode_is_a_stationary_point_of_the_log_posterior(small_dynamic):
+    games, model = small_dynamic
+    wh = WholeHistory(games, model)
+    fit = LaplaceSmoother(model).fit(games)
+    x = fit.mean[wh.order_of(fit)]
+    h = 1e-5 * model.scale
+    grad = np.empty(wh.n)
+    for i in range(wh.n):
+        e = np.zeros(wh.n)
+        e[i] = h
+        grad[i] = (wh.log_posterior(x + e) - wh.log_posterior(x - e)) / (2 * h)
+    # the gradient at a random point is of order 1 / scale; at the mode only finite-difference noise remains
+    assert np.max(np.abs(grad)) * model.scale < 1e-6
+    # and it is the maximum: an independent optimiser from the prior mean lands on it
+    res = optimize.minimize(lambda v: -wh.log_posterior(v), np.full(wh.n, model.prior_mean),
+                            jac=lambda v: -wh.grad_log_posterior(v), method="L-BFGS-B",
+                            options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 5000})
+    assert np.max(np.abs(wh.grad_log_posterior(x))) * model.scale < 1e-7  # the analytic gradient agrees
+    np.testing.assert_allclose(res.x, x, rtol=0, atol=1e-5 * model.scale)
+    assert -res.fun <= wh.log_posterior(x) + 1e-9
+
+
+def test_exact_variances_are_the_inverse_hessian(small_dynamic):
+    games, model = small_dynamic
+    wh = WholeHistory(games, model)
+    fit = LaplaceSmoother(model).fit(games)
+    assert fit.info["exact_variance"] and wh.n < 3000
+    order = wh.order_of(fit)
+    x = fit.mean[order]
+    H = wh.hessian(x)
+    cov = np.linalg.inv(H)
+    np.testing.assert_allclose(fit.var[order], np.diag(cov), rtol=1e-9)
+    np.testing.assert_allclose(fit.cov[np.ix_(order, order)], cov, rtol=1e-8, atol=1e-12 * model.scale**2)
+    # the Laplace approximation of the evidence (the type-II objective), written out in full:
+    # log p(y) ~ loglik(x*) + log N(x*; prior) + n/2 log(2 pi) - 1/2 log det H (every node's
+    # prior mean is prior_mean: the walk has no trend)
+    logdet_q, logdet_h = np.linalg.slogdet(wh.Q)[1], np.linalg.slogdet(H)[1]
+    r = x - model.prior_mean
+    assert wh.log_prior(x) == pytest.approx(-0.5 * r @ wh.Q @ r + 0.5 * logdet_q - 0.5 * wh.n * math.log(2 * math.pi))
+    evidence = wh.loglik(x) + wh.log_prior(x) + 0.5 * wh.n * math.log(2 * math.pi) - 0.5 * logdet_h
+    assert fit.info["log_evidence"] == pytest.approx(evidence, rel=1e-9, abs=1e-7)
+
+
+def test_chain_variances_are_each_competitors_own_block(small_dynamic):
+    """With ``exact_variance_limit=0``: each competitor's variances come from the inverse of its
+    own block of the Hessian (its chain plus the games' curvature; opponents held fixed)."""
+    games, model = small_dynamic
+    wh = WholeHistory(games, model)
+    exact = LaplaceSmoother(model).fit(games)
+    chain = LaplaceSmoother(model, exact_variance_limit=0).fit(games)
+    assert not chain.info["exact_variance"] and chain.cov is None
+    np.testing.assert_allclose(chain.mean, exact.mean, rtol=0, atol=1e-9 * model.scale)  # same mode
+    order = wh.order_of(chain)
+    H = wh.hessian(chain.mean[order])
+    names = np.array([k[0] for k in wh.keys])
+    expected = np.empty(wh.n)
+    for name in np.unique(names):
+        idx = np.flatnonzero(names == name)
+        expected[idx] = np.diag(np.linalg.inv(H[np.ix_(idx, idx)]))
+    np.testing.assert_allclose(chain.var[order], expected, rtol=1e-9)
+    # holding opponents fixed understates the uncertainty: never above the exact variance
+    assert np.all(chain.var <= exact.var * (1 + 1e-9))
+
+
+def test_conjugate_gradients_and_sparse_lu_give_the_same_mode(small_dynamic, monkeypatch):
+    games, model = small_dynamic
+    monkeypatch.setattr(laplace_module, "_CG_FROM", 10**9)
+    lu = LaplaceSmoother(model).fit(games)
+    monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+    cg = LaplaceSmoother(model).fit(games)
+    np.testing.assert_allclose(cg.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
+    np.testing.assert_allclose(cg.var, lu.var, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- c. Laplace against NUTS
+def test_laplace_agrees_with_nuts():
+    """30 competitors, 20 daily periods, 600 games; drift 0.02 and prior variance 1 fixed in both.
+
+    Measured over seeds 0-5 (and drift 0.05): the largest centred |mean difference| is 0.24-0.35
+    NUTS sd, the median sd ratio 0.975-1.007, held-out log losses 0.0010-0.0056 apart (120 held-out
+    games; the forecasts differ by up to 0.03 in probability). Seed 2 is used; NUTS 1 chain x 300
+    draws (300 tuning), about 2 s of sampling after PyTensor's compilation (cached between runs).
+    """
+    try:
+        from smoothers.pymc_smoother import PyMCSmoother
+    except Exception as exc:  # pragma: no cover - depends on the PyMC installation
+        pytest.skip(f"PyMCSmoother is not importable: {exc!r}")
+    q, pv = 0.02, 1.0
+    model = SkillModel("logistic", 1.0, 0.0, pv, q)
+    games = ss.simulate(model, 30, 600, days=20, seed=2).games.with_periods(1)
+    train, test = games.split(0.8)
+    lap = LaplaceSmoother(model).fit(train)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nuts = PyMCSmoother(model, drift=q, prior_var=pv, draws=300, tune=300, chains=1, seed=1,
+                                progressbar=False, min_ess=1, max_rhat=10).fit(train)
+    except Exception as exc:  # pragma: no cover - the PyMC smoother is still being finished
+        pytest.skip(f"PyMCSmoother failed on the comparison case: {exc!r}")
+    tl = lap.timeline
+    assert np.array_equal(nuts.timeline.node_player, tl.node_player)
+    assert np.array_equal(nuts.timeline.node_time, tl.node_time)
+
+    def centred(mean):
+        out = mean.copy()
+        for t in np.unique(tl.node_time):
+            at = tl.node_time == t
+            out[at] -= mean[at].mean()
+        return out
+
+    sd = np.sqrt(nuts.var)
+    gap = np.abs(centred(lap.mean) - centred(nuts.mean)) / sd
+    assert gap.max() < 0.5, gap.max()
+    ratio = np.sqrt(lap.var) / sd
+    assert 0.9 < np.median(ratio) < 1.1 and ratio.min() > 0.7 and ratio.max() < 1.4, (np.median(ratio), ratio.min(),
+                                                                                        ratio.max())
+    ll_lap = metrics.log_loss(test.score, lap.predict_proba(test))
+    ll_nuts = metrics.log_loss(test.score, nuts.predict_proba(test))
+    assert abs(ll_lap - ll_nuts) < 0.005, (ll_lap, ll_nuts)
+
+
+# ---------------------------------------------------------------- d. type-II drift
+def test_type_ii_drift_recovers_the_simulated_drift():
+    """30 competitors, 3,000 games over 50 daily periods, drift 0.02 per period (about 1,500
+    nodes: CG steps, exact log-determinants). Measured drift / truth over seeds 0-5: 1.33, 0.74,
+    1.13, 0.91, 1.08, 0.79 (within a factor 1.5 every time); seeds 0-2 are checked here."""
+    q = 0.02
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, q)
+    ratios = []
+    for seed in range(3):
+        games = ss.simulate(model, 30, 3000, days=50, seed=seed).games.with_periods(1)
+        fit = LaplaceSmoother(model, drift="auto").fit(games)
+        assert fit.model.drift == fit.info["drift"]
+        # the evidence is maximised: no evaluated drift did better
+        assert fit.info["log_evidence"] >= max(ev for _, ev in fit.info["drift_trace"]) - 1e-6
+        ratios.append(fit.model.drift / q)
+    assert all(1 / 1.5 < r < 1.5 for r in ratios), ratios
+
+
+def test_type_ii_drift_is_in_the_models_units():
+    """The same games in Elo units (every skill x scale, drift x scale^2) give the same fit."""
+    q = 0.02
+    unit = SkillModel("logistic", 1.0, 0.0, 1.0, q)
+    elo = SkillModel("logistic", ELO_SCALE, 1500.0, ELO_SCALE**2, q * ELO_SCALE**2)
+    games = ss.simulate(unit, 20, 1000, days=25, seed=8).games.with_periods(1)
+    a = LaplaceSmoother(unit, drift="auto").fit(games)
+    b = LaplaceSmoother(elo, drift="auto").fit(games)
+    assert b.model.drift / ELO_SCALE**2 == pytest.approx(a.model.drift, rel=1e-6)
+    np.testing.assert_allclose((b.mean - 1500.0) / ELO_SCALE, a.mean, atol=1e-6)
+
+
+def test_auto_drift_from_a_static_model_still_has_one_node_per_time():
+    """drift="auto" on a model whose drift is 0 must not collapse to one node per competitor
+    (which made the drift unidentified and ran it to its upper bound)."""
+    dynamic = SkillModel("logistic", 1.0, 0.0, 1.0, 0.05)
+    games = ss.simulate(dynamic, 12, 500, days=30, seed=3).games.with_periods(1)
+    a = LaplaceSmoother(dynamic, drift="auto").fit(games)
+    b = LaplaceSmoother(dataclasses.replace(dynamic, drift=0.0), drift="auto").fit(games)
+    assert b.info["n_nodes"] == a.info["n_nodes"] > games.n_players
+    assert b.model.drift == pytest.approx(a.model.drift, rel=1e-6)
+
+
+# ---------------------------------------------------------------- e. against the filters
+def test_on_the_drifting_scenario_no_worse_than_the_best_filter(capsys):
+    import filters
+
+    sim = ss.scenarios.drifting()
+    methods = {name: ctor() for name, ctor in filters.REGISTRY.items()}
+    methods["laplace_auto"] = LaplaceSmoother(sim.model, drift="auto")  # the scenario's threshold draws
+    methods["laplace_true_drift"] = LaplaceSmoother(sim.model)
+    methods["bradley_terry"] = BradleyTerry()
+    table = ss.compare(methods, sim.games, split=0.7, mode="frozen")
+    with capsys.disabled():
+        print("\nscenarios.drifting(), frozen, split 0.7:")
+        print(table[["log_loss", "brier", "fit_seconds", "delta_log_loss", "delta_se"]].round(4).to_string())
+    y = table.attrs["test"].score
+    per_game = {m: metrics.log_loss(y, p, per_game=True) for m, p in table.attrs["proba"].items()}
+    best_filter = table.loc[list(filters.REGISTRY), "log_loss"].idxmin()
+    delta, se = metrics.paired_difference(per_game["laplace_auto"], per_game[best_filter])
+    assert delta <= 2 * se, (best_filter, delta, se)
+    # the type-II drift lands near the scenario's 22.5 per day: measured 28.6 on this training
+    # part (5,211 nodes > 4,000, so the log-determinant is the per-competitor chains'
+    # approximation; the exact one gives 30.6), 16.4 on all games. Paired difference against
+    # the best filter (TrueSkill) measured 0.0045, se 0.0037.
+    fitted = LaplaceSmoother(sim.model, drift="auto").fit(sim.games.split(0.7)[0])
+    assert 22.5 / 1.5 < fitted.model.drift < 22.5 * 1.5
+
+
+# ---------------------------------------------------------------- f. the fitted interface
+@pytest.fixture(scope="module")
+def dated():
+    model = SkillModel("logistic", ELO_SCALE, 1500.0, 200.0**2, 300.0, ("threshold", 40.0))
+    return ss.simulate(model, 15, 400, days=60, seed=9)
+
+
+def test_predict_proba_is_aligned_and_sums_to_one(dated):
+    games = dated.games
+    train, test = games.split(0.7)
+    fit = LaplaceSmoother().fit(train)
+    p = fit.predict_proba(test)
+    assert p.shape == (len(test), 3)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(p >= 0)
+    perm = np.random.default_rng(0).permutation(len(test))
+    np.testing.assert_array_equal(fit.predict_proba(test.take(perm)), p[perm])
+    # swapping a and b swaps win and loss
+    swapped = Games.from_arrays(test.time, test.b_name, test.a_name, 1.0 - test.score)
+    np.testing.assert_allclose(fit.predict_proba(swapped), p[:, ::-1], atol=1e-12)
+    # a newcomer against a newcomer: the prior, 50/50
+    new = Games.from_arrays([test.time[0]], ["nobody"], ["no-one"], [1.0])
+    np.testing.assert_allclose(fit.predict_proba(new), [[0.5, 0.0, 0.5]])
+
+
+def test_static_forecasts_before_1970():
+    """A static fit forecasts games of any date from its one node per competitor (it used to
+    sit at time 0, so games dated before 1970 got the prior)."""
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.0)
+    sim = ss.simulate(model, 10, 300, seed=1, start="1950-01-01")
+    later = ss.simulate(model, 10, 300, seed=1, start="2000-01-01")
+    p_old = BradleyTerry().fit(sim.games.split(0.7)[0]).predict_proba(sim.games.split(0.7)[1])
+    p_new = BradleyTerry().fit(later.games.split(0.7)[0]).predict_proba(later.games.split(0.7)[1])
+    np.testing.assert_allclose(p_old, p_new, atol=1e-12)
+    assert np.abs(p_old[:, 0] - 0.5).max() > 0.2
+
+
+def test_ratings_and_trajectories(dated):
+    games = dated.games
+    fit = LaplaceSmoother(dated.model).fit(games)
+    cols = ["player", "mean", "sd", "lower", "upper", "games"]
+    last = fit.ratings()
+    assert list(last.columns) == cols and len(last) == games.n_players
+    assert last["mean"].is_monotonic_decreasing
+    mid = games.time[games.order[len(games) // 2]]
+    at = fit.ratings(at=mid)
+    assert list(at.columns) == cols
+    # at a time: each competitor's last node at or before it, moved forward by the random walk
+    tr = fit.trajectories()
+    row = at.iloc[0]
+    mine = tr[(tr["player"] == row["player"]) & (tr["time"] <= fit.method.times(
+        Games.from_arrays([mid], ["x"], ["y"], [1.0]))[0])].iloc[-1]
+    assert row["mean"] == pytest.approx(mine["mean"])
+    assert row["sd"] >= mine["sd"]
+    assert np.all(at["lower"] < at["mean"]) and np.all(at["mean"] < at["upper"])
+    centred = fit.ratings(centre=True)
+    assert centred["mean"].mean() == pytest.approx(0.0, abs=1e-9)
+
+    traj = fit.trajectories(centre=True)
+    assert list(traj.columns) == ["time", "player", "mean", "sd", "lower", "upper"]
+    assert len(traj) == fit.info["n_nodes"]
+    raw = fit.trajectories()
+    np.testing.assert_allclose(traj["sd"], raw["sd"])
+    # centring subtracts, at each time, the mean of everyone's latest mean: at the final time,
+    # the competitors' last nodes then average to 0
+    t_end = raw["time"].max()
+    latest = raw.sort_values("time").groupby("player").tail(1)
+    centre = latest["mean"].mean()
+    at_end = (raw["time"] == t_end).to_numpy()
+    np.testing.assert_allclose(traj["mean"].to_numpy()[at_end], raw["mean"].to_numpy()[at_end] - centre)
+
+
+def test_warm_start_gives_the_cold_mode(dated):
+    games = dated.games
+    first, _ = games.split(0.6)
+    method = LaplaceSmoother(dated.model)
+    cold = method.fit(games)
+    warm = method.fit(games, warm_start=method.fit(first))
+    np.testing.assert_allclose(warm.mean, cold.mean, rtol=0, atol=1e-7 * ELO_SCALE)
+    np.testing.assert_allclose(warm.var, cold.var, rtol=1e-7)
+    assert warm.info["iterations"] <= cold.info["iterations"]
+    auto = LaplaceSmoother(dated.model, drift="auto")
+    a_cold = auto.fit(games)
+    a_warm = auto.fit(games, warm_start=cold)
+    assert a_warm.model.drift == pytest.approx(a_cold.model.drift, rel=1e-3)
+    np.testing.assert_allclose(a_warm.mean, a_cold.mean, rtol=0, atol=1e-3)
+
+
+def test_bad_arguments():
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.1)
+    with pytest.raises(TypeError, match="SkillModel"):
+        LaplaceSmoother("logistic")
+    with pytest.raises(ValueError, match="drift"):
+        LaplaceSmoother(model, drift=-1.0)
+    with pytest.raises(ValueError, match="drift"):
+        LaplaceSmoother(model, drift="fast")
+    with pytest.raises(ValueError, match="drift"):
+        LaplaceSmoother(model, drift=float("nan"))
+    with pytest.raises(ValueError, match="period_days"):
+        LaplaceSmoother(model, period_days=0)
+    games = ss.simulate(SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, ("threshold", 0.3)), 6, 60, seed=1).games
+    method = LaplaceSmoother(model)  # draw model "none"
+    with pytest.raises(TypeError, match="Games"):
+        method.fit(games.to_frame())
+    with pytest.raises(ValueError, match="draw"):
+        method.fit(games)  # draws have no likelihood under "none"
+    ok = LaplaceSmoother(dataclasses.replace(model, draw="half"))
+    fit = ok.fit(games)
+    with pytest.raises(TypeError, match="warm_start"):
+        ok.fit(games, warm_start="yesterday")
+    with pytest.raises(ValueError, match="initial"):
+        ok.fit(games, initial={"P0": 1.0})
+    with pytest.raises(ValueError, match="at="):
+        fit.ratings(at=3.0)  # dated games need a date
+    with pytest.raises(ValueError, match="periods"):
+        ok.fit(games.with_periods(7)).ratings(at="2000-01-05")
+    with pytest.raises(TypeError):
+        BradleyTerry(model="elo")
+
+
+def test_repr_and_model():
+    m = SkillModel("logistic", 2.0, 0.0, 4.0, 0.3)
+    assert "drift=auto" in repr(LaplaceSmoother(m, drift="auto"))
+    assert LaplaceSmoother(m, drift=0.7).model.drift == 0.7
+    assert BradleyTerry(m).model.drift == 0.0
+    assert pd.api.types.is_string_dtype(pd.Series([repr(BradleyTerry(m))]))
