@@ -18,8 +18,10 @@ def finite(name: str, value, positive: bool = False, nonneg: bool = False) -> fl
     return float(value)
 
 
-def parse_teams(rating_groups: Sequence[Any]) -> tuple[list[list[tuple[float, float]]], list[list]]:
-    """Teams as lists of (mu, sigma), and each team's keys (names, or positions)."""
+def parse_teams(rating_groups: Sequence[Any], *, zero_sigma: bool = False
+                ) -> tuple[list[list[tuple[float, float]]], list[list]]:
+    """Teams as lists of (mu, sigma), and each team's keys (names, or positions); ``sigma = 0``
+    (a skill known exactly) is allowed where ``zero_sigma``."""
     teams, keys = [], []
     for team in rating_groups:
         if isinstance(team, Mapping):
@@ -33,8 +35,9 @@ def parse_teams(rating_groups: Sequence[Any]) -> tuple[list[list[tuple[float, fl
         parsed = []
         for v in vals:
             mu, sigma = (v.mu, v.sigma) if hasattr(v, "mu") else v
-            if not (np.isfinite(mu) and np.isfinite(sigma) and sigma > 0):
-                raise ValueError(f"a rating must be a finite (mu, sigma > 0), got {v!r}")
+            if not (np.isfinite(mu) and np.isfinite(sigma) and (sigma > 0 or (zero_sigma and sigma == 0))):
+                need = "sigma >= 0" if zero_sigma else "sigma > 0"
+                raise ValueError(f"a rating must be a finite (mu, {need}), got {v!r}")
             parsed.append((float(mu), float(sigma)))
         teams.append(parsed)
         keys.append(ks)

@@ -235,8 +235,8 @@ class TrueSkill(GaussianBeliefFilter):
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
-        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b``."""
-        (a,), (b,) = parse_teams([[a], [b]])[0]
+        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (sigma may be 0)."""
+        (a,), (b,) = parse_teams([[a], [b]], zero_sigma=True)[0]
         return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta, self.draw_margin)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
@@ -251,7 +251,7 @@ class TrueSkill(GaussianBeliefFilter):
     def quality_1vs1(self, a, b) -> float:
         """Draw probability relative to the most even game:
         ``sqrt(2 beta^2 / c^2) exp(-(mu_a - mu_b)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
-        (a,), (b,) = parse_teams([[a], [b]])[0]
+        (a,), (b,) = parse_teams([[a], [b]], zero_sigma=True)[0]
         c2 = 2 * self.beta**2 + a[1] ** 2 + b[1] ** 2
         return math.sqrt(2 * self.beta**2 / c2) * math.exp(-((a[0] - b[0]) ** 2) / (2 * c2))
 

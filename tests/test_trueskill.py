@@ -77,7 +77,8 @@ def test_degenerate_inputs_are_errors():
     with pytest.raises(ValueError, match="sigma"):
         ts.rate_1vs1((25, -1), D)
     with pytest.raises(ValueError, match="sigma"):
-        ts.quality_1vs1(D, (25, 0))
+        ts.quality_1vs1(D, (25, -1))
+    assert sum(ts.proba_1vs1((25, 0), (25, 0))) == pytest.approx(1.0)  # a skill known exactly
     with pytest.raises(ValueError):
         ts.proba_1vs1((float("nan"), 1), D)
 
