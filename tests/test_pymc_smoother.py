@@ -1,0 +1,307 @@
+"""PyMCSmoother: the random-walk model by MCMC, on tiny simulated tables (few draws, 1-2 chains).
+
+The reference for the drift test is the simulation itself: games drawn from a known
+``SkillModel`` (``statespace.simulate``), whose drift must lie inside the 90% posterior interval.
+Everything else checks the shared fitted interface, the parameterisation and the plumbing
+(compile cache, errors). Kept small: all PyMC fits here take well under a minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import statespace as ss
+from smoothers.base import SmootherFit, timeline
+from smoothers.pymc_smoother import (ConvergenceWarning, PyMCSmoother, configure_pytensor, default_compile_dir,
+                                     ess_bulk, rhat_rank, segment_cumsum, segment_starts)
+
+TRUE_DRIFT = 0.06
+
+
+def quick(model=None, **kw):
+    """A smoother with tiny settings; diagnostics bounds relaxed (short chains are noisy)."""
+    opts = dict(draws=150, tune=150, chains=1, seed=7, progressbar=False, min_ess=1, max_rhat=10)
+    opts.update(kw)
+    return PyMCSmoother(model, **opts)
+
+
+@pytest.fixture(scope="module")
+def drifting():
+    """12 competitors, 600 games over 30 daily rating periods, drift 0.06 per period."""
+    model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=TRUE_DRIFT)
+    sim = ss.simulate(model, n_players=12, n_games=600, days=30, seed=11)
+    return sim.games.with_periods(1)
+
+
+@pytest.fixture(scope="module")
+def fitted(drifting):
+    train, _ = drifting.split(0.8)
+    return quick(draws=300, tune=300, chains=2, max_rhat=1.1).fit(train)
+
+
+@pytest.fixture(scope="module")
+def small():
+    model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=0.05)
+    return ss.simulate(model, n_players=6, n_games=80, days=10, seed=3).games
+
+
+# ---------------------------------------------------------------------------- the posterior
+def test_drift_is_recovered(fitted):
+    drift = np.asarray(fitted.idata.posterior["drift"]).ravel()
+    lo, hi = np.quantile(drift, [0.05, 0.95])
+    assert lo < TRUE_DRIFT < hi
+    assert fitted.model.drift == pytest.approx(drift.mean())
+    assert fitted.model.prior_var == pytest.approx(np.asarray(fitted.idata.posterior["prior_var"]).mean())
+
+
+def test_fit_info_and_idata(fitted):
+    info = fitted.info
+    assert isinstance(fitted, SmootherFit)
+    assert info["free"] == ("drift_sd", "prior_sd")
+    assert info["divergences"] == 0
+    assert info["max_rhat"] < 1.1
+    assert info["min_ess"] > 0 and info["seconds"] > 0
+    post = fitted.idata.posterior
+    assert post.sizes["chain"] == 2 and post.sizes["draw"] == 300
+    assert post["skill"].shape == (2, 300, fitted.timeline.n_nodes)
+    assert fitted.draws.shape == (500, fitted.timeline.n_nodes)  # 600 draws thinned to keep_draws
+
+
+def test_node_moments_are_the_skill_draws(fitted):
+    skill = np.asarray(fitted.idata.posterior["skill"]).reshape(-1, fitted.timeline.n_nodes)
+    np.testing.assert_allclose(fitted.mean, skill.mean(axis=0))
+    np.testing.assert_allclose(fitted.var, skill.var(axis=0))
+
+
+def test_skills_are_the_non_centred_random_walk(fitted):
+    """skill = prior_mean + prior_sd z at a first node, then + drift_sd sqrt(dt) z per step."""
+    tl = fitted.timeline
+    post = fitted.idata.posterior
+    z = np.asarray(post["z"])[0, 0]
+    dsd = float(post["drift_sd"][0, 0])
+    psd = float(post["prior_sd"][0, 0])
+    skill = np.asarray(post["skill"])[0, 0]
+    expected = np.empty(tl.n_nodes)
+    for k in range(tl.n_nodes):
+        if tl.prev[k] < 0:
+            expected[k] = psd * z[k]
+        else:
+            expected[k] = expected[tl.prev[k]] + dsd * np.sqrt(tl.dt[k]) * z[k]
+    np.testing.assert_allclose(skill, expected, atol=1e-12)
+
+
+def test_segment_cumsum_restarts_at_each_segment():
+    first = np.array([True, False, False, True, True, False])
+    x = np.array([1.0, 2.0, 3.0, 10.0, 5.0, -1.0])
+    np.testing.assert_array_equal(segment_starts(first), [0, 0, 0, 3, 4, 4])
+    np.testing.assert_allclose(segment_cumsum(x, segment_starts(first)), [1, 3, 6, 10, 5, 4])
+
+
+# ---------------------------------------------------------------------------- fitted interface
+def test_predict_proba_rows_sum_to_one_and_stay_aligned(fitted, drifting):
+    _, test = drifting.split(0.8)
+    p = fitted.predict_proba(test)
+    assert p.shape == (len(test), 3)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert np.all(p[:, 1] == 0)  # draw model "none"
+    perm = np.random.default_rng(0).permutation(len(test))
+    np.testing.assert_allclose(fitted.predict_proba(test.take(perm)), p[perm])
+    # better than a coin on the held-out games
+    y = test.score
+    assert np.mean(np.log(np.where(y == 1, p[:, 0], p[:, 2]))) > np.log(0.5)
+
+
+def test_ratings_and_trajectories_columns(fitted):
+    r = fitted.ratings()
+    assert list(r.columns) == ["player", "mean", "sd", "lower", "upper", "games"]
+    assert len(r) == 12 and np.all(r["sd"] > 0)
+    tr = fitted.trajectories(centre=True)
+    assert list(tr.columns) == ["time", "player", "mean", "sd", "lower", "upper"]
+    assert len(tr) == fitted.timeline.n_nodes
+
+
+def test_time_basis_must_match(fitted, drifting):
+    _, test = drifting.split(0.8)
+    no_periods = ss.Games.from_frame(test.to_frame().drop(columns="period"))
+    with pytest.raises(ValueError, match="rating periods"):
+        fitted.predict_proba(no_periods)
+
+
+# ---------------------------------------------------------------------------- parameters
+def test_time_unit_is_days_over_period_days(small):
+    s = PyMCSmoother(period_days=7.0)
+    np.testing.assert_allclose(s.times(small), small.days() / 7.0)
+    assert s.model == ss.SkillModel("logistic", 1.0)
+    assert "PyMCSmoother(" in repr(s) and "drift=prior" in repr(s)
+
+
+def test_same_seed_same_numbers(small):
+    a = quick(draws=40, tune=40, seed=5).fit(small)
+    b = quick(draws=40, tune=40, seed=5).fit(small)
+    np.testing.assert_array_equal(a.mean, b.mean)
+
+
+def test_fixed_parameters_home_advantage_and_half_draws():
+    """Fixed drift and prior (not sampled), home advantage inferred, draws scored as half-wins."""
+    truth = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=0.02, draw=("davidson", 0.8), home=0.8)
+    games = ss.simulate(truth, n_players=8, n_games=200, days=10, home_fraction=0.7, seed=4).games
+    model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, draw="half")
+    fit = quick(model, drift=0.02, prior_var=0.8).fit(games)
+    assert fit.info["free"] == ("home",)
+    assert "drift_sd" not in fit.idata.posterior and "prior_sd" not in fit.idata.posterior
+    assert fit.model.drift == pytest.approx(0.02) and fit.model.prior_var == pytest.approx(0.8)
+    assert fit.method.model.drift == 0.02
+    assert fit.model.home > 0
+    p = fit.predict_proba(games)
+    assert np.all(p[:, 1] == 0)  # half-win: draws are scored, never forecast
+
+
+@pytest.mark.parametrize("link, draw, name", [("logistic", ("davidson", 0.6), "nu"),
+                                              ("probit", ("threshold", 0.4), "margin")])
+def test_draw_models_forecast_draws(link, draw, name):
+    model = ss.SkillModel(link, 1.0, 0.0, 1.0, drift=0.02, draw=draw)
+    games = ss.simulate(model, n_players=8, n_games=200, days=10, seed=5).games
+    assert np.any(games.score == 0.5)
+    fit = quick(model).fit(games)
+    assert name in fit.info["free"] and fit.model.draw.theta > 0
+    p = fit.predict_proba(games)
+    assert np.all(p[:, 1] > 0)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("link", ["logistic", "probit"])
+@pytest.mark.parametrize("draw", ["none", "half", ("threshold", 0.4), ("davidson", 0.7)])
+def test_game_likelihood_is_the_skill_models(link, draw):
+    """The model's game term equals sum(weight * SkillModel.loglik) at the skills given by z (an
+    independent implementation of every link and draw model), with home advantage and weights.
+    Evaluated without sampling, in PyTensor's Python mode (no C compilation)."""
+    truth = ss.SkillModel(link, 1.3, 0.2, 1.0, drift=0.05, draw=("davidson", 0.7) if draw == "half" else draw,
+                          home=0.4)
+    model = ss.SkillModel(link, 1.3, 0.2, 1.0, drift=0.05, draw=draw, home=0.4)
+    rng = np.random.default_rng(1)
+    games = ss.simulate(truth, n_players=6, n_games=60, days=8, home_fraction=0.5, seed=2).games
+    games = games.with_weights(rng.uniform(0.5, 2.0, len(games)))
+    assert (draw == "none") == (not np.any(games.score == 0.5))
+    smoother = PyMCSmoother(model, drift=0.05, prior_var=1.0, home=0.4, draw_param=model.draw.theta)
+    tl = timeline(games, smoother.times(games))
+    pmodel, free = smoother._build(games, tl)
+    assert free == []
+    fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
+    z = rng.normal(size=tl.n_nodes)
+    first = tl.prev < 0
+    skill = segment_cumsum(first * (0.2 + 1.0 * z) + np.sqrt(0.05 * tl.dt) * z, segment_starts(first))
+    diff = skill[tl.game_a] - skill[tl.game_b] + 0.4 * ~games.neutral
+    expected = np.sum(games.weight * model.loglik(games.score, diff))
+    # probit: PyMC's normal_lcdf (through erfcx) is good to about 1e-6 relative per game
+    assert float(fn({"z": z})) == pytest.approx(expected, rel=1e-10 if link == "logistic" else 1e-7)
+
+
+def test_mean_reversion_is_refused():
+    with pytest.raises(ValueError, match="reversion"):
+        PyMCSmoother(ss.SkillModel(reversion=0.1))
+
+
+def test_draws_under_draw_model_none_are_an_error():
+    games = ss.Games.from_arrays([0, 1, 2], ["a", "b", "c"], ["b", "c", "a"], [1, 0.5, 0.5])
+    with pytest.raises(ValueError, match=r"2 draws \(rows 1, 2\).*'none'"):
+        PyMCSmoother().fit(games)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="sampler"):
+        PyMCSmoother(sampler="gibbs")
+    with pytest.raises(ValueError, match="drift"):
+        PyMCSmoother(drift=-1.0)
+    with pytest.raises(ValueError, match="prior scale"):
+        PyMCSmoother(prior_scales={"nope": 1.0})
+
+
+def test_missing_optional_sampler_is_a_clear_error(small, monkeypatch):
+    import smoothers.pymc_smoother as mod
+
+    monkeypatch.setattr(mod, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match="pip install numpyro jax"):
+        PyMCSmoother(sampler="numpyro").fit(small)
+
+
+def test_convergence_warning_names_what_is_off(small):
+    with pytest.warns(ConvergenceWarning, match=r"bulk ESS \d+ < 1000000 for \w+"):
+        quick(draws=40, tune=40, chains=2, min_ess=1e6).fit(small)
+
+
+@pytest.mark.parametrize("chains, draws", [(2, 100), (4, 37), (1, 51)])
+def test_diagnostics_equal_arviz(chains, draws):
+    """The vectorised r-hat and bulk ESS are ArviZ's (rank-normalised, split; Vehtari et al. 2021)."""
+    import warnings
+
+    import arviz as az
+
+    rng = np.random.default_rng(chains)
+    phi = np.linspace(-0.3, 0.95, 6)[:, None]
+    e = rng.normal(size=(6, chains, draws))
+    x = e.copy()
+    for t in range(1, draws):  # AR(1) chains with different autocorrelations
+        x[..., t] = phi * x[..., t - 1] + e[..., t]
+    x[0, 0] += 0.7  # one chain off: r-hat > 1
+    x[1] = np.round(x[1])  # ties
+    x[2] = 3.0  # constant
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref_rhat = np.array([float(az.rhat(v)) if chains > 1 else np.nan for v in x])
+        ref_ess = np.array([float(az.ess(v, method="bulk")) for v in x])
+    np.testing.assert_allclose(rhat_rank(x), ref_rhat, rtol=1e-10, equal_nan=True)
+    np.testing.assert_allclose(ess_bulk(x), ref_ess, rtol=1e-10)
+
+
+def test_advi_is_fast_and_has_no_mcmc_diagnostics(small):
+    fit = quick(sampler="advi", advi_iterations=1500, draws=100).fit(small)
+    assert "divergences" not in fit.info
+    assert fit.draws.shape == (100, fit.timeline.n_nodes)
+    assert np.all(np.isfinite(fit.mean)) and np.all(fit.var > 0)
+
+
+# ---------------------------------------------------------------------------- compile cache
+def test_compile_cache_is_not_in_the_home_directory():
+    assert not Path(default_compile_dir()).resolve().is_relative_to(Path.home().resolve())
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    if "compiledir" not in flags:
+        configure_pytensor()  # a no-op (or a warning-free check) once pytensor is imported
+        import pytensor
+
+        assert not Path(pytensor.config.base_compiledir).resolve().is_relative_to(Path.home().resolve())
+
+
+def test_compile_dir_is_set_before_pytensor_is_imported(tmp_path):
+    """In a fresh interpreter with an empty home: the cache goes to compile_dir, not ~/.pytensor,
+    and a compile directory already chosen in PYTENSOR_FLAGS is respected."""
+    code = textwrap.dedent(f"""
+        import sys
+        from smoothers.pymc_smoother import configure_pytensor
+        configure_pytensor({str(tmp_path / 'cache')!r})
+        assert 'pytensor' not in sys.modules
+        import pytensor
+        print(pytensor.config.base_compiledir)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTENSOR_FLAGS"}
+    env["HOME"] = str(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path / "cache")
+    assert not (tmp_path / "home" / ".pytensor").exists()
+    env["PYTENSOR_FLAGS"] = f"base_compiledir={tmp_path / 'mine'}"
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code.replace(repr(str(tmp_path / "cache")), "")],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path / "mine")
+
+
+def test_timeline_nodes_feed_the_model(small):
+    """The game likelihood reads each game's two nodes; a node per competitor and time."""
+    tl = timeline(small, PyMCSmoother().times(small))
+    assert tl.n_nodes == len({(p, t) for p, t in zip(np.r_[small.a, small.b], np.r_[small.days(), small.days()])})
