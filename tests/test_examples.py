@@ -115,3 +115,19 @@ def test_ekf_concept():
     assert "median 0.1054   at the last game 0.1053" in out.stdout  # the gain, "about 0.105"
     assert "best on the 0.01 grid: K = 0.11 (0.1087)" in out.stdout  # "about 0.1, giving 0.109"
     assert "MISMATCH" not in out.stdout and "all checks ok" in out.stdout
+
+
+def test_bench_ekf_quick():
+    out = run("benchmarks/bench_ekf.py", "--quick")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "games/s" in out.stdout
+
+
+@pytest.mark.skipif(not (DATA / "nfl" / "games.csv").is_file(), reason=f"shared data not found at {DATA}")
+def test_real_data_benchmark_quick():
+    # filters tuned on the training part and FiveThirtyEight's forecasts, no smoothers: a few seconds
+    out = run("benchmarks/real_data.py", "--datasets", "nfl", "--quick", timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "| method | kind | log loss | Brier |" in out.stdout
+    assert "| FiveThirtyEight | reference | 0.6322 |" in out.stdout
+    assert "## Beat the best measured forecast" in out.stdout and "| nfl | 1,681 |" in out.stdout
