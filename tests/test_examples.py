@@ -130,4 +130,4 @@ def test_real_data_benchmark_quick():
     assert out.returncode == 0, out.stderr + out.stdout
     assert "| method | kind | log loss | Brier |" in out.stdout
     assert "| FiveThirtyEight | reference | 0.6322 |" in out.stdout
-    assert "## Beat the best measured forecast" in out.stdout and "| nfl | 1,681 |" in out.stdout
+    assert "### Beat the best measured forecast" in out.stdout and "| nfl | 1,681 |" in out.stdout
