@@ -2,7 +2,7 @@
 and of hyperparameter tuning, against Elo on the same games.
 
 One stream of simulated games (random pairs among ``--players`` competitors, random results:
-45% wins, 10% draws, 45% losses, drawn with NumPy by ``bench_elo.make_stream``; numeric times in
+45% wins, 10% draws, 45% losses, drawn with NumPy by ``_common.make_stream``; numeric times in
 rounds, game ``i`` at time ``2 i / players``, so that each competitor plays about once per unit of
 time and the default drift of 100 per unit of time is about 100 rating points^2 per game) is
 rated one game at a time (no period column: ``Filter.run`` takes the fused
@@ -59,14 +59,15 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench_elo import build_games, cpu_name, make_stream, rate
+from _common import (BenchParser, build_games, draw_stream, import_packages, load, make_stream, noop_game_kernel,
+                     print_breakdown, print_header, print_rate_table, rate, replay_loop, time_run_and_loop, timed,
+                     versions, warm_up)
 
 TARGET = 5e6  # games per second on one core for the diagonal EKF, stated in the issue
 TUNE_TARGET = 5.0  # seconds for Elo().tune on the first 90% of the international football games
@@ -89,55 +90,11 @@ def rounds_stream(n_games: int, n_players: int, seed: int):
     return build_games(in_rounds(t, n_players), a, b, score)
 
 
-def versions() -> str:
-    import numba
-    import pandas
-    import scipy
-    return ", ".join([f"python {platform.python_version()}", f"numpy {np.__version__}",
-                      f"pandas {pandas.__version__}", f"scipy {scipy.__version__}", f"numba {numba.__version__}"])
-
-
-def load() -> str:
-    try:
-        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:  # pragma: no cover - not on every platform
-        return "load average unknown"
-
-
-def per_game(n: int, seconds: float) -> str:
-    ns = 1e9 * seconds / n
-    return f"{ns:8.0f} ns" if ns < 1e4 else f"{ns / 1e3:8.1f} us"
-
-
 def valid(fitted) -> bool:
     """Every forecast a finite probability triple (the sanity check of each timed run)."""
     p = fitted.proba
     return bool(np.all(np.isfinite(p)) and np.all(p >= 0) and np.all(p <= 1)
                 and np.allclose(p.sum(axis=1), 1.0))
-
-
-def timed(fn, repeats: int):
-    """(best wall-clock seconds, best CPU seconds of this thread, last result) over ``repeats``
-    calls. The CPU time leaves out the time other processes held the core (it still includes
-    their effect on shared caches and a hyperthread sibling), so on a busy machine it is the
-    steadier of the two. The other benchmarks report the wall clock; this one prints both, and
-    the EKF's verdict on both."""
-    wall, cpu, result = math.inf, math.inf, None
-    for _ in range(max(1, repeats)):
-        w0, c0 = time.perf_counter(), time.thread_time()
-        result = fn()
-        c1, w1 = time.thread_time(), time.perf_counter()
-        wall, cpu = min(wall, w1 - w0), min(cpu, c1 - c0)
-    return wall, cpu, result
-
-
-def table(rows, w: int = 56) -> None:
-    """rows of (name, games, wall seconds, CPU seconds)."""
-    print(f"{'method':{w}s} {'games':>11s} {'seconds':>9s} {'games/s':>12s} {'per game':>11s}   "
-          f"{'CPU s':>7s} {'CPU games/s':>11s}")
-    for name, n, s, c in rows:
-        print(f"{name:{w}s} {n:11,d} {s:9.4f} {rate(n, s):>11s} {per_game(n, s):>11s}   "
-              f"{c:7.4f} {rate(n, c):>11s}")
 
 
 # ---------------------------------------------------------------------------- diagonal, iterated, scalar
@@ -153,18 +110,14 @@ def one_game_section(games, repeats: int) -> tuple[bool, float]:
         (f"ours: Elo(k={K_FACTOR:g}).run, same games", Elo(k=K_FACTOR)),
     ]
     small = games.take(np.arange(min(1_000, n)))
-    t0 = time.perf_counter()
-    for _, m in methods:
-        m.run(small)
-    print(f"first calls on {len(small):,} games (numba cache load or compilation, excluded below): "
-          f"{time.perf_counter() - t0:.2f} s")
+    warm_up(f"first calls on {len(small):,} games", [lambda m=m: m.run(small) for _, m in methods])
     seconds, cpu, ok = {}, {}, True
     for name, m in methods:
         seconds[name], cpu[name], fitted = timed(lambda: m.run(games), repeats)
         ok = valid(fitted) and ok
     names = [name for name, _ in methods]
     print()
-    table([(name, n, seconds[name], cpu[name]) for name in names])
+    print_rate_table([(name, n, seconds[name], cpu[name]) for name in names], 56, cpu=True)
     diag, it, sc, elo = (n / seconds[name] for name in names)
     diag_c, it_c, sc_c, elo_c = (n / cpu[name] for name in names)
     print()
@@ -190,10 +143,7 @@ def full_section(sizes, seed: int, repeats: int) -> bool:
     print("Full covariance: EKF(covariance=\"full\") (run_loop, one rating period per game, a rank-1 update of "
           "the n x n covariance per game), the diagonal EKF() on the same games for comparison:")
     warm = rounds_stream(200, 10, seed + 1)
-    t0 = time.perf_counter()
-    EKF(covariance="full").run(warm)
-    print(f"first call on 200 games among 10 (numba cache load or compilation, excluded below): "
-          f"{time.perf_counter() - t0:.2f} s")
+    warm_up("first call on 200 games among 10", [lambda: EKF(covariance="full").run(warm)])
     rows, per, ok = [], [], True
     for n_players, n_games in sizes:
         games = rounds_stream(n_games, n_players, seed)
@@ -206,7 +156,7 @@ def full_section(sizes, seed: int, repeats: int) -> bool:
         rows.append((f"ours: EKF() diagonal, same {n_players:,} competitors", n_games, s_diag, c_diag))
         per.append((n_players, s_full / n_games))
     print()
-    table(rows, 64)
+    print_rate_table(rows, 64, cpu=True)
     for (n0, t0_), (n1, t1) in zip(per[:-1], per[1:]):
         print(f"time per game, {n1:,} against {n0:,} competitors: {t1 / t0_:.1f}x "
               f"(n^2 would be {(n1 / n0) ** 2:.0f}x)")
@@ -318,51 +268,26 @@ def tuning_section(path: Path, split: float, repeats: int, ekf_tune: bool) -> No
 # ---------------------------------------------------------------------------- profile
 def _profile_kernels():
     """Game kernels built up step by step from the EKF's own compiled pieces, and the
-    transcendental micro-benchmarks (built on demand: numba compiles them). The game kernels
-    take the games' weights when the loop passes them (``GAME_SIG`` with 8 arguments)."""
+    transcendental micro-benchmarks (built on demand: numba compiles them)."""
     from numba import njit
 
     from filters import _kernels as K
     from filters import ekf as E
 
-    if len(K.GAME_SIG.args) == 8:  # game(x, count, theta, a, b, score, at_home, weight)
-        @njit(K.GAME_SIG)
-        def game_noop(x, count, theta, a, b, score, at_home, weight):
-            return 0.5, 0.0, 0.5
+    @njit(K.GAME_SIG)
+    def game_forecast(x, count, theta, a, b, score, at_home, weight):
+        p = E._proba(x, a, b, at_home, theta)
+        count[a] += 1
+        count[b] += 1
+        return p
 
-        @njit(K.GAME_SIG)
-        def game_forecast(x, count, theta, a, b, score, at_home, weight):
-            p = E._proba(x, a, b, at_home, theta)
-            count[a] += 1
-            count[b] += 1
-            return p
-
-        @njit(K.GAME_SIG)
-        def game_forecast_site(x, count, theta, a, b, score, at_home, weight):
-            pw, pd, pl = E._proba(x, a, b, at_home, theta)
-            d0, S, d, g, kappa = E._site(x, theta, a, b, score, at_home, weight)
-            count[a] += 1
-            count[b] += 1
-            return pw, g, kappa  # the site's results stored, so that it is computed
-    else:  # game(x, count, theta, a, b, score, at_home)
-        @njit(K.GAME_SIG)
-        def game_noop(x, count, theta, a, b, score, at_home):
-            return 0.5, 0.0, 0.5
-
-        @njit(K.GAME_SIG)
-        def game_forecast(x, count, theta, a, b, score, at_home):
-            p = E._proba(x, a, b, at_home, theta)
-            count[a] += 1
-            count[b] += 1
-            return p
-
-        @njit(K.GAME_SIG)
-        def game_forecast_site(x, count, theta, a, b, score, at_home):
-            pw, pd, pl = E._proba(x, a, b, at_home, theta)
-            d0, S, d, g, kappa = E._site(x, theta, a, b, score, at_home)
-            count[a] += 1
-            count[b] += 1
-            return pw, g, kappa  # the site's results stored, so that it is computed
+    @njit(K.GAME_SIG)
+    def game_forecast_site(x, count, theta, a, b, score, at_home, weight):
+        pw, pd, pl = E._proba(x, a, b, at_home, theta)
+        d0, S, d, g, kappa = E._site(x, theta, a, b, score, at_home, weight)
+        count[a] += 1
+        count[b] += 1
+        return pw, g, kappa  # the site's results stored, so that it is computed
 
     @njit(cache=False)
     def exp_throughput(z):
@@ -397,41 +322,7 @@ def _profile_kernels():
         return x
 
     micro = (exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency)
-    return game_noop, game_forecast, game_forecast_site, micro
-
-
-def _runs_cpu(method, games, repeats: int):
-    """``bench_elo._runs`` measured in CPU time as well: the whole ``method.run(games)`` and the
-    compiled ``sequential_loop`` inside it (wall and CPU seconds of the repeat with the least CPU
-    time), the loop's arguments and the last run. ``Filter.run`` looks the loop up as
-    ``K.sequential_loop`` at call time, so replacing the module attribute for the duration works."""
-    from filters import _kernels as K
-
-    original = K.sequential_loop
-    captured, loops = {}, []
-
-    def wrapper(*args):
-        captured["args"] = args
-        w0, c0 = time.perf_counter(), time.thread_time()
-        original(*args)
-        c1, w1 = time.thread_time(), time.perf_counter()
-        loops.append((w1 - w0, c1 - c0))
-
-    K.sequential_loop = wrapper
-    try:
-        totals, fitted = [], None
-        for _ in range(max(1, repeats)):
-            w0, c0 = time.perf_counter(), time.thread_time()
-            fitted = method.run(games)
-            c1, w1 = time.thread_time(), time.perf_counter()
-            totals.append((w1 - w0, c1 - c0))
-    finally:
-        K.sequential_loop = original
-    if len(loops) != len(totals):
-        raise RuntimeError(f"expected one sequential_loop call per run, got {len(loops)} for {len(totals)} runs: "
-                           "Filter.run no longer takes this path")
-    i = int(np.argmin([c for _, c in totals]))
-    return totals[i], loops[i], captured["args"], fitted
+    return noop_game_kernel(), game_forecast, game_forecast_site, micro
 
 
 def profile(games, repeats: int) -> None:
@@ -444,9 +335,8 @@ def profile(games, repeats: int) -> None:
     n = len(games)
     reps = max(1, repeats)
     method = EKF()
-    (total_w, total), (loop_w, loop), args, fitted = _runs_cpu(method, games, reps)
-    # sequential_loop(predict, game, has_predict, x, count, last, theta, <per-game arrays>, out_p, out_post)
-    count, last, theta, per_game_arrays, out_p, out_post = args[4], args[5], args[6], args[7:-2], args[-2], args[-1]
+    run = time_run_and_loop(method, games, reps, best_by="cpu")
+    total_w, total, loop, fitted = run.wall, run.cpu, run.loop_cpu, run.fitted
 
     game_noop, game_forecast, game_forecast_site, micro = _profile_kernels()
     exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency = micro
@@ -456,10 +346,7 @@ def profile(games, repeats: int) -> None:
     start = fitted.state.values
 
     def loop_with(pred, has_pred, kernel):
-        def go():
-            K.sequential_loop(pred, kernel, has_pred, start.copy(), np.zeros_like(count),
-                              np.full(last.shape, np.nan), theta, *per_game_arrays,
-                              np.empty(out_p.shape), np.empty(out_post.shape))
+        go = replay_loop(run.args, kernel, start, pred, has_pred)
         go()  # compiles the kernel
         return timed(go, reps)[1]
 
@@ -489,11 +376,8 @@ def profile(games, repeats: int) -> None:
     w = 66
     print()
     print(f"Where the time of EKF().run goes ({n:,} games, no rating periods, CPU time, best of {reps}):")
-    print(f"  {'whole run':{w}s}{total * 1e3:9.1f} ms  {rate(n, total)} games/s   (wall clock {total_w * 1e3:.1f} ms)")
-    print(f"    {'Python-side preparation (Filter.run)':{w - 2}s}{(total - loop) * 1e3:9.1f} ms  "
-          f"({100 * (total - loop) / total:4.1f}%)")
-    print(f"    {'compiled sequential_loop':{w - 2}s}{loop * 1e3:9.1f} ms  ({100 * loop / total:4.1f}%)  "
-          f"{rate(n, loop)} games/s   ({1e9 * loop / n:.0f} ns per game)")
+    print_breakdown(n, total, loop, w, total_note=f"   (wall clock {total_w * 1e3:.1f} ms)",
+                    loop_note=f"   ({1e9 * loop / n:.0f} ns per game)")
     print("  the same loop from the run's final state, the game kernel built up step by step "
           "(cumulative, then the step's own share):")
     prev = 0.0
@@ -512,12 +396,7 @@ def profile(games, repeats: int) -> None:
 
 # ---------------------------------------------------------------------------- main
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=None, help="games in the stream (1,000,000; --quick 20,000)")
-    p.add_argument("--players", type=int, default=None, help="competitors (1,000; --quick 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the stream (0)")
-    p.add_argument("--repeats", type=int, default=None, help="timed repeats, best reported (5; --quick 2)")
+    p = BenchParser(__doc__)
     p.add_argument("--full-players", type=int, nargs="+", default=None,
                    help="competitors of the full-covariance streams (10 100 1000; --quick 10 50 200)")
     p.add_argument("--full-games", type=int, nargs="+", default=None,
@@ -528,25 +407,17 @@ def main(argv=None) -> int:
     p.add_argument("--split", type=float, default=0.9, help="share of the games (by time) tuned on (0.9)")
     p.add_argument("--tune", action=argparse.BooleanOptionalAction, default=True,
                    help="time the tuning (default: on)")
-    p.add_argument("--ekf-tune", action=argparse.BooleanOptionalAction, default=None,
-                   help="also time EKF().tune (default: on, off with --quick)")
-    p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
-                   help="break the diagonal EKF run down (default: on, off with --quick)")
-    p.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    p.add_quick_off("--ekf-tune", "also time EKF().tune")
+    p.add_quick_off("--profile", "break the diagonal EKF run down")
+    p.add_quick()
     args = p.parse_args(argv)
 
     quick = args.quick
-    n_games = args.games if args.games is not None else (20_000 if quick else 1_000_000)
-    n_players = args.players if args.players is not None else (200 if quick else 1_000)
-    repeats = args.repeats if args.repeats is not None else (2 if quick else 5)
+    n_games, n_players, repeats = args.games, args.players, args.repeats
     full_players = (args.full_players if args.full_players is not None
                     else ([10, 50, 200] if quick else [10, 100, 1_000]))
     full_games = (args.full_games if args.full_games is not None
                   else ([2_000, 2_000, 500] if quick else [20_000, 20_000, 5_000]))
-    do_profile = args.profile if args.profile is not None else not quick
-    ekf_tune = args.ekf_tune if args.ekf_tune is not None else not quick
-    if n_games < 2 or n_players < 2:
-        p.error("need at least 2 games and 2 competitors")
     if len(full_players) != len(full_games):
         p.error("--full-players and --full-games need the same number of values")
     if any(n < 2 for n in full_players) or any(g < 2 for g in full_games):
@@ -554,27 +425,17 @@ def main(argv=None) -> int:
     if not 0 < args.split < 1:
         p.error("--split must be strictly between 0 and 1")
 
-    import numba
-
-    print(f"bench_ekf: EKF over {n_games:,} simulated games among {n_players:,} competitors (seed {args.seed})")
-    print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores; one core used "
-          f"(serial loop; NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS} unused); {load()} at start")
-    print(f"versions: {versions()}")
+    print_header(f"bench_ekf: EKF over {n_games:,} simulated games among {n_players:,} competitors (seed {args.seed})",
+                 versions("numpy", "pandas", "scipy", "numba"), f"; {load()} at start")
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if busy > (os.cpu_count() or 1) - 0.5:
         print(f"note: the load average ({busy:.1f}) is near or above the {os.cpu_count()} cores: other processes "
               "share the machine, so wall-clock rates are lowered; the CPU-time columns less so")
 
-    t0 = time.perf_counter()
-    t, a, b, score = make_stream(n_games, n_players, args.seed)
+    t, a, b, score = draw_stream(n_games, n_players, args.seed, " (numeric times in rounds: each competitor plays "
+                                 "about once per unit of time)")
     t = in_rounds(t, n_players)
-    print(f"stream drawn with NumPy in {time.perf_counter() - t0:.3f} s (numeric times in rounds: each "
-          "competitor plays about once per unit of time)")
-
-    t0 = time.perf_counter()
-    import filters  # noqa: F401
-    import statespace  # noqa: F401
-    print(f"import statespace + filters: {time.perf_counter() - t0:.2f} s")
+    import_packages()
 
     t0 = time.perf_counter()
     games = build_games(t, a, b, score)
@@ -583,8 +444,8 @@ def main(argv=None) -> int:
     ok, _ = one_game_section(games, repeats)
     ok = full_section(list(zip(full_players, full_games)), args.seed, max(1, min(repeats, 3))) and ok
     if args.tune:
-        tuning_section(args.data, args.split, repeats, ekf_tune)
-    if do_profile:
+        tuning_section(args.data, args.split, repeats, args.ekf_tune)
+    if args.profile:
         profile(games, repeats)
     print()
     print(f"{load()} at the end")

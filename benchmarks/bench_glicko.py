@@ -50,37 +50,22 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import platform
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 
-from bench_elo import _runs, best_of, cpu_name, make_stream, rate
+from _common import (EPOCH_SECONDS, START, BenchParser, best_of, build_games, dated_seconds, draw_stream,
+                     final_states, import_packages, print_breakdown, print_header, print_rate_table, rate,
+                     replay_loop, time_run_and_loop, versions, warm_up)
 
 TARGET = 3e6  # games per second on one core for ours in one-game periods, stated in the issue
 ISSUE_GLICKO2_PACKAGE = 0.1e6  # the issue's figures for the peers
 ISSUE_ELOTE = 0.16e6
 TOLERANCE = 1e-9  # relative, ours vs the plain Python Glicko-1
-START = datetime(2024, 1, 1)  # first game of the dated stream (and elote's fixed match time)
-EPOCH_SECONDS = int((START - datetime(1970, 1, 1)).total_seconds())
 Q = math.log(10.0) / 400.0
-
-
-# ---------------------------------------------------------------------------- the stream
-def dated_seconds(n_games: int, days: float) -> np.ndarray:
-    """Whole seconds since 1970 of games spread evenly over ``days`` days from 2024-01-01."""
-    span = int(round(days * 86_400))
-    return EPOCH_SECONDS + (np.arange(n_games, dtype=np.int64) * span) // max(1, n_games)
-
-
-def build_games(t, a, b, score):
-    from statespace import Games
-    return Games.from_arrays(t, a, b, score)
 
 
 # ---------------------------------------------------------------------------- the peers
@@ -211,13 +196,6 @@ def elote_glicko(a, b, score, when=None, cls=None) -> dict:
     return {p: (c.rating, c.rd) for p, c in players.items()}
 
 
-def ours_final(fitted) -> dict:
-    """Final state of our run as {player id: (rating, RD[, volatility])}."""
-    st = fitted.state
-    played = st.count > 0
-    return {int(p): tuple(float(v) for v in row) for p, row in zip(st.players[played], st.values[played])}
-
-
 # ---------------------------------------------------------------------------- helpers
 def max_rel_diffs(x: dict, y: dict, k: int) -> list:
     """Max relative difference of each of the first ``k`` state columns over the players."""
@@ -232,20 +210,6 @@ def fmt_diffs(d: list, names=("rating", "RD", "volatility")) -> str:
 
 def line(label: str, diffs: list) -> None:
     print(f"    {label + ':':57s} {fmt_diffs(diffs)}")
-
-
-def versions() -> str:
-    import numba
-    import pandas
-    out = [f"python {platform.python_version()}", f"numpy {np.__version__}",
-           f"pandas {pandas.__version__}", f"numba {numba.__version__}"]
-    from importlib.metadata import PackageNotFoundError, version
-    for pkg in ("glicko2", "elote"):
-        try:
-            out.append(f"{pkg} {version(pkg)}")
-        except PackageNotFoundError:  # pragma: no cover - test-only dependency missing
-            out.append(f"{pkg} not installed")
-    return ", ".join(out)
 
 
 # ---------------------------------------------------------------------------- agreement
@@ -282,9 +246,9 @@ def agreement(t, a, b, score, n_check: int, days_per_game: np.ndarray) -> bool:
     same = build_games(np.zeros(n_check), ca, cb, cs)
     secs = t[:n_check]
     dated = build_games(secs.astype("datetime64[s]"), ca, cb, cs)
-    ours1 = ours_final(Glicko().run(same))
-    ours1_dated = ours_final(Glicko().run(dated))
-    ours2 = ours_final(Glicko2().run(same))
+    ours1 = final_states(Glicko().run(same))
+    ours1_dated = final_states(Glicko().run(dated))
+    ours2 = final_states(Glicko2().run(same))
     n_comp = len(ours1)
     period_days = Glicko().period_days
 
@@ -371,9 +335,9 @@ def _profile_kernels():
         x[i, G._RD] = min(ELO_SCALE * math.sqrt(phi_new2), theta[G._RDMAX])
 
     @njit(K.GAME_SIG)
-    def game2_keep_sigma(x, count, theta, a, b, score, at_home):
+    def game2_keep_sigma(x, count, theta, a, b, score, at_home, weight):
         p = G._forecast(x, a, b, at_home, theta)
-        wa, ra, wb, rb = G._terms(x, theta, a, b, score, at_home)
+        wa, ra, wb, rb = G._terms(x, theta, a, b, score, at_home, weight)
         apply_keep_sigma(x, a, wa, ra, theta)
         apply_keep_sigma(x, b, wb, rb, theta)
         count[a] += 1
@@ -425,7 +389,8 @@ def _profile_kernels():
         iterations and the cases that search for the bracket (Delta^2 <= phi^2 + v).
         Transcendental calls per solve: one log (ln sigma^2), then an exp for every f
         evaluation but the first (e^A = sigma^2 is known), except that the bracket
-        B = ln(Delta^2 - phi^2 - v) costs a log instead, and the final exp(A / 2)."""
+        B = ln(Delta^2 - phi^2 - v) costs a log instead; the result sqrt(e^A) costs no exp
+        (as in the filter, e^A and e^B are kept alongside A and B)."""
         for k in range(p.shape[0]):
             sigma, phi, v, delta = p[k, 0], p[k, 1], p[k, 2], p[k, 3]
             s2 = sigma * sigma
@@ -434,40 +399,47 @@ def _profile_kernels():
             delta2 = delta * delta
             inv_tau2 = 1.0 / (tau * tau)
             A = a_
-            fA = G._f_ex(A, s2, delta2, pv, a_, inv_tau2)
+            exA = s2
+            fA = G._f_ex(A, exA, delta2, pv, a_, inv_tau2)
             ne = 1
             if delta2 > pv:
-                B = math.log(delta2 - pv)
-                fB = G._f_ex(B, delta2 - pv, delta2, pv, a_, inv_tau2)
+                exB = delta2 - pv
+                B = math.log(exB)
+                fB = G._f_ex(B, exB, delta2, pv, a_, inv_tau2)
                 ne += 1
                 bracket[k] = 0
             else:
                 bracket[k] = 1
                 kk = 1.0
                 B = a_ - tau
-                fB = G._f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+                exB = math.exp(B)
+                fB = G._f_ex(B, exB, delta2, pv, a_, inv_tau2)
                 ne += 1
                 while fB < 0.0:
                     kk += 1.0
                     B = a_ - kk * tau
-                    fB = G._f_ex(B, math.exp(B), delta2, pv, a_, inv_tau2)
+                    exB = math.exp(B)
+                    fB = G._f_ex(B, exB, delta2, pv, a_, inv_tau2)
                     ne += 1
             it = 0
             while abs(B - A) > eps:
                 it += 1
                 C = A + (A - B) * fA / (fB - fA)
-                fC = G._f_ex(C, math.exp(C), delta2, pv, a_, inv_tau2)
+                exC = math.exp(C)
+                fC = G._f_ex(C, exC, delta2, pv, a_, inv_tau2)
                 ne += 1
                 if fC * fB <= 0.0:
                     A = B
+                    exA = exB
                     fA = fB
                 else:
                     fA = fA / 2.0
                 B = C
+                exB = exC
                 fB = fC
             evals[k] = ne
             iters[k] = it
-            out[k] = math.exp(A / 2.0)
+            out[k] = math.sqrt(exA)
 
     return game2_keep_sigma, solve_inputs, solve_all, count_illinois
 
@@ -475,23 +447,19 @@ def _profile_kernels():
 def profile(games, repeats: int) -> None:
     """Where the time of ``Glicko2().run(games)`` goes (one-game periods), printed."""
     from filters import Glicko, Glicko2
-    from filters import _kernels as K
 
     n = len(games)
     reps = max(1, repeats)
     method = Glicko2()
-    total, loop, args, fitted = _runs(method, games, reps, "sequential_loop")
-    total1, loop1, _, _ = _runs(Glicko(), games, reps, "sequential_loop")
+    run2 = time_run_and_loop(method, games, reps, "sequential_loop")
+    total, loop, fitted = run2.wall, run2.loop_wall, run2.fitted
+    run1 = time_run_and_loop(Glicko(), games, reps, "sequential_loop")
 
     game2_keep_sigma, solve_inputs, solve_all, count_illinois = _profile_kernels()
-    (predict, game, has_predict, x, count, last, theta, a, b, score, home, t, out_p, out_post) = args
+    # sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, ...)
+    a, b, score = run2.args[7:10]
     fresh = method.init_state(games.players)
-
-    def keep_sigma_run():
-        K.sequential_loop(predict, game2_keep_sigma, has_predict, fresh.values.copy(), fresh.count.copy(),
-                          fresh.last.copy(), theta, a, b, score, home, t, np.empty(out_p.shape),
-                          np.empty(out_post.shape))
-
+    keep_sigma_run = replay_loop(run2.args, game2_keep_sigma, fresh.values)
     keep_sigma_run()  # compiles
     keep, _ = best_of(keep_sigma_run, reps)
 
@@ -512,18 +480,14 @@ def profile(games, repeats: int) -> None:
     w = 52
     print()
     print(f"Where the time of Glicko2().run goes ({n:,} games, one-game periods, no time passing, best of {reps}):")
-    print(f"  {'whole run':{w}s}{total * 1e3:9.1f} ms  {rate(n, total)} games/s")
-    print(f"    {'Python-side preparation (Filter.run)':{w - 2}s}{(total - loop) * 1e3:9.1f} ms  "
-          f"({100 * (total - loop) / total:4.1f}%)")
-    print(f"    {'compiled sequential_loop':{w - 2}s}{loop * 1e3:9.1f} ms  ({100 * loop / total:4.1f}%)  "
-          f"{rate(n, loop)} games/s")
+    print_breakdown(n, total, loop, w)
     print(f"      {'same loop, game kernel keeping the volatility':{w - 4}s}{keep * 1e3:9.1f} ms  "
           f"{rate(n, keep)} games/s   (steps 3, 4, 6-8 only)")
     print(f"      {'=> the two volatility solves per game (step 5)':{w - 4}s}{(loop - keep) * 1e3:9.1f} ms  "
           f"({100 * (loop - keep) / total:4.1f}% of the run)")
     print(f"  {f'{prob.shape[0]:,} solves alone, new_volatility in a loop':{w}s}{solves * 1e3:9.1f} ms  "
           f"{1e9 * solves / prob.shape[0]:6.1f} ns per solve")
-    exps = evals - 1 - (1 - bracket) + 1  # see count_illinois
+    exps = evals - 1 - (1 - bracket)  # see count_illinois
     logs = 1 + (1 - bracket)
     print(f"    Illinois: {evals.mean():.2f} evaluations of f per solve, {iters.mean():.2f} iterations on "
           f"average (max {iters.max()}); {100 * bracket.mean():.1f}% of the solves search")
@@ -531,63 +495,32 @@ def profile(games, repeats: int) -> None:
           f"per solve")
     print(f"    problems rebuilt from the run's post-game rows give its volatilities bit for bit: "
           f"{'yes' if rebuilt else 'NO'}; the counting copy gives the same: {'yes' if same_count else 'NO'}")
-    print(f"  {'Glicko().run for comparison, whole run':{w}s}{total1 * 1e3:9.1f} ms  {rate(n, total1)} games/s"
-          f"   (sequential_loop {loop1 * 1e3:.1f} ms)")
+    print(f"  {'Glicko().run for comparison, whole run':{w}s}{run1.wall * 1e3:9.1f} ms  {rate(n, run1.wall)} games/s"
+          f"   (sequential_loop {run1.loop_wall * 1e3:.1f} ms)")
 
 
 # ---------------------------------------------------------------------------- main
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=None, help="games in the stream (1,000,000; --quick 20,000)")
-    p.add_argument("--players", type=int, default=None, help="competitors (1,000; --quick 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the stream (0)")
-    p.add_argument("--repeats", type=int, default=None, help="timed repeats, best reported (5; --quick 2)")
-    p.add_argument("--days", type=float, default=730.0,
-                   help="span of the dated games in days (730: two years)")
-    p.add_argument("--python-games", type=int, default=None,
-                   help="games timed for the plain Python Glicko-1 (200,000; --quick 20,000)")
-    p.add_argument("--peer-games", type=int, default=None,
-                   help="games timed for the glicko2 package and elote (20,000; --quick 2,000)")
-    p.add_argument("--check-games", type=int, default=None,
-                   help="common slice for the agreement checks (20,000; --quick 2,000)")
-    p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
-                   help="break our Glicko-2 run down (default: on, off with --quick)")
-    p.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    p = BenchParser(__doc__)
+    p.add_days("span of the dated games in days (730: two years)")
+    p.add_size("--python-games", "games timed for the plain Python Glicko-1", 200_000, 20_000)
+    p.add_size("--peer-games", "games timed for the glicko2 package and elote", 20_000, 2_000)
+    p.add_size("--check-games", "common slice for the agreement checks", 20_000, 2_000)
+    p.add_quick_off("--profile", "break our Glicko-2 run down")
+    p.add_quick()
     args = p.parse_args(argv)
+    n_games, repeats = args.games, args.repeats
+    n_python, n_peer, n_check = args.python_games, args.peer_games, args.check_games
 
-    quick = args.quick
-    n_games = args.games if args.games is not None else (20_000 if quick else 1_000_000)
-    n_players = args.players if args.players is not None else (200 if quick else 1_000)
-    repeats = args.repeats if args.repeats is not None else (2 if quick else 5)
-    n_python = min(n_games, args.python_games if args.python_games is not None else (20_000 if quick else 200_000))
-    n_peer = min(n_games, args.peer_games if args.peer_games is not None else (2_000 if quick else 20_000))
-    n_check = min(n_games, args.check_games if args.check_games is not None else (2_000 if quick else 20_000))
-    do_profile = args.profile if args.profile is not None else not quick
-    if n_games < 2 or n_players < 2:
-        p.error("need at least 2 games and 2 competitors")
-    if not args.days > 0:
-        p.error("--days must be > 0")
-
-    import numba
-
-    print(f"bench_glicko: Glicko-1 and Glicko-2 over {n_games:,} simulated games among {n_players:,} "
-          f"competitors (seed {args.seed})")
-    print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores; one core used "
-          f"(serial loop; NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS} unused)")
-    print(f"versions: {versions()}")
-
-    t0 = time.perf_counter()
-    _, a, b, score = make_stream(n_games, n_players, args.seed)
+    print_header(f"bench_glicko: Glicko-1 and Glicko-2 over {n_games:,} simulated games among {args.players:,} "
+                 f"competitors (seed {args.seed})",
+                 versions("numpy", "pandas", "numba", peers=("glicko2", "elote")))
+    _, a, b, score = draw_stream(n_games, args.players, args.seed,
+                                 f"; dated games: 2024-01-01 + {args.days:g} days, evenly spread")
     secs = dated_seconds(n_games, args.days)
     days = (secs / 86_400.0)
-    print(f"stream drawn with NumPy in {time.perf_counter() - t0:.3f} s; dated games: 2024-01-01 + "
-          f"{args.days:g} days, evenly spread")
-
-    t0 = time.perf_counter()
+    import_packages()
     from filters import Glicko, Glicko2
-    import statespace  # noqa: F401
-    print(f"import statespace + filters: {time.perf_counter() - t0:.2f} s")
 
     t0 = time.perf_counter()
     same = build_games(np.zeros(n_games), a, b, score)
@@ -598,12 +531,8 @@ def main(argv=None) -> int:
 
     # warm-up: load the cached compiled loops (or compile them) on a small table of each kind
     small = min(1_000, n_games)
-    t0 = time.perf_counter()
-    for method in (Glicko, Glicko2):
-        for games in (same, dated, weekly):
-            method().run(games.take(np.arange(small)))
-    print(f"first calls on {small:,} games (numba cache load or compilation, excluded below): "
-          f"{time.perf_counter() - t0:.2f} s")
+    warm_up(f"first calls on {small:,} games", [lambda m=method, g=games: m().run(g.take(np.arange(small)))
+                                                for method in (Glicko, Glicko2) for games in (same, dated, weekly)])
 
     configs = [
         ("one-game periods, no time passing", same),
@@ -630,9 +559,7 @@ def main(argv=None) -> int:
         ("elote GlickoCompetitor (fixed match_time)", n_peer, el_s),
     ]
     print()
-    print(f"{'method':58s} {'games':>11s} {'seconds':>9s} {'games/s':>12s}")
-    for name, n, s in rows:
-        print(f"{name:58s} {n:11,d} {s:9.4f} {rate(n, s):>11s}")
+    print_rate_table(rows, 58)
 
     r1 = n_games / ours["Glicko", configs[0][0]]
     r2 = n_games / ours["Glicko2", configs[0][0]]
@@ -653,7 +580,7 @@ def main(argv=None) -> int:
               f"{'MET' if r >= TARGET else 'BELOW'}")
 
     ok = agreement(secs, a, b, score, n_check, days)
-    if do_profile:
+    if args.profile:
         profile(same, repeats)
     return 0 if ok else 1
 

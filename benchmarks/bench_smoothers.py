@@ -65,6 +65,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _common import best_of, versions
+
 N_GAMES, N_PLAYERS, N_PERIODS, TRAIN_PERIODS = 20_000, 100, 50, 40
 DRIFT, PRIOR_VAR = 0.002, 1.0  # logistic units; per period
 TARGET_SECONDS = 0.5
@@ -90,15 +92,6 @@ def make_split(seed: int):
     train_rows = np.flatnonzero(per < TRAIN_PERIODS)
     test_rows = np.flatnonzero(per >= TRAIN_PERIODS)
     return sim, games.take(train_rows), games.take(test_rows), train_rows, test_rows, per
-
-
-def best_of(fn, repeats: int):
-    best, result = math.inf, None
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
 
 
 def log_loss(y, p_win, per_game: bool = False):
@@ -285,23 +278,6 @@ def atp(repeats: int) -> None:
 
 
 # ---------------------------------------------------------------------------- report
-def environment() -> str:
-    import numba
-    import pandas
-    import scipy
-
-    out = [f"python {platform.python_version()}", f"numpy {np.__version__}", f"scipy {scipy.__version__}",
-           f"pandas {pandas.__version__}", f"numba {numba.__version__}"]
-    from importlib.metadata import PackageNotFoundError, version
-
-    for peer in PEERS:
-        try:
-            out.append(f"{peer} {version(peer)}")
-        except PackageNotFoundError:
-            out.append(f"{peer} not installed")
-    return ", ".join(out)
-
-
 def blas_threads() -> str:
     try:
         from threadpoolctl import threadpool_info
@@ -339,7 +315,7 @@ def main(argv=None) -> int:
     print(f"model: logistic, scale 1, prior N(0, {PRIOR_VAR:g}), drift {DRIFT:g} per period, no draws")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, load average "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; BLAS: {blas_threads()}")
-    print(f"versions: {environment()}")
+    print(f"versions: {versions('numpy', 'scipy', 'pandas', 'numba', peers=PEERS)}")
 
     sim, train, test, train_rows, test_rows, per = make_split(args.seed)
     y = test.score

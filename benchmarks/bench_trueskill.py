@@ -58,17 +58,14 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import platform
 import sys
 import time
 
 import numpy as np
 
-from bench_elo import _runs, best_of, cpu_name, make_stream, rate
-from bench_glicko import build_games, dated_seconds, ours_final
+from _common import (BenchParser, best_of, build_games, dated_seconds, draw_stream, final_states, import_packages,
+                     print_breakdown, print_header, print_rate_table, rate, time_run_and_loop, versions, warm_up)
 
 TARGET = 5e6  # one-vs-one TrueSkill games per second on one core for ours, stated in the issue
 ISSUE_TRUESKILL = 11e3  # the issue's figures for the peers
@@ -84,6 +81,22 @@ OPENSKILL = {"bradley_terry": "BradleyTerryFull", "thurstone_mosteller": "Thurst
 
 
 # ---------------------------------------------------------------------------- the peers
+def rate_stream(a, b, score, new, rate_game) -> dict:
+    """Rate the games one at a time with a package's immutable rating objects: ``new()`` is a
+    newcomer's rating, ``rate_game(r_a, r_b, s)`` returns both ratings after a game that ``a``
+    scored ``s`` in. Returns {player: rating}."""
+    players: dict = {}
+    for i, j, s in zip(a.tolist(), b.tolist(), score.tolist()):
+        ri = players.get(i)
+        if ri is None:
+            ri = new()
+        rj = players.get(j)
+        if rj is None:
+            rj = new()
+        players[i], players[j] = rate_game(ri, rj, s)
+    return players
+
+
 def trueskill_package(a, b, score, backend=None) -> dict:
     """The ``trueskill`` package, ``env.rate_1vs1`` per game (winner first; ``drawn=True`` for a
     draw), default constants. Returns {player: (mu, sigma)}."""
@@ -92,21 +105,14 @@ def trueskill_package(a, b, score, backend=None) -> dict:
     env = trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU, draw_probability=DRAW_PROBABILITY,
                               backend=backend)
     rate_1vs1 = env.rate_1vs1
-    players: dict = {}
-    new = env.create_rating
-    for i, j, s in zip(a.tolist(), b.tolist(), score.tolist()):
-        ri = players.get(i)
-        if ri is None:
-            ri = new()
-        rj = players.get(j)
-        if rj is None:
-            rj = new()
+
+    def rate_game(ri, rj, s):
         if s == 0.0:
             rj, ri = rate_1vs1(rj, ri)
-        else:
-            ri, rj = rate_1vs1(ri, rj, drawn=s == 0.5)
-        players[i] = ri
-        players[j] = rj
+            return ri, rj
+        return rate_1vs1(ri, rj, drawn=s == 0.5)
+
+    players = rate_stream(a, b, score, env.create_rating, rate_game)
     return {p: (r.mu, r.sigma) for p, r in players.items()}
 
 
@@ -128,18 +134,12 @@ def openskill_stream(model: str, a, b, score) -> dict:
     """openskill, ``model.rate([[a], [b]], ranks=...)`` per game. Returns {player: (mu, sigma)}."""
     m = openskill_model(model)
     rate_ = m.rate
-    new = m.rating
-    players: dict = {}
-    for i, j, s in zip(a.tolist(), b.tolist(), score.tolist()):
-        ri = players.get(i)
-        if ri is None:
-            ri = new()
-        rj = players.get(j)
-        if rj is None:
-            rj = new()
+
+    def rate_game(ri, rj, s):
         [[ri], [rj]] = rate_([[ri], [rj]], ranks=RANKS[s])
-        players[i] = ri
-        players[j] = rj
+        return ri, rj
+
+    players = rate_stream(a, b, score, m.rating, rate_game)
     return {p: (r.mu, r.sigma) for p, r in players.items()}
 
 
@@ -220,21 +220,6 @@ def verdict(d, tol=TOLERANCE) -> str:
     return "identical" if m == 0 else ("within 1e-6" if m <= tol else "DIFFERENT")
 
 
-def versions() -> str:
-    import numba
-    import pandas
-    import scipy
-    out = [f"python {platform.python_version()}", f"numpy {np.__version__}",
-           f"pandas {pandas.__version__}", f"scipy {scipy.__version__}", f"numba {numba.__version__}"]
-    from importlib.metadata import PackageNotFoundError, version
-    for pkg in ("trueskill", "openskill", "elote"):
-        try:
-            out.append(f"{pkg} {version(pkg)}")
-        except PackageNotFoundError:  # pragma: no cover - test-only dependency missing
-            out.append(f"{pkg} not installed")
-    return ", ".join(out)
-
-
 # ---------------------------------------------------------------------------- agreement
 def agreement(a, b, score, n_check: int) -> bool:
     """Print the agreement checks on the first ``n_check`` games; True unless TrueSkill ours and
@@ -244,7 +229,7 @@ def agreement(a, b, score, n_check: int) -> bool:
 
     ca, cb, cs = a[:n_check], b[:n_check], score[:n_check]
     games = build_games(np.arange(n_check, dtype=float), ca, cb, cs)
-    ours_ts = ours_final(TrueSkill().run(games))
+    ours_ts = final_states(TrueSkill().run(games))
 
     print()
     print(f"agreement of final (mu, sigma) on the first {n_check:,} games ({len(ours_ts):,} competitors), "
@@ -267,7 +252,7 @@ def agreement(a, b, score, n_check: int) -> bool:
           f"and epsilon {EPSILON:g} in both constructors):")
     for model in MODELS:
         run = WengLin(model).run(games)
-        ours = ours_final(run)
+        ours = final_states(run)
         theirs = openskill_stream(model, ca, cb, cs)
         d = max_abs_diffs(ours, theirs)
         bad = openskill_inexact(ca, cb, cs, run._post) if model == "thurstone_mosteller" else 0
@@ -300,19 +285,17 @@ def profile(games, repeats: int) -> None:
 
     n = len(games)
     reps = max(1, repeats)
-    total, loop, _, seq = _runs(TrueSkill(), games, reps, "sequential_loop")
+    seq_run = time_run_and_loop(TrueSkill(), games, reps, "sequential_loop")
+    total, loop, seq = seq_run.wall, seq_run.loop_wall, seq_run.fitted
     periods = games.with_periods("game")
-    p_total, p_loop, _, per = _runs(TrueSkill(), periods, reps, "run_loop")
+    per_run = time_run_and_loop(TrueSkill(), periods, reps, "run_loop")
+    p_total, p_loop, per = per_run.wall, per_run.loop_wall, per_run.fitted
     d_proba = float(np.max(np.abs(seq.proba - per.proba)))
     d_state = float(np.max(np.abs(seq.state.values - per.state.values)))
     w = 44
     print()
     print(f"Where the time of TrueSkill().run goes ({n:,} games, no rating periods, best of {reps}):")
-    print(f"  {'whole run':{w}s}{total * 1e3:9.1f} ms  {rate(n, total)} games/s")
-    print(f"    {'Python-side preparation (Filter.run)':{w - 2}s}{(total - loop) * 1e3:9.1f} ms  "
-          f"({100 * (total - loop) / total:4.1f}%)")
-    print(f"    {'compiled sequential_loop':{w - 2}s}{loop * 1e3:9.1f} ms  ({100 * loop / total:4.1f}%)  "
-          f"{rate(n, loop)} games/s   ({1e9 * loop / n:.0f} ns per game)")
+    print_breakdown(n, total, loop, w, loop_note=f"   ({1e9 * loop / n:.0f} ns per game)")
     print("Rating-period path for comparison: games.with_periods(\"game\") (run_loop + proba and update kernels):")
     print(f"  {'whole run':{w}s}{p_total * 1e3:9.1f} ms  {rate(n, p_total)} games/s   (run_loop {p_loop * 1e3:.1f} ms)")
     print(f"  max difference from the sequential path: forecasts {d_proba:.3g}, final mu/sigma {d_state:.3g}")
@@ -322,56 +305,25 @@ def profile(games, repeats: int) -> None:
 
 # ---------------------------------------------------------------------------- main
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=None, help="games in the stream (1,000,000; --quick 20,000)")
-    p.add_argument("--players", type=int, default=None, help="competitors (1,000; --quick 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the stream (0)")
-    p.add_argument("--repeats", type=int, default=None, help="timed repeats, best reported (5; --quick 2)")
-    p.add_argument("--days", type=float, default=730.0,
-                   help="span of the dated games (dynamics=\"time\", weekly periods) in days (730)")
-    p.add_argument("--peer-games", type=int, default=None,
-                   help="games timed for trueskill (default backend), openskill and elote (20,000; --quick 1,000)")
-    p.add_argument("--scipy-games", type=int, default=None,
-                   help="games timed for trueskill with backend=\"scipy\" (5,000; --quick 500)")
-    p.add_argument("--check-games", type=int, default=None,
-                   help="common slice for the agreement checks (5,000; --quick 1,000)")
-    p.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
-                   help="break our TrueSkill run down (default: on, off with --quick)")
-    p.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    p = BenchParser(__doc__)
+    p.add_days("span of the dated games (dynamics=\"time\", weekly periods) in days (730)")
+    p.add_size("--peer-games", "games timed for trueskill (default backend), openskill and elote", 20_000, 1_000)
+    p.add_size("--scipy-games", "games timed for trueskill with backend=\"scipy\"", 5_000, 500)
+    p.add_size("--check-games", "common slice for the agreement checks", 5_000, 1_000)
+    p.add_quick_off("--profile", "break our TrueSkill run down")
+    p.add_quick()
     args = p.parse_args(argv)
+    n_games, repeats = args.games, args.repeats
+    n_peer, n_scipy, n_check = args.peer_games, args.scipy_games, args.check_games
 
-    quick = args.quick
-    n_games = args.games if args.games is not None else (20_000 if quick else 1_000_000)
-    n_players = args.players if args.players is not None else (200 if quick else 1_000)
-    repeats = args.repeats if args.repeats is not None else (2 if quick else 5)
-    n_peer = min(n_games, args.peer_games if args.peer_games is not None else (1_000 if quick else 20_000))
-    n_scipy = min(n_games, args.scipy_games if args.scipy_games is not None else (500 if quick else 5_000))
-    n_check = min(n_games, args.check_games if args.check_games is not None else (1_000 if quick else 5_000))
-    do_profile = args.profile if args.profile is not None else not quick
-    if n_games < 2 or n_players < 2:
-        p.error("need at least 2 games and 2 competitors")
-    if not args.days > 0:
-        p.error("--days must be > 0")
-
-    import numba
-
-    print(f"bench_trueskill: TrueSkill and Weng-Lin over {n_games:,} simulated one-vs-one games among "
-          f"{n_players:,} competitors (seed {args.seed})")
-    print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores; one core used "
-          f"(serial loop; NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS} unused)")
-    print(f"versions: {versions()}")
-
-    t0 = time.perf_counter()
-    t, a, b, score = make_stream(n_games, n_players, args.seed)
+    print_header(f"bench_trueskill: TrueSkill and Weng-Lin over {n_games:,} simulated one-vs-one games among "
+                 f"{args.players:,} competitors (seed {args.seed})",
+                 versions("numpy", "pandas", "scipy", "numba", peers=("trueskill", "openskill", "elote")))
+    t, a, b, score = draw_stream(n_games, args.players, args.seed,
+                                 f"; dated games: 2024-01-01 + {args.days:g} days, evenly spread")
     secs = dated_seconds(n_games, args.days)
-    print(f"stream drawn with NumPy in {time.perf_counter() - t0:.3f} s; dated games: 2024-01-01 + "
-          f"{args.days:g} days, evenly spread")
-
-    t0 = time.perf_counter()
+    import_packages()
     from filters import TrueSkill, WengLin
-    import statespace  # noqa: F401
-    print(f"import statespace + filters: {time.perf_counter() - t0:.2f} s")
 
     t0 = time.perf_counter()
     games = build_games(t, a, b, score)
@@ -392,11 +344,8 @@ def main(argv=None) -> int:
 
     # warm-up: load the cached compiled loops (or compile them) on a small table of each kind
     small = np.arange(min(1_000, n_games))
-    t0 = time.perf_counter()
-    for _, cls, kw, g in configs:
-        cls(**kw).run(g.take(small))
-    print(f"first calls on {small.size:,} games (numba cache load or compilation, excluded below): "
-          f"{time.perf_counter() - t0:.2f} s")
+    warm_up(f"first calls on {small.size:,} games", [lambda c=cls, k=kw, g=g: c(**k).run(g.take(small))
+                                                     for _, cls, kw, g in configs])
 
     ours = {label: best_of(lambda: cls(**kw).run(g), repeats)[0] for label, cls, kw, g in configs}
 
@@ -416,9 +365,7 @@ def main(argv=None) -> int:
 
     rows = [(f"ours: {label}", n_games, s) for label, s in ours.items()] + peers
     print()
-    print(f"{'method':62s} {'games':>11s} {'seconds':>9s} {'games/s':>12s}")
-    for name, n, s in rows:
-        print(f"{name:62s} {n:11,d} {s:9.4f} {rate(n, s):>11s}")
+    print_rate_table(rows, 62)
 
     per_s = {name: n / s for name, n, s in peers}
     ts_rate = n_games / ours["TrueSkill().run"]
@@ -439,7 +386,7 @@ def main(argv=None) -> int:
           f"{ts_rate / 1e6:.2f} M games/s: {'MET' if ts_rate >= TARGET else 'BELOW'}")
 
     ok = agreement(a, b, score, n_check)
-    if do_profile:
+    if args.profile:
         profile(games, repeats)
     return 0 if ok else 1
 

@@ -195,9 +195,9 @@ class Runner:
     def compare(self, methods: dict, *, kind: str, weighted: bool = False, tune: bool = True, params=None,
                 objective: str = "log_loss", mode: str = "online", every=None) -> list[Row]:
         games = self.weighted if weighted else self.games
-        options = {"burn_in": BURN_IN}
-        if objective != "log_loss":
-            options["objective"] = objective
+        # the objective is always named: the library's default (log_loss_3 for any model with a
+        # draw margin) would tune TrueSkill on ATP, which has no draws, on log_loss_3
+        options = {"burn_in": BURN_IN, "objective": objective}
         if params is not None:
             options["params"] = params
         kwargs = {"every": every} if every is not None else {}

@@ -149,16 +149,18 @@ class Filter:
         a home advantage only where some game is not neutral)."""
         return {}
 
-    def tune(self, games: Games, params=None, bounds=None, *, objective: str = "log_loss",
+    def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None,
              maxiter: int = 200, burn_in: float = 0.0) -> "Filter":
         """A new method whose parameters maximise the one-step-ahead likelihood of ``games``.
 
         ``params``: names to fit (default :meth:`tunable`); ``bounds``: ``{name: (low, high)}``;
-        ``objective``: ``"log_loss"`` (expected score, draw = 0.5), ``"log_loss_3"`` or
-        ``"brier"``; ``burn_in``: share of the earliest games left out of the objective. The
-        returned method carries ``.tuning``, a :class:`filters.tuning.TuneResult`
-        with the values, standard errors and the trace of every evaluation (see
-        :mod:`filters.tuning`).
+        ``objective``: ``"log_loss"`` (expected score, draw = 0.5), ``"log_loss_3"`` (the
+        three-outcome log-likelihood) or ``"brier"``; ``None`` (default) means ``"log_loss_3"``
+        when :attr:`model` has a threshold or Davidson draw model and ``"log_loss"`` otherwise
+        (:func:`filters.tuning.default_objective`). ``burn_in``: share of the earliest games
+        left out of the objective. The returned method carries ``.tuning``, a
+        :class:`filters.tuning.TuneResult` with the values, standard errors, the objective used
+        (``objective_name``) and the trace of every evaluation (see :mod:`filters.tuning`).
         """
         from .tuning import tune
 

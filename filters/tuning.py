@@ -9,11 +9,20 @@ within bounds. Each evaluation is one pass of the compiled loop (about 2 ms for 
 
 Objectives (per game, averaged):
 
-- ``"log_loss"`` (default): binary log loss of the expected score, a draw as the target 0.5 —
-  the score ``compare`` reports, defined for every method;
+- ``"log_loss"``: binary log loss of the expected score, a draw as the target 0.5 — the score
+  ``compare`` reports, defined for every method;
 - ``"log_loss_3"``: ``-log P(observed outcome)``, the proper log-likelihood for methods that
   model draws;
 - ``"brier"``: squared error of the expected score.
+
+The default (``objective=None``, see :func:`default_objective`) is ``"log_loss_3"`` when the
+method's :class:`statespace.SkillModel` has a draw model with a parameter (``Threshold``: the EKF
+with ``draw=("threshold", margin)``, TrueSkill, Weng–Lin Thurstone–Mosteller; or ``Davidson``),
+and ``"log_loss"`` otherwise (no draws, or draws scored as half a win: Elo, Glicko, Glicko-2,
+Weng–Lin Bradley–Terry / Plackett–Luce, the default EKF). The expected score hardly depends on a
+draw margin, so the expected-score loss leaves that parameter (and its effect on the update)
+loosely identified; the three-outcome likelihood pins it down. The objective used is recorded
+in :attr:`TuneResult.objective_name`.
 
 Standard errors come from the curvature of the summed loss at the optimum (the inverse of the
 numerical Hessian of ``n * objective``), which is the usual asymptotic standard error when the
@@ -30,17 +39,42 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-from statespace import Games, metrics
+from statespace import Davidson, Games, Threshold, metrics
 
-__all__ = ["TuneResult", "tune", "OBJECTIVES"]
+__all__ = ["TuneResult", "tune", "OBJECTIVES", "default_objective", "resolve_objective"]
 
 OBJECTIVES = ("log_loss", "log_loss_3", "brier")
+
+
+def default_objective(method) -> str:
+    """The objective :func:`tune` uses when none is given: ``"log_loss_3"`` (the three-outcome
+    log-likelihood) when ``method.model`` has a threshold or Davidson draw model, whose parameter
+    only the three-outcome likelihood identifies; ``"log_loss"`` (expected score, a draw as 0.5)
+    for every other method (no draws, draws as half a win, or no ``model`` at all).
+
+    The rule looks at the draw model's type, not its parameter: a threshold margin of 0 still
+    gets ``"log_loss_3"``, since tuning starts it inside its bounds."""
+    draw = getattr(getattr(method, "model", None), "draw", None)
+    return "log_loss_3" if isinstance(draw, (Threshold, Davidson)) else "log_loss"
+
+
+def resolve_objective(method, objective: str | None = None) -> str:
+    """``objective`` checked against :data:`OBJECTIVES`, or :func:`default_objective` of
+    ``method`` when it is ``None``: the one place where a default objective is chosen."""
+    if objective is None:
+        return default_objective(method)
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (or None for the "
+                         f"method's default); got {objective!r}")
+    return objective
 
 
 @dataclass
 class TuneResult:
     """Outcome of :func:`tune`: fitted ``params``, their standard errors ``se``, the best
-    ``objective``, every evaluation in ``trace`` (one row per setting tried), ``seconds``."""
+    value of the objective (``objective``) and its name (``objective_name``: the one given, or
+    the :func:`default_objective` of the method), every evaluation in ``trace`` (one row per
+    setting tried), ``seconds``."""
 
     params: dict
     se: dict
@@ -76,17 +110,19 @@ def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np
     return (value if np.isfinite(value) else 1e6), per
 
 
-def tune(method, games: Games, params=None, bounds=None, *, objective: str = "log_loss", maxiter: int = 200,
+def tune(method, games: Games, params=None, bounds=None, *, objective: str | None = None, maxiter: int = 200,
          burn_in: float = 0.0, standard_errors: bool = True):
     """Fit ``method``'s hyperparameters to ``games``; returns ``(new_method, TuneResult)``.
 
     ``params``: names to fit (default: the method's :meth:`tunable` set). ``bounds``: mapping
-    ``name -> (low, high)`` overriding the defaults. ``burn_in``: the share of the earliest games
+    ``name -> (low, high)`` overriding the defaults. ``objective``: one of :data:`OBJECTIVES`;
+    ``None`` (default) means ``"log_loss_3"`` when the method's model has a threshold or Davidson
+    draw model and ``"log_loss"`` otherwise (:func:`default_objective`); the result's
+    ``objective_name`` says which was used. ``burn_in``: the share of the earliest games
     (in time order) run through the filter but left out of the objective, so that settings
     are not chosen for how fast they forget the starting ratings.
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    objective = resolve_objective(method, objective)
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
     default = method.tunable(games)

@@ -312,7 +312,8 @@ def _cmd_compare(args, out, err) -> int:
             res = table.attrs.get("tuned", {}).get(name)
             records.append({"method": str(name), "spec": repr(methods[name]),
                             **{k: _finite(v) for k, v in rec.items()},
-                            **({"tuned": {k: _finite(v) for k, v in res.params.items()}} if res else {})})
+                            **({"tuned": {k: _finite(v) for k, v in res.params.items()},
+                                "tune_objective": res.objective_name} if res else {})})
         print(json.dumps({**meta, "methods": records}, indent=2), file=out)
     else:
         periods = f", periods {args.periods}" if args.periods else ""
@@ -324,11 +325,12 @@ def _cmd_compare(args, out, err) -> int:
         print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else ""), file=out)
         if args.tune:
             print(file=out)
-            print("tuned on the training part (one-step-ahead log loss):", file=out)
+            print("tuned on the training part (one-step-ahead log_loss, or log_loss_3 for methods "
+                  "whose model has a threshold or Davidson draw model):", file=out)
             for name, res in table.attrs.get("tuned", {}).items():
                 if res is not None:
                     shown = ", ".join(f"{k}={v:.4g}" for k, v in res.params.items())
-                    print(f"  {name}: {shown}  ({res.seconds:.2f} s)", file=out)
+                    print(f"  {name}: {shown}  ({res.objective_name}, {res.seconds:.2f} s)", file=out)
     if args.plot:
         _write_comparison_plot(args.plot, table, games, methods, sim, source, err)
     return 0
@@ -486,7 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--periods", metavar="SPEC", help=periods_help)
     c.add_argument("--tune", action="store_true",
                    help="tune every filter's settings on the training part only (maximum one-step-ahead "
-                        "likelihood) before scoring")
+                        "likelihood: the three-outcome log loss for methods whose model has a threshold "
+                        "or Davidson draw model, else the expected-score log loss) before scoring")
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")

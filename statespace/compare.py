@@ -121,7 +121,12 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
 
     With ``tune=True`` every method that has a ``tune`` method is first tuned on the
     training part only (``tune_options`` are passed on, e.g. ``{"burn_in": 0.2}``); the table
-    then has ``tune_seconds`` and ``result.attrs["tuned"]`` the fitted settings.
+    then has ``tune_seconds`` and ``result.attrs["tuned"]`` the fitted settings (each a
+    ``filters.tuning.TuneResult``, whose ``objective_name`` says what was minimised). Unless
+    ``tune_options`` gives an ``"objective"``, each method gets its own default: the
+    three-outcome log loss ``"log_loss_3"`` when its model has a threshold or Davidson draw
+    model (TrueSkill, the EKF with threshold draws), the expected-score ``"log_loss"`` otherwise
+    (``filters.tuning.default_objective``).
 
     ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts and
     ``result.attrs["test"]`` the held-out ``Games``.

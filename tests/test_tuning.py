@@ -101,3 +101,74 @@ def test_tunes_elo_on_international_football():
     train, _ = games.split(0.9)
     tuned = Elo().tune(train)
     assert 10 < tuned.k < 100 and 0 < tuned.home < 250  # K and home advantage of football Elo
+
+
+# ---------------------------------------------------------------------- the default objective
+def elo_scale_ekf(draw, drift=1.0, margin_start=60.0):
+    """An EKF at the Elo scale (the draw_heavy scenario's prior) with the given draw model."""
+    if draw == "threshold":
+        draw = ("threshold", margin_start)
+    elif draw == "davidson":
+        draw = ("davidson", 0.5)
+    return EKF(ss.SkillModel("logistic", ss.ELO_SCALE, 1500.0, 100.0**2, drift, draw))
+
+
+@pytest.mark.parametrize("method, expected", [
+    (elo_scale_ekf("threshold"), "log_loss_3"),
+    (elo_scale_ekf("davidson"), "log_loss_3"),   # Elo-scale Bradley-Terry with Davidson draws
+    (TrueSkill(), "log_loss_3"),                 # threshold draw margin
+    (Elo(k=20), "log_loss"),                     # draws as half a win: no draw parameter
+    (Glicko(), "log_loss"),
+    (EKF(), "log_loss"),                         # the default EKF scores draws as half a win
+    (elo_scale_ekf("none"), "log_loss"),
+], ids=lambda x: x if isinstance(x, str) else repr(x))
+def test_default_objective_follows_the_draw_model(method, expected):
+    from filters.tuning import default_objective, resolve_objective
+
+    assert default_objective(method) == expected
+    assert resolve_objective(method, None) == expected
+    assert resolve_objective(method, "brier") == "brier"
+    games = ss.scenarios.draw_heavy(seed=0).games
+    if expected == "log_loss" and method.model.draw_code == 0:  # draw model 'none': no draws allowed
+        games = ss.Games.from_frame(games.to_frame().query("score != 0.5"))
+    params = list(method.tunable(games))[:2]  # two parameters keep it quick
+    by_default = method.tune(games, params=params, maxiter=30)
+    explicit = method.tune(games, params=params, maxiter=30, objective=expected)
+    assert by_default.tuning.objective_name == expected
+    assert explicit.tuning.objective_name == expected
+    assert by_default.tuning.params == explicit.tuning.params
+    assert by_default.tuning.objective == explicit.tuning.objective
+
+
+def test_compare_tunes_each_method_on_its_default_objective():
+    games = ss.scenarios.draw_heavy(seed=1).games
+    table = ss.compare({"elo": Elo(), "ekf_threshold": elo_scale_ekf("threshold")}, games, mode="online",
+                       tune=True, tune_options={"maxiter": 30})
+    tuned = table.attrs["tuned"]
+    assert tuned["elo"].objective_name == "log_loss"
+    assert tuned["ekf_threshold"].objective_name == "log_loss_3"
+    # an objective in tune_options still applies to every method
+    table = ss.compare({"ekf_threshold": elo_scale_ekf("threshold")}, games, mode="online", tune=True,
+                       tune_options={"objective": "log_loss", "maxiter": 30})
+    assert table.attrs["tuned"]["ekf_threshold"].objective_name == "log_loss"
+
+
+def test_default_objective_recovers_the_draw_margin_of_the_draw_heavy_scenario():
+    truth = 190.0  # statespace.scenarios.draw_heavy: Threshold(190.0), ~45% draws
+    errors = {"default": [], "log_loss": []}
+    se = {"default": [], "log_loss": []}
+    for seed in range(4):
+        games = ss.scenarios.draw_heavy(seed=seed).games
+        for key, objective in (("default", None), ("log_loss", "log_loss")):
+            # drift, prior variance and the margin (started at 60), all tuned
+            res = elo_scale_ekf("threshold").tune(games, objective=objective).tuning
+            assert "draw_param" in res.params
+            errors[key].append(abs(res.params["draw_param"] - truth))
+            se[key].append(res.se["draw_param"])
+            if key == "default":
+                assert res.objective_name == "log_loss_3"
+                assert errors[key][-1] <= max(2 * res.se["draw_param"], 10.0)
+                assert errors[key][-1] <= 25.0  # about 13% of the margin, on 600 games
+    # the expected-score log loss barely identifies the margin: larger errors, far larger se
+    assert np.mean(errors["default"]) < np.mean(errors["log_loss"])
+    assert 5 * max(se["default"]) < min(se["log_loss"])
