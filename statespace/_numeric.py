@@ -184,6 +184,134 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
     return g / scale, h / (scale * scale)
 
 
+# ---------------------------------------------------------------- log-likelihood and its gradient
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@njit(cache=True)
+def log_cdf(link, x):
+    """log F(x) to full relative precision: logistic by :func:`_log_sigmoid`; probit log Phi(x),
+    in the left tail (x < -5) as log N(x) + log R(-x) with Mills' ratio R, for x > 0 as
+    log1p(-Phi(-x))."""
+    if link == LOGISTIC:
+        return _log_sigmoid(x)
+    if x < -5.0:
+        return -0.5 * x * x - _HALF_LOG_2PI + math.log(_g.mills(-x))
+    if x > 0.0:  # log(1 - Phi(-x)): keeps the digits of a log close to 0
+        return math.log1p(-0.5 * math.erfc(x / _SQRT2))
+    return math.log(0.5 * math.erfc(-x / _SQRT2))
+
+
+@njit(cache=True)
+def _log_cdf_grad(link, x):
+    """d/dx log F(x): logistic F(-x); probit N(x) / Phi(x)."""
+    if link == LOGISTIC:
+        return cdf(LOGISTIC, -x)
+    return _g.v_win(x, 0.0)
+
+
+@njit(cache=True)
+def _log1mexp(d):
+    """log(1 - e^d) for d < 0 (Maechler 2012: expm1 near 0, log1p further out)."""
+    if d > -0.6931471805599453:
+        return math.log(-math.expm1(d))
+    return math.log1p(-math.exp(d))
+
+
+@njit(cache=True)
+def _softplus(x):
+    """log(1 + e^x) without overflow."""
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@njit(cache=True)
+def loglik_grad(link, draw, theta, score, diff, scale):
+    """Log-likelihood of one result, its derivative in the skill difference ``diff`` and its
+    derivative in the draw parameter ``theta`` (threshold margin, in skill units, or Davidson's
+    nu): ``(l, dl/ddiff, dl/dtheta)``; the gradient a sampler needs (see
+    :func:`loglik_derivs` for the curvature).
+
+    With z = diff / scale, F the link's cdf and f its density:
+
+    - none / half: l = y log F(z) + (1 - y) log F(-z);
+    - threshold, m = theta / scale: win log F(z - m), loss log F(-z - m),
+      draw log(F(m - z) - F(-m - z)); for the logistic link the draw term is
+      log F(m - z) + log F(m + z) + log(1 - e^(-2m)) (exact, since F(a) - F(b) = F(a) F(-b)
+      (1 - e^(b - a))); for the probit link it is evaluated at |z| (it is even in z), in the
+      left tail through log Phi, so it stays finite however far z is from 0;
+    - davidson: p = F(z), q = F(-z), r = sqrt(p q), D = 1 + nu r: win log p - log D,
+      loss log q - log D, draw log nu + log r - log D (Davidson 1970).
+    """
+    z = diff / scale
+    if draw == DRAW_THRESHOLD:
+        m = theta / scale
+        if score == 1.0:
+            gz = _log_cdf_grad(link, z - m)
+            return log_cdf(link, z - m), gz / scale, -gz / scale
+        if score == 0.0:
+            gz = _log_cdf_grad(link, -z - m)
+            return log_cdf(link, -z - m), -gz / scale, -gz / scale
+        if link == LOGISTIC:
+            ga = _log_cdf_grad(link, m - z)
+            gb = _log_cdf_grad(link, m + z)
+            mm = max(m, 1e-300)
+            lv = log_cdf(link, m - z) + log_cdf(link, m + z) + _log1mexp(-2.0 * mm)
+            return lv, (gb - ga) / scale, (ga + gb + 2.0 / math.expm1(2.0 * mm)) / scale
+        # probit: D = Phi(a) - Phi(b), a = m - t, b = -m - t, t = |z|
+        t = abs(z)
+        a = m - t
+        b = -m - t
+        if a <= 0.0:  # both in the left tail: D = Phi(a) (1 - rho), rho = Phi(b) / Phi(a)
+            la = log_cdf(link, a)
+            delta = log_cdf(link, b) - la
+            if delta >= 0.0:  # m underflowed to 0
+                delta = -1e-300
+            one_m_rho = -math.expm1(delta)
+            lv = la + _log1mexp(delta)
+            na = _g.v_win(a, 0.0) / one_m_rho          # N(a) / D
+            nb = _g.v_win(b, 0.0) * math.exp(delta) / one_m_rho  # N(b) / D
+        else:
+            d = 0.5 * (math.erf(a / _SQRT2) - math.erf(b / _SQRT2))
+            lv = math.log(d)
+            na = _g.pdf(a) / d
+            nb = _g.pdf(b) / d
+        dt = nb - na  # dl/dt
+        gz = dt if z >= 0.0 else -dt
+        return lv, gz / scale, (na + nb) / scale
+    if draw == DRAW_DAVIDSON:
+        lp = log_cdf(link, z)
+        lq = log_cdf(link, -z)
+        gp = _log_cdf_grad(link, z)
+        gq = -_log_cdf_grad(link, -z)
+        lr = 0.5 * (lp + lq)
+        glr = 0.5 * (gp + gq)
+        lnr = math.log(theta) + lr
+        ld = _softplus(lnr)                  # log D
+        share = math.exp(lnr - ld)           # nu r / D
+        gd = share * glr                     # d log D / dz
+        gnu = -math.exp(lr - ld)             # d(-log D) / dnu = -r / D
+        if score == 1.0:
+            return lp - ld, (gp - gd) / scale, gnu
+        if score == 0.0:
+            return lq - ld, (gq - gd) / scale, gnu
+        return lnr - ld, (glr - gd) / scale, 1.0 / theta + gnu
+    if score == 1.0 or score == 0.0:
+        x = z if score == 1.0 else -z
+        if link == LOGISTIC:  # one exp and one log1p for both (the hot path of a sampler)
+            e = math.exp(-abs(x))
+            lv = -math.log1p(e) if x >= 0.0 else x - math.log1p(e)
+            gx = e / (1.0 + e) if x >= 0.0 else 1.0 / (1.0 + e)
+        else:
+            lv = log_cdf(link, x)
+            gx = _log_cdf_grad(link, x)
+        return lv, (gx if score == 1.0 else -gx) / scale, 0.0
+    lv = score * log_cdf(link, z) + (1.0 - score) * log_cdf(link, -z)
+    gz = score * _log_cdf_grad(link, z) - (1.0 - score) * _log_cdf_grad(link, -z)
+    return lv, gz / scale, 0.0
+
+
 # ---------------------------------------------------------------- array versions
 @njit(cache=True)
 def outcome_proba_array(link, draw, theta, diff, s):

@@ -176,9 +176,10 @@ def test_draw_models_forecast_draws(link, draw, name):
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-op", "pytensor-graph"])
 @pytest.mark.parametrize("link", ["logistic", "probit"])
 @pytest.mark.parametrize("draw", ["none", "half", ("threshold", 0.4), ("davidson", 0.7)])
-def test_game_likelihood_is_the_skill_models(link, draw):
+def test_game_likelihood_is_the_skill_models(link, draw, compiled):
     """The model's game term equals sum(weight * SkillModel.loglik) at the skills given by z (an
     independent implementation of every link and draw model), with home advantage and weights.
     Evaluated without sampling, in PyTensor's Python mode (no C compilation)."""
@@ -191,7 +192,7 @@ def test_game_likelihood_is_the_skill_models(link, draw):
     assert (draw == "none") == (not np.any(games.score == 0.5))
     smoother = PyMCSmoother(model, drift=0.05, prior_var=1.0, home=0.4, draw_param=model.draw.theta)
     tl = timeline(games, smoother.times(games))
-    pmodel, free = smoother._build(games, tl)
+    pmodel, free = smoother._build(games, tl, compiled=compiled)
     assert free == []
     fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
     z = rng.normal(size=tl.n_nodes)
@@ -199,8 +200,41 @@ def test_game_likelihood_is_the_skill_models(link, draw):
     skill = segment_cumsum(first * (0.2 + 1.0 * z) + np.sqrt(0.05 * tl.dt) * z, segment_starts(first))
     diff = skill[tl.game_a] - skill[tl.game_b] + 0.4 * ~games.neutral
     expected = np.sum(games.weight * model.loglik(games.score, diff))
-    # probit: PyMC's normal_lcdf (through erfcx) is good to about 1e-6 relative per game
-    assert float(fn({"z": z})) == pytest.approx(expected, rel=1e-10 if link == "logistic" else 1e-7)
+    # probit: PyMC's normal_lcdf (through erfcx) is good to about 1e-6 relative per game; the
+    # compiled Op's log cdf is good to full precision (tests/test_loglik_grad.py)
+    rel = 1e-10 if link == "logistic" or compiled else 1e-7
+    assert float(fn({"z": z})) == pytest.approx(expected, rel=rel)
+
+
+@pytest.mark.parametrize("link", ["logistic", "probit"])
+@pytest.mark.parametrize("draw", ["half", ("threshold", 0.4), ("davidson", 0.7)])
+def test_compiled_op_has_the_graphs_log_density_and_gradient(link, draw):
+    """The compiled Op (one numba pass, used with PyMC's NUTS) and the plain PyTensor graph
+    (used by nutpie and numpyro) are two independent implementations of the same log density:
+    they agree in value and gradient for every free parameter (walk scales, home advantage,
+    draw parameter, every node's z), with weights and home games, at random points."""
+    model = ss.SkillModel(link, 1.3, 0.2, 1.0, drift=0.05, draw=draw, home=0.4)
+    rng = np.random.default_rng(5)
+    games = ss.simulate(model, n_players=6, n_games=80, days=8, home_fraction=0.5, seed=4).games.with_periods(1)
+    games = games.with_weights(rng.uniform(0.5, 2.0, len(games)))
+    smoother = PyMCSmoother(model)
+    tl = timeline(games, smoother.times(games))
+    fast, free = smoother._build(games, tl, compiled=True)
+    plain, free_plain = smoother._build(games, tl, compiled=False)
+    assert free == free_plain and "home" in free and len(free) == (4 if draw != "half" else 3)
+    values = [fast.rvs_to_values[fast[name]] for name in [*free, "z"]]
+    logp_fast, dlogp_fast = (fast.compile_fn(f, inputs=values, mode="FAST_COMPILE", point_fn=False)
+                             for f in (fast.logp(), fast.dlogp()))
+    values = [plain.rvs_to_values[plain[name]] for name in [*free, "z"]]
+    logp_plain, dlogp_plain = (plain.compile_fn(f, inputs=values, mode="FAST_COMPILE", point_fn=False)
+                               for f in (plain.logp(), plain.dlogp()))
+    rel = 1e-10 if link == "logistic" else 1e-5  # PyMC's normal_lcdf: about 1e-7 relative per game
+    for _ in range(4):
+        point = [rng.normal(scale=0.7, size=v.type.shape if v.type.ndim == 0 else tl.n_nodes) for v in values]
+        grad_fast, grad_plain = dlogp_fast(*point), dlogp_plain(*point)
+        assert float(logp_fast(*point)) == pytest.approx(float(logp_plain(*point)), rel=rel)
+        assert np.max(np.abs(grad_fast - grad_plain)) <= rel * (1.0 + np.max(np.abs(grad_plain)))
+        assert np.max(np.abs(grad_fast)) > 0.1  # a gradient that can fail
 
 
 def test_mean_reversion_is_refused():

@@ -1,0 +1,130 @@
+"""The random-walk model's log-likelihood and gradient as one compiled PyTensor Op.
+
+Why: PyMC's NUTS spends nearly all its time in the gradient of the log density, and the plain
+PyTensor graph of the model (a segmented cumulative sum for the non-centred walk, gathers of
+the two competitors' skills, the link's log cdf, scatters back, the reversed cumulative sum
+of the gradient) runs about a dozen separate C loops over the nodes and games per leapfrog
+step. Here one numba loop does all of it, forward and backward, in one pass each, using the
+same scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``).
+
+The model (DESIGN.md; ``smoothers.pymc_smoother`` explains the non-centred form): nodes sorted
+by competitor then time, ``first`` marks each competitor's first node, ``dt`` the time since
+the competitor's previous node (0 at first nodes),
+
+    increment_k = (first_k prior_sd + drift_sd sqrt(dt_k)) z_k + first_k prior_mean
+    skill_k     = sum of the increments of the competitor's nodes up to k
+    log L       = sum_g w_g l(score_g, skill_a(g) - skill_b(g) + home at_home_g)
+
+and the gradient follows by the chain rule: dlogL/dincrement_k is the sum of dlogL/dskill over
+the competitor's nodes from k on (a reversed cumulative sum), from which the gradients in
+``z``, ``prior_sd`` and ``drift_sd`` are one product each.
+
+The pure PyTensor graph stays in ``pymc_smoother`` for the samplers that compile the graph
+themselves (nutpie to numba, numpyro to JAX), and the tests check that both give the same
+log density and gradient.
+
+Importing this module imports PyTensor: ``pymc_smoother`` imports it only after pointing
+PyTensor's compile directory where it belongs (``configure_pytensor``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+import pytensor.tensor as pt
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+
+from statespace import _numeric as nx
+
+__all__ = ["walk_games_logp", "WalkGamesLogp"]
+
+
+@njit(cache=True)
+def walk_games_logp(z, prior_sd, drift_sd, home, theta, prior_mean, first, sqrt_dt, node_a, node_b, score,
+                    at_home, weight, link, draw, scale, skill, g_z):
+    """Log-likelihood of the games given the standardised increments ``z``; writes the skills
+    into ``skill`` and d logL / dz into ``g_z``; returns
+    ``(logL, dlogL/dprior_sd, dlogL/ddrift_sd, dlogL/dhome, dlogL/dtheta)``."""
+    n = z.shape[0]
+    acc = 0.0
+    for k in range(n):
+        inc = (first[k] * prior_sd + drift_sd * sqrt_dt[k]) * z[k] + first[k] * prior_mean
+        acc = inc if first[k] else acc + inc
+        skill[k] = acc
+        g_z[k] = 0.0  # holds d logL / d skill until the backward pass
+    ll = 0.0
+    g_home = 0.0
+    g_theta = 0.0
+    for i in range(score.shape[0]):
+        a = node_a[i]
+        b = node_b[i]
+        d = skill[a] - skill[b] + home * at_home[i]
+        lv, gd, gt = nx.loglik_grad(link, draw, theta, score[i], d, scale)
+        w = weight[i]
+        ll += w * lv
+        gd *= w
+        g_z[a] += gd
+        g_z[b] -= gd
+        g_home += gd * at_home[i]
+        g_theta += w * gt
+    g_prior = 0.0
+    g_drift = 0.0
+    acc = 0.0
+    for k in range(n - 1, -1, -1):
+        acc += g_z[k]  # d logL / d increment_k
+        g_prior += first[k] * z[k] * acc
+        g_drift += sqrt_dt[k] * z[k] * acc
+        g_z[k] = acc * (first[k] * prior_sd + drift_sd * sqrt_dt[k])
+        if first[k]:
+            acc = 0.0
+    return ll, g_prior, g_drift, g_home, g_theta
+
+
+class WalkGamesLogp(Op):
+    """``op(z, prior_sd, drift_sd, home, theta)`` -> ``[logL, dlogL/dz, dlogL/dprior_sd,
+    dlogL/ddrift_sd, dlogL/dhome, dlogL/dtheta]``; its gradient is the stored outputs, so a
+    logp-and-gradient evaluation runs the compiled loop once. The data (timeline and games)
+    are fixed attributes of the Op, so two Ops never compare equal (no ``__props__``)."""
+
+    def __init__(self, *, prior_mean, first, sqrt_dt, node_a, node_b, score, at_home, weight, link, draw,
+                 scale):
+        self.prior_mean = float(prior_mean)
+        self.first = np.ascontiguousarray(first, dtype=np.float64)
+        self.sqrt_dt = np.ascontiguousarray(sqrt_dt, dtype=np.float64)
+        self.node_a = np.ascontiguousarray(node_a, dtype=np.int64)
+        self.node_b = np.ascontiguousarray(node_b, dtype=np.int64)
+        self.score = np.ascontiguousarray(score, dtype=np.float64)
+        self.at_home = np.ascontiguousarray(at_home, dtype=np.float64)
+        self.weight = np.ascontiguousarray(weight, dtype=np.float64)
+        self.link, self.draw, self.scale = int(link), int(draw), float(scale)
+
+    def make_node(self, z, prior_sd, drift_sd, home, theta):
+        z = pt.as_tensor_variable(z, dtype="float64")
+        scalars = [pt.as_tensor_variable(v, dtype="float64") for v in (prior_sd, drift_sd, home, theta)]
+        outputs = [pt.dscalar(), pt.dvector(), pt.dscalar(), pt.dscalar(), pt.dscalar(), pt.dscalar()]
+        return Apply(self, [z, *scalars], outputs)
+
+    def perform(self, node, inputs, outputs):
+        z, prior_sd, drift_sd, home, theta = inputs
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        skill = np.empty_like(z)
+        g_z = np.empty_like(z)
+        ll, g_prior, g_drift, g_home, g_theta = walk_games_logp(
+            z, float(prior_sd), float(drift_sd), float(home), float(theta), self.prior_mean, self.first,
+            self.sqrt_dt, self.node_a, self.node_b, self.score, self.at_home, self.weight, self.link,
+            self.draw, self.scale, skill, g_z)
+        outputs[0][0] = np.asarray(ll)
+        outputs[1][0] = g_z
+        for out, value in zip(outputs[2:], (g_prior, g_drift, g_home, g_theta)):
+            out[0] = np.asarray(value)
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [(), shapes[0], (), (), (), ()]
+
+    def grad(self, inputs, output_grads):
+        # only logL is differentiated (NUTS needs first derivatives); the gradient outputs
+        # come from the same Apply node, merged with the forward one at compile time
+        outs = self(*inputs)
+        g = output_grads[0]
+        return [g * outs[1], g * outs[2], g * outs[3], g * outs[4], g * outs[5]]
