@@ -2,11 +2,15 @@
 fitted interface (the same face as the filters': ``predict_proba``, ``ratings``, ``trajectories``).
 
 The layout: one skill variable per competitor and distinct time at which it plays (a "node";
-with rating periods, per period). Consecutive nodes of a competitor are linked by the random
-walk, ``s_k - s_{k-1} ~ N(0, drift * dt)``; a competitor's first node has the prior
+with rating periods, per period). Consecutive nodes of a competitor are linked by the model's
+transition (:meth:`statespace.SkillModel.transition`): the random walk,
+``s_k - s_{k-1} ~ N(0, drift * dt)``, or with ``reversion = lambda > 0`` the Ornstein-Uhlenbeck
+step ``s_k | s_{k-1} ~ N(mu + a (s_{k-1} - mu), drift (1 - a^2) / (2 lambda))``,
+``a = exp(-lambda dt)``, ``mu = prior_mean``; a competitor's first node has the prior
 ``N(prior_mean, prior_var)``; each game observes the difference of two nodes (plus home).
 Smoothers infer the posterior of all nodes at once; forecasting a game at time ``t`` moves a
-competitor's last node at or before ``t`` forward by the random walk.
+competitor's last node at or before ``t`` forward by the same transition
+(:meth:`statespace.SkillModel.predict`).
 
 Each competitor's mean level is identified only through the prior (adding a constant to a
 competitor's whole trajectory and its opponents' changes no likelihood only if everyone moves
@@ -122,19 +126,22 @@ class SmootherFit:
         return np.array([self._index.get(str(p), -1) for p in names], dtype=np.int64)
 
     def _moments(self, node: np.ndarray, t: np.ndarray):
-        """Mean and variance at time ``t`` moved forward from ``node`` (the prior for -1)."""
+        """Mean and variance at time ``t`` moved forward from ``node`` by the model's transition
+        (the prior for -1), and the time moved."""
         m = self.model
         have = node >= 0
         mean = np.where(have, self.mean[np.maximum(node, 0)], m.prior_mean)
         var = np.where(have, self.var[np.maximum(node, 0)], m.prior_var)
         gap = np.where(have, np.maximum(t - self.timeline.node_time[np.maximum(node, 0)], 0.0), 0.0)
-        return mean, var + m.drift * gap, gap
+        mean, var = m.predict(mean, var, gap)
+        return mean, var, gap
 
     # ------------------------------------------------------------ the fitted interface
     def predict_proba(self, games: Games) -> np.ndarray:
         """Win/draw/loss forecasts (n, 3) of ``games``, each at its own time: a competitor's
-        last fitted node at or before the game is moved forward by the random walk; newcomers
-        start from the prior. With posterior draws, the probability is averaged over draws."""
+        last fitted node at or before the game is moved forward by the model's transition (the
+        random walk, or the Ornstein-Uhlenbeck step with reversion); newcomers start from the
+        prior. With posterior draws, the probability is averaged over draws."""
         t = self._times(games)
         na = self._node_at(self._ids(games.a_name), t)
         nb = self._node_at(self._ids(games.b_name), t)
@@ -146,13 +153,19 @@ class SmootherFit:
             var = va + vb
             if self.cov is not None:  # the difference's variance, covariance included
                 both = (na >= 0) & (nb >= 0)
-                var = np.where(both, var - 2.0 * self.cov[np.maximum(na, 0), np.maximum(nb, 0)], var)
+                # the transitions' noise is independent per competitor, so only their decays
+                # carry the nodes' covariance forward
+                decay = model.transition(ga)[0] * model.transition(gb)[0]
+                cov_ab = decay * self.cov[np.maximum(na, 0), np.maximum(nb, 0)]
+                var = np.where(both, var - 2.0 * cov_ab, var)
             return model.proba(model.diff(ma, mb, at_home), np.maximum(var, 0.0))
-        # average over posterior draws; the random walk since the last node adds drift * gap
+        # average over posterior draws, each moved forward by the transition since its last node
         m0 = model.prior_mean
-        da = np.where(na >= 0, self.draws[:, np.maximum(na, 0)], m0)
-        db = np.where(nb >= 0, self.draws[:, np.maximum(nb, 0)], m0)
-        extra = model.drift * (ga + gb) + np.where(na < 0, model.prior_var, 0.0) + np.where(nb < 0, model.prior_var, 0.0)
+        da, va = model.predict(np.where(na >= 0, self.draws[:, np.maximum(na, 0)], m0),
+                               np.where(na < 0, model.prior_var, 0.0), ga)
+        db, vb = model.predict(np.where(nb >= 0, self.draws[:, np.maximum(nb, 0)], m0),
+                               np.where(nb < 0, model.prior_var, 0.0), gb)
+        extra = va + vb
         diffs = da - db + model.home * at_home
         p = model.proba(diffs, np.broadcast_to(extra, diffs.shape))
         return p.mean(axis=0)

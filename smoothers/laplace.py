@@ -3,11 +3,21 @@ r"""The Laplace (whole-history) smoother and the static Bradley-Terry fit.
 The posterior mode of every node of the random-walk model (see :mod:`smoothers.base`) by
 Newton's method on the whole history, as in Whole History Rating (Coulom 2008):
 
-    E(x) = - sum_games l(x_a - x_b + h) + 1/2 sum_first (x_k - mu_0)^2 / sigma_0^2
-           + 1/2 sum_links (x_k - x_prev)^2 / (q dt_k)
+    E(x) = - sum_games w_g l(x_a - x_b + h) + 1/2 sum_first (x_k - mu_0)^2 / sigma_0^2
+           + 1/2 sum_links (x_k - mu_0 - phi_k (x_prev - mu_0))^2 / q_k
 
-Its Hessian is sparse: tridiagonal in time for each competitor (the random-walk links) plus a
-2 x 2 coupling ``kappa (e_a - e_b)(e_a - e_b)^T`` per game, ``kappa = -l''``. Each Newton step
+``w_g`` is the game's weight (``Games.with_weights``; 1 by default): its log-likelihood is
+tempered by ``w_g``, as the filters that honour weights do, so a game of weight 2 is the same
+evidence as the game played twice. The links are the model's transition between a competitor's
+consecutive nodes, ``dt_k`` apart (:meth:`statespace.SkillModel.transition`, the step the EKF
+predicts with): the random walk ``phi_k = 1``, ``q_k = q dt_k``, or with mean reversion
+``lambda > 0`` the Ornstein-Uhlenbeck step ``phi_k = exp(-lambda dt_k)``,
+``q_k = q (1 - phi_k^2) / (2 lambda)``, pulling skills towards ``mu_0 = prior_mean``.
+
+Its Hessian is sparse: tridiagonal in time for each competitor (each link adds ``1/q_k`` to its
+node's diagonal, ``phi_k^2 / q_k`` to the previous node's and ``-phi_k / q_k`` between them)
+plus a 2 x 2 coupling ``w_g kappa_g (e_a - e_b)(e_a - e_b)^T`` per game, ``kappa = -l''``. Each
+Newton step
 solves one sparse system (below 500 nodes SuperLU with a minimum-degree ordering, else conjugate
 gradients preconditioned by each competitor's chain), with a backtracking line search so that
 the log posterior never decreases.
@@ -22,10 +32,12 @@ of the marginal likelihood (type-II maximum likelihood):
 
     log p(y | q) ~ sum l(x*) - E_prior(x*) + 1/2 log det Q(q) - 1/2 log det H(x*)
 
-with ``Q`` the prior precision (``log det Q = sum (log 1/sigma_0^2 + sum_links log 1/(q dt))``).
+with ``sum l`` the weighted log-likelihood and ``Q`` the prior precision (``log det Q =
+sum_first log 1/sigma_0^2 + sum_links log 1/q_k``: the map from nodes to the transitions'
+innovations is unit triangular). With reversion, ``lambda`` stays fixed while ``q`` is searched.
 
 With drift 0 every competitor has one node and the mode is the (MAP, or with a flat prior the
-maximum-likelihood) static Bradley-Terry fit: :class:`BradleyTerry`.
+maximum-likelihood) static Bradley-Terry fit: :class:`BradleyTerry` (weighted like the rest).
 """
 
 from __future__ import annotations
@@ -48,8 +60,8 @@ from .base import SmootherFit, Timeline, timeline
 __all__ = ["LaplaceSmoother", "BradleyTerry"]
 
 
-def _loglik(model: SkillModel, score: np.ndarray, diff: np.ndarray) -> float:
-    return float(np.sum(model.loglik(score, diff)))
+def _loglik(model: SkillModel, score: np.ndarray, diff: np.ndarray, weight: np.ndarray) -> float:
+    return float(np.sum(weight * model.loglik(score, diff)))
 
 
 class LaplaceSmoother:
@@ -58,9 +70,10 @@ class LaplaceSmoother:
     Parameters
     ----------
     model:
-        The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, home).
-        Default: logistic link in Elo units, prior N(1500, 350^2), drift 100 per day, draws as
-        half a win.
+        The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, home, mean
+        reversion). Default: logistic link in Elo units, prior N(1500, 350^2), drift 100 per
+        day, draws as half a win, no reversion. Drift 0 with reversion > 0 (a noiseless decay)
+        is refused.
     drift:
         ``None`` (the model's drift), a number (fixed), or ``"auto"``: type-II maximum likelihood
         between ``drift_bounds`` (in the model's units per unit of time).
@@ -74,6 +87,7 @@ class LaplaceSmoother:
     """
 
     name = "laplace"
+    honours_weights = True  # the filters' flag: game weights temper the likelihood (see the module docstring)
 
     def __init__(self, model: SkillModel | None = None, drift=None, *, period_days: float = 1.0,
                  tol: float = 1e-8, max_iter: int = 100, exact_variance_limit: int = 3000,
@@ -90,6 +104,11 @@ class LaplaceSmoother:
             model = dataclasses.replace(model, drift=float(drift))
         if not (np.isfinite(period_days) and period_days > 0):
             raise ValueError(f"period_days must be > 0, got {period_days!r}")
+        if model.drift == 0 and drift != "auto" and model.reversion > 0:
+            # a noiseless Ornstein-Uhlenbeck decay ties each node to the last exactly: no
+            # precision exists for it, and the static single node would ignore the decay
+            raise ValueError(f"{type(self).__name__}: drift 0 with reversion {model.reversion!r} > 0 is a "
+                             f"deterministic decay, which the smoother cannot fit; give drift > 0 or reversion=0")
         self.skill_model = model
         self.auto_drift = drift == "auto"
         self.period_days = float(period_days)
@@ -102,7 +121,8 @@ class LaplaceSmoother:
     def __repr__(self) -> str:
         m = self.skill_model
         drift = "auto" if self.auto_drift else f"{m.drift:g}"
-        return f"{type(self).__name__}({m.link}, drift={drift}, prior_var={m.prior_var:g})"
+        rev = f", reversion={m.reversion:g}" if m.reversion else ""
+        return f"{type(self).__name__}({m.link}, drift={drift}, prior_var={m.prior_var:g}{rev})"
 
     @property
     def model(self) -> SkillModel:
@@ -163,48 +183,66 @@ class LaplaceSmoother:
         return x
 
     def _prior(self, tl: Timeline, model: SkillModel):
-        """Prior precision Q (sparse) and its linear term, and log det Q."""
+        """The prior's energy ``1/2 x^T Q x - lin^T x + const`` (minus its log density, without
+        the normalising terms): Q (sparse), lin, const, and log det Q."""
         first = tl.prev < 0
         n = tl.n_nodes
         prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
         diag = np.where(first, prec0, 0.0)
         links = np.flatnonzero(~first)
-        w = 1.0 / (model.drift * tl.dt[links])
+        prev = tl.prev[links]
+        phi, q = model.transition(tl.dt[links])
+        w = 1.0 / q
         np.add.at(diag, links, w)
-        np.add.at(diag, tl.prev[links], w)
-        rows = np.concatenate([np.arange(n), links, tl.prev[links]])
-        cols = np.concatenate([np.arange(n), tl.prev[links], links])
-        vals = np.concatenate([diag, -w, -w])
+        np.add.at(diag, prev, phi * phi * w)
+        rows = np.concatenate([np.arange(n), links, prev])
+        cols = np.concatenate([np.arange(n), prev, links])
+        vals = np.concatenate([diag, -phi * w, -phi * w])
         Q = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
         lin = np.where(first, prec0 * model.prior_mean, 0.0)
+        # the transition's mean, mu + phi (x_prev - mu) = phi x_prev + shift, is affine in the
+        # nodes: the shift (0 for the random walk) enters the linear and constant terms
+        shift = model.prior_mean * (1.0 - phi)
+        np.add.at(lin, links, w * shift)
+        np.add.at(lin, prev, -phi * w * shift)
+        const = (0.5 * model.prior_mean**2 * float(first.sum()) / max(model.prior_var, 1e-300)
+                 + 0.5 * float(np.sum(w * shift * shift)))
         logdet = float(first.sum() * math.log(prec0) + np.sum(np.log(w)))
-        return Q, lin, logdet
+        return Q, lin, const, logdet
 
     def _objective(self, games, tl, model, Q, lin, x) -> float:
-        """Negative log posterior (up to a constant)."""
+        """Negative log posterior (up to a constant), each game's log-likelihood weighted."""
         d = x[tl.game_a] - x[tl.game_b] + model.home * (~games.neutral)
-        return -_loglik(model, games.score, d) + 0.5 * x @ (Q @ x) - lin @ x
+        return -_loglik(model, games.score, d, games.weight) + 0.5 * x @ (Q @ x) - lin @ x
+
+    @staticmethod
+    def _hessian(Q, tl: Timeline, kappa: np.ndarray):
+        """Q plus each game's (weighted) curvature on the 2 x 2 block of its two nodes."""
+        ga, gb = tl.game_a, tl.game_b
+        rows = np.concatenate([ga, gb, ga, gb])
+        cols = np.concatenate([ga, gb, gb, ga])
+        vals = np.concatenate([kappa, kappa, -kappa, -kappa])
+        n = tl.n_nodes
+        return (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
 
     def _mode(self, games, tl, model, x):
-        Q, lin, _ = self._prior(tl, model)
-        n = tl.n_nodes
+        Q, lin, _, _ = self._prior(tl, model)
         ga, gb = tl.game_a, tl.game_b
         home = model.home * (~games.neutral)
         score = games.score.astype(float)
+        weight = games.weight
         E = self._objective(games, tl, model, Q, lin, x)
         it = 0
         H = None
         for it in range(1, self.max_iter + 1):
             d = x[ga] - x[gb] + home
             g, h = model.loglik_derivs(score, d)
-            kappa = np.maximum(-h, 0.0)
+            g = weight * g
+            kappa = weight * np.maximum(-h, 0.0)
             grad = Q @ x - lin
             np.add.at(grad, ga, -g)
             np.add.at(grad, gb, g)
-            rows = np.concatenate([ga, gb, ga, gb])
-            cols = np.concatenate([ga, gb, gb, ga])
-            vals = np.concatenate([kappa, kappa, -kappa, -kappa])
-            H = (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
+            H = self._hessian(Q, tl, kappa)
             step = -_solve(H, grad, tl.prev)
             # backtracking: accept the largest of 1, 1/2, ... that lowers the objective
             a = 1.0
@@ -223,11 +261,7 @@ class LaplaceSmoother:
         # Hessian at the final mode
         d = x[ga] - x[gb] + home
         _, h = model.loglik_derivs(score, d)
-        kappa = np.maximum(-h, 0.0)
-        rows = np.concatenate([ga, gb, ga, gb])
-        cols = np.concatenate([ga, gb, gb, ga])
-        vals = np.concatenate([kappa, kappa, -kappa, -kappa])
-        H = (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
+        H = self._hessian(Q, tl, weight * np.maximum(-h, 0.0))
         return x, H, it
 
     def _variances(self, tl: Timeline, H) -> tuple[np.ndarray, bool, np.ndarray | None]:
@@ -239,9 +273,8 @@ class LaplaceSmoother:
         return _tridiagonal_inverse_diag(*_chains(H, tl.prev)), False, None
 
     def _log_evidence(self, games, tl, model, x, H) -> float:
-        Q, lin, logdet_q = self._prior(tl, model)
+        Q, lin, prior_const, logdet_q = self._prior(tl, model)
         E = self._objective(games, tl, model, Q, lin, x)
-        prior_const = 0.5 * model.prior_mean**2 * float((tl.prev < 0).sum()) / max(model.prior_var, 1e-300)
         return -E - prior_const + 0.5 * logdet_q - 0.5 * _logdet(H, tl.prev)
 
     def _type2(self, games, tl, model, x0):
@@ -365,7 +398,9 @@ class BradleyTerry(LaplaceSmoother):
     Each competitor has one skill; the mode is the maximum a posteriori fit under the prior
     ``N(prior_mean, prior_var)`` — with a wide prior (the default ``prior_var=1e6`` scale^2)
     it is the maximum-likelihood fit, identified only up to a common shift (pinned by the
-    prior to ``prior_mean`` on average).
+    prior to ``prior_mean`` on average). Game weights temper the likelihood,
+    ``sum_g w_g l_g``: a weighted maximum-likelihood fit. Static skills have no dynamics, so
+    the model's drift and mean reversion are both replaced by 0 (forecasts do not decay).
     """
 
     name = "bradley_terry"
@@ -376,7 +411,7 @@ class BradleyTerry(LaplaceSmoother):
         if model is None:
             model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 1e6 * (400.0 / math.log(10.0)) ** 2,
                                0.0, "half")
-        super().__init__(dataclasses.replace(model, drift=0.0), drift=None, **kwargs)
+        super().__init__(dataclasses.replace(model, drift=0.0, reversion=0.0), drift=None, **kwargs)
 
     def __repr__(self) -> str:
         return f"BradleyTerry({self.skill_model.link}, scale={self.skill_model.scale:g})"

@@ -246,12 +246,27 @@ class SkillModel:
         :meth:`predict` for the mean-reverting case)."""
         return self.predict(self.prior_mean, var, dt)[1]
 
+    def transition(self, dt) -> tuple[np.ndarray, np.ndarray]:
+        """The skill's transition over ``dt`` units of time, ``(a, v)``:
+        ``s(t + dt) | s(t) ~ N(prior_mean + a (s(t) - prior_mean), v)``.
+
+        Random walk (``reversion = 0``): ``a = 1``, ``v = q dt``. Ornstein-Uhlenbeck
+        (``reversion = lambda > 0``): ``a = exp(-lambda dt)``, ``v = q (1 - a^2) / (2 lambda)``
+        (which tends to ``q dt`` as ``lambda -> 0``). :meth:`predict` applies it to a Gaussian;
+        a whole-history smoother uses it as the prior between a competitor's consecutive nodes.
+        """
+        dt = np.asarray(dt, dtype=float)
+        if self.reversion == 0:
+            return np.ones_like(dt), self.drift * dt
+        return (np.exp(-self.reversion * dt),
+                self.drift * (-np.expm1(-2.0 * self.reversion * dt)) / (2.0 * self.reversion))
+
     def predict(self, mean, var, dt) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of a skill after ``dt`` units of time.
 
         Random walk (``reversion = 0``): ``(m, v + q dt)``. With ``reversion = lambda > 0`` the
         dynamics are an Ornstein-Uhlenbeck process pulled towards ``prior_mean`` (the Kalman
-        form is kept): with ``a = exp(-lambda dt)``,
+        form is kept): with ``a = exp(-lambda dt)`` (see :meth:`transition`),
         ``m <- prior_mean + a (m - prior_mean)``, ``v <- a^2 v + q (1 - a^2) / (2 lambda)``, so
         long breaks (an off-season) regress ratings towards the mean while short ones barely do.
         """
@@ -260,9 +275,8 @@ class SkillModel:
         dt = np.asarray(dt, dtype=float)
         if self.reversion == 0:
             return mean + 0.0 * dt, var + self.drift * dt
-        a = np.exp(-self.reversion * dt)
-        return (self.prior_mean + a * (mean - self.prior_mean),
-                a * a * var + self.drift * (-np.expm1(-2.0 * self.reversion * dt)) / (2.0 * self.reversion))
+        a, v = self.transition(dt)
+        return self.prior_mean + a * (mean - self.prior_mean), a * a * var + v
 
     def diff(self, mean_a, mean_b, at_home=False) -> np.ndarray:
         """Mean skill difference ``s_a - s_b + home * at_home``."""

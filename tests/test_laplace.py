@@ -12,7 +12,12 @@ Reference values, all computed independently of ``smoothers.laplace`` and ``smoo
 - the posterior means, variances and held-out forecasts of NUTS (``PyMCSmoother``) on the same
   model with the same fixed drift and prior;
 - the simulation's own drift for the type-II estimate (``statespace.simulate``);
-- on ``scenarios.drifting()``, the filters of ``filters.REGISTRY`` with their defaults.
+- on ``scenarios.drifting()``, the filters of ``filters.REGISTRY`` with their defaults;
+- for game weights and mean reversion, the same dense references with each game's
+  log-likelihood multiplied by its weight and the links written as the Ornstein-Uhlenbeck
+  transition ``x_k | x_prev ~ N(mu + phi (x_prev - mu), q (1 - phi^2) / (2 lambda))``,
+  ``phi = exp(-lambda dt)`` (the formula of ``SkillModel.predict``, the EKF's predict step),
+  typed out here; for the forecasts, that transition applied by hand to the last node.
 """
 
 from __future__ import annotations
@@ -40,11 +45,13 @@ def loglik(y, d, scale):
     return y * log_expit(z) + (1.0 - y) * log_expit(-z)
 
 
-def bt_reference(a, b, y, n, scale, home=None, prior_mean=0.0, prior_var=None):
+def bt_reference(a, b, y, n, scale, home=None, prior_mean=0.0, prior_var=None, weight=None):
     """Static Bradley-Terry fit by scipy: MAP under N(prior_mean, prior_var), or (prior_var None)
-    maximum likelihood with competitor 0 pinned at 0. Works in logistic units z = skill / scale;
-    returns skills in the model's units."""
+    maximum likelihood with competitor 0 pinned at 0; with ``weight``, each game's log-likelihood
+    multiplied by its weight. Works in logistic units z = skill / scale; returns skills in the
+    model's units."""
     h = np.zeros(len(a)) if home is None else home / scale
+    wt = np.ones(len(a)) if weight is None else np.asarray(weight, float)
     free = np.arange(n) if prior_var is not None else np.arange(1, n)
 
     def full(w):
@@ -55,14 +62,14 @@ def bt_reference(a, b, y, n, scale, home=None, prior_mean=0.0, prior_var=None):
     def nll(w):
         z = full(w)
         d = z[a] - z[b] + h
-        out = -np.sum(y * log_expit(d) + (1 - y) * log_expit(-d))
+        out = -np.sum(wt * (y * log_expit(d) + (1 - y) * log_expit(-d)))
         if prior_var is not None:
             out += 0.5 * np.sum((z - prior_mean / scale) ** 2) / (prior_var / scale**2)
         return out
 
     def grad(w):
         z = full(w)
-        r = y - expit(z[a] - z[b] + h)  # d loglik / d d
+        r = wt * (y - expit(z[a] - z[b] + h))  # d loglik / d d
         g = np.zeros(n)
         np.add.at(g, a, -r)
         np.add.at(g, b, r)
@@ -73,7 +80,7 @@ def bt_reference(a, b, y, n, scale, home=None, prior_mean=0.0, prior_var=None):
     def hess(w):
         z = full(w)
         p = expit(z[a] - z[b] + h)
-        k = p * (1 - p)
+        k = wt * p * (1 - p)
         H = np.zeros((n, n))
         np.add.at(H, (a, a), k)
         np.add.at(H, (b, b), k)
@@ -100,6 +107,10 @@ class WholeHistory:
     """The random-walk model's nodes, prior, log posterior and Hessian, built from scratch.
 
     Nodes: one per competitor (name) and distinct time (the rating period) at which it plays.
+    Each game's log-likelihood is multiplied by its weight (``games.weight``); with
+    ``model.reversion = lam > 0`` a link is the Ornstein-Uhlenbeck transition
+    ``x_k ~ N(mu + phi (x_j - mu), q_k)``, ``phi = exp(-lam dt)``,
+    ``q_k = drift (1 - phi^2) / (2 lam)``; with ``lam = 0``, ``phi = 1`` and ``q_k = drift dt``.
     """
 
     def __init__(self, games: Games, model: SkillModel):
@@ -112,6 +123,7 @@ class WholeHistory:
         self.ga = np.array([self.index[k] for k in zip(a, t)])
         self.gb = np.array([self.index[k] for k in zip(b, t)])
         self.y = games.score.astype(float)
+        self.wt = np.asarray(games.weight, float)
         self.h = model.home * (~games.neutral)
         n = len(keys)
         Q = np.zeros((n, n))
@@ -121,25 +133,32 @@ class WholeHistory:
                 self.first.append(i)
                 Q[i, i] += 1.0 / model.prior_var
             else:
-                w = 1.0 / (model.drift * (time - keys[i - 1][1]))
-                self.links.append((i - 1, i, w))
+                dt = time - keys[i - 1][1]
+                lam = model.reversion
+                if lam > 0:
+                    phi = math.exp(-lam * dt)
+                    w = 2.0 * lam / (model.drift * (1.0 - phi**2))
+                else:
+                    phi, w = 1.0, 1.0 / (model.drift * dt)
+                self.links.append((i - 1, i, phi, w))
                 Q[i, i] += w
-                Q[i - 1, i - 1] += w
-                Q[i, i - 1] -= w
-                Q[i - 1, i] -= w
+                Q[i - 1, i - 1] += phi**2 * w
+                Q[i, i - 1] -= phi * w
+                Q[i - 1, i] -= phi * w
         self.Q = Q
         self.n = n
 
     def loglik(self, x):
-        return float(np.sum(loglik(self.y, x[self.ga] - x[self.gb] + self.h, self.model.scale)))
+        return float(np.sum(self.wt * loglik(self.y, x[self.ga] - x[self.gb] + self.h, self.model.scale)))
 
     def log_prior(self, x):
-        """Normalised log density of the Gaussian random-walk prior."""
+        """Normalised log density of the Gaussian prior (random walk, or OU with reversion)."""
         m = self.model
         f = np.array(self.first)
         out = -0.5 * np.sum((x[f] - m.prior_mean) ** 2) / m.prior_var - 0.5 * f.size * math.log(2 * math.pi * m.prior_var)
-        for j, k, w in self.links:
-            out += -0.5 * w * (x[k] - x[j]) ** 2 + 0.5 * math.log(w / (2 * math.pi))
+        mu = m.prior_mean
+        for j, k, phi, w in self.links:
+            out += -0.5 * w * (x[k] - mu - phi * (x[j] - mu)) ** 2 + 0.5 * math.log(w / (2 * math.pi))
         return out
 
     def log_posterior(self, x):  # unnormalised
@@ -147,22 +166,24 @@ class WholeHistory:
 
     def grad_log_posterior(self, x):
         s = self.model.scale
-        r = (self.y - expit((x[self.ga] - x[self.gb] + self.h) / s)) / s
+        r = self.wt * (self.y - expit((x[self.ga] - x[self.gb] + self.h) / s)) / s
         g = np.zeros(self.n)
         np.add.at(g, self.ga, r)
         np.add.at(g, self.gb, -r)
         f = np.array(self.first)
-        g[f] -= (x[f] - self.model.prior_mean) / self.model.prior_var
-        for j, k, w in self.links:
-            g[k] -= w * (x[k] - x[j])
-            g[j] += w * (x[k] - x[j])
+        mu = self.model.prior_mean
+        g[f] -= (x[f] - mu) / self.model.prior_var
+        for j, k, phi, w in self.links:
+            res = x[k] - mu - phi * (x[j] - mu)
+            g[k] -= w * res
+            g[j] += phi * w * res
         return g
 
     def hessian(self, x):
         """Minus the Hessian of the log posterior: Q plus kappa (e_a - e_b)(e_a - e_b)^T per game."""
         s = self.model.scale
         p = expit((x[self.ga] - x[self.gb] + self.h) / s)
-        k = p * (1 - p) / s**2
+        k = self.wt * p * (1 - p) / s**2
         H = self.Q.copy()
         np.add.at(H, (self.ga, self.ga), k)
         np.add.at(H, (self.gb, self.gb), k)
@@ -553,3 +574,304 @@ def test_repr_and_model():
     assert LaplaceSmoother(m, drift=0.7).model.drift == 0.7
     assert BradleyTerry(m).model.drift == 0.0
     assert pd.api.types.is_string_dtype(pd.Series([repr(BradleyTerry(m))]))
+
+
+# ---------------------------------------------------------------- g. game weights and mean reversion
+def ou_games(n_players, n_games, periods, drift, reversion, prior_mean, prior_var, seed):
+    """Games whose skills follow the Ornstein-Uhlenbeck process, drawn here: the schedule from
+    ``statespace.simulate`` (static, so its skills are unused), then per competitor a first skill
+    from N(prior_mean, prior_var) and, between its consecutive periods dt apart,
+    ``s <- mu + phi (s - mu) + N(0, drift (1 - phi^2) / (2 reversion))``, ``phi = exp(-reversion dt)``;
+    results from the logistic link at scale 1 (no draws). Returns the games in periods of a day."""
+    schedule = ss.simulate(SkillModel("logistic", 1.0, 0.0, 1.0, 0.0), n_players, n_games, days=periods,
+                           seed=seed).games.with_periods(1)
+    rng = np.random.default_rng(1000 + seed)
+    skill = {}
+    last = {}
+    s_a, s_b = np.empty(n_games), np.empty(n_games)
+    for g in np.argsort(schedule.period, kind="stable"):
+        t = schedule.period[g]
+        for p, out in ((schedule.a[g], s_a), (schedule.b[g], s_b)):
+            if p not in skill:
+                skill[p] = rng.normal(prior_mean, math.sqrt(prior_var))
+            elif t > last[p]:
+                phi = math.exp(-reversion * (t - last[p]))
+                sd = math.sqrt(drift * (1.0 - phi**2) / (2.0 * reversion))
+                skill[p] = prior_mean + phi * (skill[p] - prior_mean) + sd * rng.standard_normal()
+            last[p] = t
+            out[g] = skill[p]
+    score = (rng.random(n_games) < expit(s_a - s_b)).astype(float)
+    return Games.from_arrays(schedule.time, schedule.a_name, schedule.b_name, score).with_periods(1)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """4 competitors, 20 games over 3 daily periods, home advantage, one draw."""
+    sim = SkillModel("logistic", 1.5, 0.7, 2.0, 0.3, ("threshold", 0.3), home=0.4)
+    games = ss.simulate(sim, 4, 20, days=3, home_fraction=0.5, seed=0).games.with_periods(1)
+    assert np.any(games.score == 0.5)
+    return games, dataclasses.replace(sim, draw="half")
+
+
+def dense_mode(wh: WholeHistory) -> np.ndarray:
+    """The maximum of the dense log posterior by scipy (trust-exact, analytic gradient and Hessian)."""
+    res = optimize.minimize(lambda v: -wh.log_posterior(v), np.full(wh.n, wh.model.prior_mean),
+                            jac=lambda v: -wh.grad_log_posterior(v), hess=wh.hessian, method="trust-exact",
+                            options={"gtol": 1e-10, "maxiter": 500})
+    # trust-exact can stop at a gradient of ~1e-9 (its model of the decrease is lost in rounding);
+    # polish with plain Newton steps on the dense Hessian
+    x = res.x
+    for _ in range(5):
+        x = x + np.linalg.solve(wh.hessian(x), wh.grad_log_posterior(x))
+    assert np.max(np.abs(wh.grad_log_posterior(x))) * wh.model.scale < 1e-11, res.message
+    return x
+
+
+@pytest.mark.parametrize("reversion", [0.0, 0.4], ids=["random-walk", "ou"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "fractional-weights"])
+def test_mode_variances_and_evidence_against_the_dense_posterior(tiny, weighted, reversion):
+    """Fractional game weights and the Ornstein-Uhlenbeck prior: the mode is the optimum of the
+    dense weighted log posterior (scipy from scratch), the variances and covariance the inverse of
+    its dense Hessian, and the log evidence its Laplace approximation, all written in this file."""
+    games, model = tiny
+    model = dataclasses.replace(model, reversion=reversion)
+    if weighted:
+        games = games.with_weights(np.random.default_rng(5).uniform(0.2, 3.0, len(games)))
+    wh = WholeHistory(games, model)
+    assert len(wh.links) >= 6  # every competitor has links to carry the prior between periods
+    fit = LaplaceSmoother(model).fit(games)
+    order = wh.order_of(fit)
+    x = fit.mean[order]
+    np.testing.assert_allclose(x, dense_mode(wh), rtol=0, atol=1e-7 * model.scale)
+    H = wh.hessian(x)
+    cov = np.linalg.inv(H)
+    np.testing.assert_allclose(fit.var[order], np.diag(cov), rtol=1e-9)
+    np.testing.assert_allclose(fit.cov[np.ix_(order, order)], cov, rtol=1e-8, atol=1e-12 * model.scale**2)
+    logdet_h = np.linalg.slogdet(H)[1]
+    evidence = wh.loglik(x) + wh.log_prior(x) + 0.5 * wh.n * math.log(2 * math.pi) - 0.5 * logdet_h
+    assert fit.info["log_evidence"] == pytest.approx(evidence, rel=1e-9, abs=1e-7)
+
+
+@pytest.mark.parametrize("route", ["lu-exact", "cg-chains"])
+def test_weight_two_is_the_game_played_twice(small_dynamic, monkeypatch, route):
+    """A game of weight 2 is the same posterior as the game entered twice: the same mode,
+    variances and evidence (so the same type-II drift), by either linear algebra route (the
+    chains' CG, variances and log-determinant read the weighted curvature too)."""
+    games, model = small_dynamic
+    n = len(games)
+    twice = np.array([0, 7, 30, 64, 101, 149])
+    weight = np.ones(n)
+    weight[twice] = 2.0
+    weighted = games.with_weights(weight)
+    doubled = games.take(np.r_[np.arange(n), twice])
+    kwargs = {}
+    if route == "cg-chains":
+        monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+        monkeypatch.setattr(laplace_module, "_DIRECT_LIMIT", 0)
+        kwargs = {"exact_variance_limit": 0}
+    w_fit = LaplaceSmoother(model, **kwargs).fit(weighted)
+    d_fit = LaplaceSmoother(model, **kwargs).fit(doubled)
+    plain = LaplaceSmoother(model, **kwargs).fit(games)
+    assert np.array_equal(w_fit.timeline.node_time, d_fit.timeline.node_time)
+    np.testing.assert_allclose(w_fit.mean, d_fit.mean, rtol=0, atol=1e-9 * model.scale)
+    np.testing.assert_allclose(w_fit.var, d_fit.var, rtol=1e-9)
+    assert w_fit.info["log_evidence"] == pytest.approx(d_fit.info["log_evidence"], rel=1e-10)
+    assert w_fit.info["iterations"] == d_fit.info["iterations"]  # the same Newton steps, curvature included
+    assert np.max(np.abs(w_fit.mean - plain.mean)) > 1e-3 * model.scale  # the weights do matter
+    if route == "lu-exact":
+        np.testing.assert_allclose(w_fit.cov, d_fit.cov, rtol=1e-8, atol=1e-12 * model.scale**2)
+        w_auto = LaplaceSmoother(model, drift="auto").fit(weighted)
+        d_auto = LaplaceSmoother(model, drift="auto").fit(doubled)
+        assert w_auto.model.drift == pytest.approx(d_auto.model.drift, rel=1e-6)
+
+
+def test_bradley_terry_with_weights_is_the_weighted_maximum_likelihood_fit(static_league):
+    games = static_league
+    weight = np.random.default_rng(3).uniform(0.3, 2.5, len(games))
+    model = SkillModel("logistic", ELO_SCALE, 1500.0, 1e6 * ELO_SCALE**2, 0.0, "half")
+    fit = BradleyTerry(model).fit(games.with_weights(weight))
+    mean = fit.mean[fit._last[np.arange(games.n_players)]]
+    args = (games.a, games.b, games.score, games.n_players, ELO_SCALE)
+    map_ref = bt_reference(*args, None, 1500.0, model.prior_var, weight=weight)
+    np.testing.assert_allclose(mean / ELO_SCALE, map_ref / ELO_SCALE, rtol=0, atol=1e-6)
+    # no prior, competitor 0 pinned at 0: the wide prior still shrinks differences by ~3e-7 relative
+    ml_ref = bt_reference(*args, weight=weight)
+    np.testing.assert_allclose((mean - mean[0]) / ELO_SCALE, ml_ref / ELO_SCALE, rtol=1e-6, atol=1e-6)
+    unweighted = bt_reference(*args)
+    assert np.max(np.abs(ml_ref - unweighted)) / ELO_SCALE > 1e-2  # the weights do matter
+
+
+def test_chains_follow_the_ou_links(small_dynamic, monkeypatch):
+    """With reversion, the chains' tridiagonal blocks carry the OU values (diagonal 1/q_k and
+    phi_k^2/q_k, off-diagonal -phi_k/q_k): the chain variances are the inverses of each
+    competitor's block of the dense Hessian, the chain log-determinant their sum, and CG lands
+    on the LU's mode."""
+    games, model = small_dynamic
+    model = dataclasses.replace(model, reversion=0.5)
+    wh = WholeHistory(games, model)
+    monkeypatch.setattr(laplace_module, "_CG_FROM", 10**9)
+    lu = LaplaceSmoother(model).fit(games)
+    monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+    monkeypatch.setattr(laplace_module, "_DIRECT_LIMIT", 0)
+    chain = LaplaceSmoother(model, exact_variance_limit=0).fit(games)
+    np.testing.assert_allclose(chain.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
+    order = wh.order_of(chain)
+    x = chain.mean[order]
+    H = wh.hessian(x)
+    names = np.array([k[0] for k in wh.keys])
+    expected = np.empty(wh.n)
+    logdet_blocks = 0.0
+    for name in np.unique(names):
+        idx = np.flatnonzero(names == name)
+        expected[idx] = np.diag(np.linalg.inv(H[np.ix_(idx, idx)]))
+        logdet_blocks += np.linalg.slogdet(H[np.ix_(idx, idx)])[1]
+    np.testing.assert_allclose(chain.var[order], expected, rtol=1e-9)
+    evidence = wh.loglik(x) + wh.log_prior(x) + 0.5 * wh.n * math.log(2 * math.pi) - 0.5 * logdet_blocks
+    assert chain.info["log_evidence"] == pytest.approx(evidence, rel=1e-9, abs=1e-7)
+
+
+def test_large_reversion_decorrelates_a_competitors_nodes(small_dynamic):
+    """Stationary prior (drift = 2 lambda prior_var): as lambda grows, phi = exp(-lambda) between
+    daily periods vanishes and a competitor's consecutive nodes become independent a posteriori;
+    under the random walk they are strongly correlated."""
+    games, model = small_dynamic
+
+    def link_correlations(m):
+        fit = LaplaceSmoother(m).fit(games)
+        tl = fit.timeline
+        k = np.flatnonzero(tl.prev >= 0)
+        j = tl.prev[k]
+        return fit.cov[k, j] / np.sqrt(fit.var[k] * fit.var[j])
+
+    lam = 50.0
+    far = link_correlations(dataclasses.replace(model, reversion=lam, drift=2 * lam * model.prior_var))
+    assert np.max(np.abs(far)) < 1e-12
+    near = link_correlations(model)
+    assert np.median(near) > 0.5
+
+
+def test_forecasts_follow_the_ou_transition(dated):
+    """ratings(at=...) and predict_proba after the last node apply the OU transition by hand:
+    mean mu + a (m - mu), variance a^2 v + q (1 - a^2) / (2 lambda), the two nodes' covariance
+    times a_a a_b; far ahead, every competitor is back at the (stationary) prior."""
+    lam = 0.02  # per day
+    base = dated.model
+    model = dataclasses.replace(base, reversion=lam, drift=2 * lam * base.prior_var)  # stationary prior
+    fit = LaplaceSmoother(model).fit(dated.games)
+    mu, q = model.prior_mean, model.drift
+    tr = fit.trajectories()
+    last = tr.sort_values("time").groupby("player").tail(1).set_index("player")
+    t_end = tr["time"].max()
+
+    def at(days):
+        when = dated.games.time.max() + np.timedelta64(days, "D")
+        t = fit.method.times(Games.from_arrays([when], ["x"], ["y"], [1.0]))[0]
+        assert t == pytest.approx(t_end + days)
+        return when, t
+
+    when, t = at(40)
+    r = fit.ratings(at=when).set_index("player")
+    a = np.exp(-lam * (t - last["time"]))
+    mean = mu + a * (last["mean"] - mu)
+    var = a**2 * last["sd"] ** 2 + q * (1 - a**2) / (2 * lam)
+    np.testing.assert_allclose(r.loc[last.index, "mean"], mean, rtol=1e-12)
+    np.testing.assert_allclose(r.loc[last.index, "sd"], np.sqrt(var), rtol=1e-12)
+    assert np.all(np.abs(mean - mu) < np.abs(last["mean"] - mu))  # pulled towards the mean
+
+    # a game at that time, both competitors known: the covariance decays with both
+    pa, pb = last.index[0], last.index[1]
+    game = Games.from_arrays([when], [pa], [pb], [1.0], neutral=[False])
+    tl = fit.timeline
+    na, nb = (fit._last[np.flatnonzero(tl.players == p)[0]] for p in (pa, pb))
+    cov_ab = a[pa] * a[pb] * fit.cov[na, nb]
+    expected = model.proba(mean[pa] - mean[pb] + model.home, var[pa] + var[pb] - 2 * cov_ab)
+    np.testing.assert_allclose(fit.predict_proba(game)[0], expected, rtol=1e-12)
+
+    # far ahead (e^-60): the prior mean and variance, so a game between two known competitors
+    # is forecast as one between two newcomers
+    when, t = at(3000)
+    r = fit.ratings(at=when)
+    np.testing.assert_allclose(r["mean"], mu, rtol=0, atol=1e-9 * model.scale)
+    np.testing.assert_allclose(r["sd"], math.sqrt(model.prior_var), rtol=1e-12)
+    known = Games.from_arrays([when], [pa], [pb], [1.0])
+    newcomers = Games.from_arrays([when], ["nobody"], ["no-one"], [1.0])
+    np.testing.assert_allclose(fit.predict_proba(known), fit.predict_proba(newcomers), atol=1e-12)
+
+
+def test_draws_forecast_with_reversion_as_the_moments_do(dated):
+    """The posterior-draws branch of predict_proba (the PyMC smoother's) moves each draw by the
+    same transition: with one draw at the posterior mean and no posterior variance, it gives the
+    moments' forecast."""
+    model = dataclasses.replace(dated.model, reversion=0.03)
+    train, test = dated.games.split(0.7)
+    fit = LaplaceSmoother(model).fit(train)
+    zero = np.zeros_like(fit.var)
+    moments = SmootherFit(fit.method, train, fit.timeline, fit.mean, zero, model, fit.method.times)
+    draws = SmootherFit(fit.method, train, fit.timeline, fit.mean, zero, model, fit.method.times,
+                        draws=fit.mean[None, :])
+    test = Games.from_arrays(np.r_[test.time, test.time[:1]], np.r_[test.a_name, ["nobody"]],
+                             np.r_[test.b_name, [test.b_name[0]]], np.r_[test.score, [1.0]])
+    np.testing.assert_allclose(draws.predict_proba(test), moments.predict_proba(test), rtol=0, atol=1e-12)
+
+
+def test_type_ii_drift_with_reversion_fixed():
+    """OU games simulated in this file (30 competitors, 4,000 games, 40 daily periods, drift 0.05,
+    reversion 0.1 per period, stationary prior variance 0.25; about 1,200 nodes): the type-II
+    drift with the reversion held at the truth. Measured drift / truth over seeds 0-5: 0.95, 0.77,
+    1.38, 0.80, 0.99, 0.71, and every time the evidence beats the random walk's (its own type-II
+    drift); seeds 0-2 are checked here."""
+    q, lam, pv = 0.05, 0.1, 0.25
+    model = SkillModel("logistic", 1.0, 0.0, pv, q, reversion=lam)
+    for seed in range(3):
+        games = ou_games(30, 4000, 40, q, lam, 0.0, pv, seed)
+        fit = LaplaceSmoother(model, drift="auto").fit(games)
+        assert fit.model.reversion == lam
+        assert fit.info["log_evidence"] >= max(ev for _, ev in fit.info["drift_trace"]) - 1e-6
+        assert 1 / 1.5 < fit.model.drift / q < 1.5, (seed, fit.model.drift / q)
+        walk = LaplaceSmoother(dataclasses.replace(model, reversion=0.0), drift="auto").fit(games)
+        assert fit.info["log_evidence"] > walk.info["log_evidence"]
+
+
+def test_features_off_are_the_plain_fit(small_dynamic, dated):
+    """Weights all 1 given explicitly and reversion 0 given explicitly are the plain fit, bit for
+    bit; a vanishing reversion (the OU links, phi = exp(-1e-13 dt)) is the random walk to 1e-10."""
+    games, model = small_dynamic
+    train, test = games.split(0.8)
+    plain_model = SkillModel(model.link, model.scale, model.prior_mean, model.prior_var, model.drift, model.draw,
+                             model.home)
+    off_model = dataclasses.replace(plain_model, reversion=0.0)
+    ones = train.with_weights(np.ones(len(train)))
+    for method in (LaplaceSmoother, BradleyTerry):
+        plain = method(plain_model).fit(train)
+        off = method(off_model).fit(ones)
+        for name in ("mean", "var", "cov"):
+            np.testing.assert_array_equal(getattr(off, name), getattr(plain, name))
+        assert off.info["log_evidence"] == plain.info["log_evidence"]
+        np.testing.assert_array_equal(off.predict_proba(test), plain.predict_proba(test))
+    plain = LaplaceSmoother(plain_model, drift="auto").fit(train)
+    off = LaplaceSmoother(off_model, drift="auto").fit(ones)
+    assert off.model.drift == plain.model.drift
+    np.testing.assert_array_equal(off.mean, plain.mean)
+    vanishing = LaplaceSmoother(dataclasses.replace(plain_model, reversion=1e-13)).fit(train)
+    plain = LaplaceSmoother(plain_model).fit(train)
+    np.testing.assert_allclose(vanishing.mean, plain.mean, rtol=0, atol=1e-10 * model.scale)
+    np.testing.assert_allclose(vanishing.var, plain.var, rtol=1e-10)
+    assert vanishing.info["log_evidence"] == pytest.approx(plain.info["log_evidence"], rel=1e-10)
+    np.testing.assert_allclose(vanishing.predict_proba(test), plain.predict_proba(test), rtol=0, atol=1e-10)
+    fit = LaplaceSmoother(dated.model).fit(dated.games)
+    when = dated.games.time.max() + np.timedelta64(30, "D")
+    pd.testing.assert_frame_equal(fit.ratings(at=when),
+                                  LaplaceSmoother(dataclasses.replace(dated.model, reversion=0.0))
+                                  .fit(dated.games.with_weights(np.ones(len(dated.games)))).ratings(at=when))
+
+
+def test_reversion_arguments():
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, reversion=0.2)
+    with pytest.raises(ValueError, match="reversion"):
+        LaplaceSmoother(model, drift=0)  # a noiseless decay
+    with pytest.raises(ValueError, match="reversion"):
+        LaplaceSmoother(dataclasses.replace(model, drift=0.0))
+    assert LaplaceSmoother(dataclasses.replace(model, drift=0.0), drift="auto").model.reversion == 0.2
+    assert "reversion=0.2" in repr(LaplaceSmoother(model))
+    static = BradleyTerry(model)  # static skills: no drift, no reversion
+    assert static.model.drift == 0.0 and static.model.reversion == 0.0
