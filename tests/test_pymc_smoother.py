@@ -255,6 +255,39 @@ def test_bad_arguments():
         PyMCSmoother(drift=-1.0)
     with pytest.raises(ValueError, match="prior scale"):
         PyMCSmoother(prior_scales={"nope": 1.0})
+    with pytest.raises(ValueError, match="init must be one of"):
+        PyMCSmoother(init="warm")
+
+
+@pytest.mark.parametrize("draw", ["half", ("threshold", 0.3)])
+def test_laplace_start_is_the_laplace_mode_in_sampler_coordinates(draw):
+    """init='laplace': the mean of the chains' starting points, mapped back through the
+    non-centred walk, is the Laplace smoother's posterior mode (fitted independently here), and
+    the mass matrix starts from its variances; chains start at different points."""
+    from smoothers import LaplaceSmoother
+
+    model = ss.SkillModel("logistic", 1.0, 0.3, 0.8, drift=0.05, draw=draw, home=0.2)
+    games = ss.simulate(model, n_players=7, n_games=120, days=10, home_fraction=0.5, seed=8).games.with_periods(1)
+    smoother = PyMCSmoother(model, chains=3, drift=0.05, prior_var=0.8)
+    tl = timeline(games, smoother.times(games))
+    pmodel, free = smoother._build(games, tl)
+    mean, var = smoother._laplace_point(games, tl, pmodel)
+    _, inits = smoother._laplace_start(games, tl, pmodel, np.random.default_rng(0))
+    lap = LaplaceSmoother(model).fit(games)
+    first = tl.prev < 0
+    np.testing.assert_allclose(var["z"][first], lap.var[first] / 0.8)
+    assert np.all(var["z"][~first] == 1.0)
+    if draw != "half":
+        assert mean["margin_log__"] == pytest.approx(np.log(0.3))
+    increments = (first * np.sqrt(0.8) + np.sqrt(0.05 * tl.dt)) * mean["z"] + first * 0.3
+    np.testing.assert_allclose(segment_cumsum(increments, segment_starts(first)), lap.mean, atol=1e-9)
+    assert len(inits) == 3 and not np.allclose(inits[0]["z"], inits[1]["z"])
+    assert set(inits[0]) == {v.name for v in pmodel.continuous_value_vars} and "home" in free
+
+
+def test_pymc_init_methods_still_sample(small):
+    fit = quick(draws=30, tune=30, init="jitter+adapt_diag").fit(small)
+    assert np.all(np.isfinite(fit.mean)) and fit.info["draws"] == 30
 
 
 def test_missing_optional_sampler_is_a_clear_error(small, monkeypatch):
