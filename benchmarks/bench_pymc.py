@@ -17,6 +17,7 @@ Usage::
     python benchmarks/bench_pymc.py --cores 2               # chains in parallel
     python benchmarks/bench_pymc.py --sampler nutpie --cores 2
     python benchmarks/bench_pymc.py --quick                 # 500 games, 200 draws (smoke test)
+    python benchmarks/bench_pymc.py --cores 2 --init jitter+adapt_diag --likelihood graph   # as before the speed-ups
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, default=1)
     ap.add_argument("--target-accept", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--init", default="laplace", help="PyMCSmoother init: laplace (default) or a PyMC init method, "
+                                                      "e.g. jitter+adapt_diag (PyMC's default)")
+    ap.add_argument("--likelihood", default="auto", choices=["auto", "compiled", "graph"],
+                    help="the games' log-likelihood: the compiled Op or the plain PyTensor graph")
     ap.add_argument("--quick", action="store_true", help="500 games, 200 draws and tune")
     args = ap.parse_args(argv)
     if args.quick:
@@ -62,7 +67,7 @@ def main(argv=None) -> int:
     games = ss.simulate(truth, n_players=args.players, n_games=args.games, days=args.periods,
                         seed=args.seed).games.with_periods(1)
     opts = dict(sampler=args.sampler, chains=args.chains, cores=args.cores, target_accept=args.target_accept,
-                seed=args.seed + 1, progressbar=False)
+                seed=args.seed + 1, progressbar=False, init=args.init, likelihood=args.likelihood)
 
     warm = ss.simulate(truth, n_players=5, n_games=40, days=5, seed=1).games.with_periods(1)
     t = time.perf_counter()
@@ -81,7 +86,7 @@ def main(argv=None) -> int:
     cpu = _cpu_seconds() - cpu0
     info = fit.info
     print(f"{games!r}: {fit.timeline.n_nodes} nodes")
-    print(f"{smoother!r}, cores={args.cores}")
+    print(f"{smoother!r}, cores={args.cores}, init={args.init}, likelihood={args.likelihood}")
     print(f"wall time of fit: {wall:.1f} s (sampling {info.get('sampling_seconds') or float('nan'):.1f} s); "
           f"CPU time {cpu:.1f} s (this process and its sampler processes)")
     if args.sampler != "advi":

@@ -386,6 +386,10 @@ class PyMCSmoother:
         tuning iterations are not spent finding the scale of each competitor's first node (about
         an eighth fewer gradient evaluations in all). Otherwise one of PyMC's ``init`` methods,
         e.g. PyMC's default ``"jitter+adapt_diag"``.
+    likelihood:
+        How the games' log-likelihood is computed: ``"compiled"`` (one compiled Op, see "Speed"
+        above; PyMC's NUTS and ADVI only), ``"graph"`` (the plain PyTensor graph), or ``"auto"``
+        (default: compiled for PyMC's samplers, the graph for nutpie and numpyro).
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` whose ``idata`` attribute is the
     ArviZ ``InferenceData`` (with the derived ``skill``, ``drift`` and ``prior_var`` added to its
@@ -400,7 +404,8 @@ class PyMCSmoother:
                  target_accept: float = 0.9, seed=None, progressbar: bool | None = None,
                  period_days: float = 1.0, compile_dir: str | os.PathLike | None = None,
                  keep_draws: int = 500, advi_iterations: int = 20_000, max_rhat: float = 1.05,
-                 min_ess: float | None = None, prior_scales: dict | None = None, init: str = "laplace"):
+                 min_ess: float | None = None, prior_scales: dict | None = None, init: str = "laplace",
+                 likelihood: str = "auto"):
         if model is None:
             model = SkillModel("logistic", 1.0)
         if not isinstance(model, SkillModel):
@@ -408,6 +413,11 @@ class PyMCSmoother:
         if getattr(model, "reversion", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
+        if likelihood not in ("auto", "compiled", "graph"):
+            raise ValueError(f"likelihood must be 'auto', 'compiled' or 'graph', got {likelihood!r}")
+        if likelihood == "compiled" and sampler in ("nutpie", "numpyro"):
+            raise ValueError(f"likelihood='compiled' needs PyMC's own sampler ('nuts' or 'advi'); {sampler} "
+                             f"compiles the PyTensor graph itself (use likelihood='graph' or 'auto')")
         if init not in INITS:
             raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {init!r}")
         if sampler not in SAMPLERS:
@@ -447,6 +457,7 @@ class PyMCSmoother:
         self.min_ess = None if min_ess is None else float(min_ess)
         self.prior_scales = scales
         self.init = init
+        self.likelihood = likelihood
 
     # ------------------------------------------------------------------ description
     @property
@@ -526,7 +537,7 @@ class PyMCSmoother:
         for PyMC's own NUTS and ADVI, about twice as fast per gradient) or as a plain PyTensor
         graph (the default for nutpie and numpyro, which compile the graph themselves)."""
         if compiled is None:
-            compiled = self.sampler in ("nuts", "advi")
+            compiled = self.likelihood == "compiled" or (self.likelihood == "auto" and self.sampler in ("nuts", "advi"))
         configure_pytensor(self.compile_dir)  # before the first import of pytensor (idempotent)
         import pymc as pm
         import pytensor.tensor as pt

@@ -123,6 +123,15 @@ def test_bench_ekf_quick():
     assert "games/s" in out.stdout
 
 
+def test_bench_pymc_quick():
+    # 500 games, 200 draws: the whole path (warm-up, Laplace start, compiled Op, diagnostics);
+    # PyTensor's cache is the smoother's default folder in the system's temp directory
+    out = run("benchmarks/bench_pymc.py", "--quick")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "wall time of fit" in out.stdout and "init=laplace" in out.stdout
+    assert "divergences: 0" in out.stdout
+
+
 @pytest.mark.skipif(not (DATA / "nfl" / "games.csv").is_file(), reason=f"shared data not found at {DATA}")
 def test_real_data_benchmark_quick():
     # filters tuned on the training part and FiveThirtyEight's forecasts, no smoothers: a few seconds
