@@ -17,6 +17,12 @@ columns in the filter's own units) and a parameter vector ``theta``:
   e.g. from the score margin; see ``Games.with_weights``): filters that honour it temper the
   game's log-likelihood by it.
 
+A filter may keep one *shared* state row besides the competitors' (the EKF's latent home
+advantage, ``SkillModel.home_drift > 0``): the loops take its index ``shared`` (-1: none) and
+move it forward in time with ``predict`` at every batch, like a competitor who plays every
+game; the kernels find it as the last row of ``x`` (in frozen forecasts, the third row of the
+two-competitor working copy).
+
 The loops take these as first-class function values with fixed signatures, so each loop is
 compiled once, cached on disk, and shared by all filters (a per-filter closure would defeat
 numba's cache). With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
@@ -72,10 +78,23 @@ def no_predict(x, i, theta, dt):
     return
 
 
+@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True)
+def _advance_shared(predict, x, last, theta, shared, t):
+    """Move the shared row (if any) forward to time ``t``; its first time is the first game's."""
+    if shared < 0:
+        return
+    ls = last[shared]
+    if math.isnan(ls):
+        last[shared] = t
+    elif t > ls:
+        predict(x, shared, theta, t - ls)
+        last[shared] = t
+
+
 @njit(types.void(PredictFn, ProbaFn, UpdateFn, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d), cache=True)
+                 f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
 def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, weight, t, starts, out_p, out_post,
-             scratch):
+             scratch, shared):
     """Filter the time-sorted games batch by batch.
 
     For each batch (rating period) ``starts[k]:starts[k+1]``: every competitor in it is moved
@@ -91,6 +110,7 @@ def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, w
         s = starts[j]
         e = starts[j + 1]
         tb = t[s]
+        _advance_shared(predict, x, last, theta, shared, tb)
         for g in range(s, e):
             for side in range(2):
                 i = a[g] if side == 0 else b[g]
@@ -114,17 +134,23 @@ def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, w
                 out_post[g, k + c] = x[ib, c]
 
 
-@njit(types.void(PredictFn, ProbaFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d, f8_2d),
+@njit(types.void(PredictFn, ProbaFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d, f8_2d, i8),
       cache=True)
-def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp):
+def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp, shared):
     """Forecast games from a fixed state without updating it (the "frozen" forecast).
 
-    Each game's competitors are copied into the two rows of ``tmp`` and moved forward to the
-    game's time before the forecast, so drift accumulates up to each game but no result is
-    learned.
+    Each game's competitors are copied into the first two rows of ``tmp`` and moved forward to
+    the game's time before the forecast, so drift accumulates up to each game but no result is
+    learned; the shared row (``shared >= 0``) is copied into the third row and moved forward too.
     """
     k = x.shape[1]
     for g in range(a.shape[0]):
+        if shared >= 0:
+            for c in range(k):
+                tmp[2, c] = x[shared, c]
+            ls = last[shared]
+            if not math.isnan(ls) and t[g] > ls:
+                predict(tmp, 2, theta, t[g] - ls)
         for side in range(2):
             i = a[g] if side == 0 else b[g]
             for c in range(k):
@@ -139,9 +165,9 @@ def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp):
 
 
 @njit(types.void(PredictFn, GameFn, types.boolean, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_1d, f8_2d, f8_2d), cache=True)
+                 f8_1d, f8_1d, f8_2d, f8_2d, i8), cache=True)
 def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, home, weight, t, out_p,
-                    out_post):
+                    out_post, shared):
     """:func:`run_loop` when every game is its own rating period, with the fused ``game``
     kernel: one indirect call per game (plus the time updates when the filter has any)."""
     k = out_post.shape[1] // 2
@@ -149,6 +175,7 @@ def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, sco
         ia = a[g]
         ib = b[g]
         tg = t[g]
+        _advance_shared(predict, x, last, theta, shared, tg)
         if has_predict:
             for side in range(2):
                 i = ia if side == 0 else ib

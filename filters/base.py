@@ -150,7 +150,7 @@ class Filter:
         return {}
 
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None,
-             maxiter: int = 200, burn_in: float = 0.0) -> "Filter":
+             maxiter: int = 200, burn_in: float = 0.0, standard_errors: bool = True) -> "Filter":
         """A new method whose parameters maximise the one-step-ahead likelihood of ``games``.
 
         ``params``: names to fit (default :meth:`tunable`); ``bounds``: ``{name: (low, high)}``;
@@ -161,10 +161,13 @@ class Filter:
         left out of the objective. The returned method carries ``.tuning``, a
         :class:`filters.tuning.TuneResult` with the values, standard errors, the objective used
         (``objective_name``) and the trace of every evaluation (see :mod:`filters.tuning`).
+        ``standard_errors=False`` skips the standard errors (a numerical Hessian: about ``2 k^2``
+        more runs for ``k`` parameters), leaving ``se`` empty.
         """
         from .tuning import tune
 
-        return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in)[0]
+        return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
+                    standard_errors=standard_errors)[0]
 
     #: whether the update tempers each game's likelihood by the games' weights
     honours_weights: ClassVar[bool] = False
@@ -174,7 +177,9 @@ class Filter:
         method that ignores weights)."""
         if not self.honours_weights and np.any(games.weight != 1.0):
             raise ValueError(f"{self.name} does not use game weights; these games carry weights "
-                             f"(Games.with_weights); use Elo, Glicko, Glicko-2 or the EKF, or drop them")
+                             f"(Games.with_weights); use a method that honours them — the filters "
+                             f"{', '.join(weighted_filters())} or any smoother (smoothers.LaplaceSmoother, "
+                             f"BradleyTerry, PyMCSmoother) — or drop the weights")
 
     def fused_game_kernel(self):
         """The one-game kernel used when every game is its own period, or None to use the
@@ -272,9 +277,15 @@ class Filter:
         competitor moved forward from ``last`` to the game's time ``t``."""
         cls = type(self)
         out = np.empty((a.size, 3))
+        shared = self.shared_row(values.shape[0])
         K.forecast_loop(cls._predict, cls._proba, values, last, self.theta(), a, b, home, t, out,
-                        np.empty((2, values.shape[1])))
+                        np.empty((2 if shared < 0 else 3, values.shape[1])), shared)
         return out
+
+    def shared_row(self, n_rows: int) -> int:
+        """Index of the state row shared by all games (the EKF's latent home advantage), which
+        the run loops move forward in time at every rating period; -1 (the default): none."""
+        return -1
 
     # ------------------------------------------------------------------ whole tables
     def fit(self, games: Games, initial: Mapping[str, Any] | None = None) -> "FilterRun":
@@ -317,14 +328,15 @@ class Filter:
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k))
         cls = type(self)
+        shared = self.shared_row(st.values.shape[0])
         if games.period is None and self.fused_game_kernel() is not None:
             # every game its own period: the fused one-game path (same numbers, faster)
             K.sequential_loop(cls._predict, self.fused_game_kernel(), cls._predict is not K.no_predict, st.values, st.count,
-                              st.last, self.theta(), a, b, score, home, weight, t, out_p, out_post)
+                              st.last, self.theta(), a, b, score, home, weight, t, out_p, out_post, shared)
         else:
             scratch = K.empty_scratch(st.values.shape[0], self.scratch_width)
             K.run_loop(cls._predict, cls._proba, cls._update, st.values, st.count, st.last, self.theta(),
-                       a, b, score, home, weight, t, starts, out_p, out_post, scratch)
+                       a, b, score, home, weight, t, starts, out_p, out_post, scratch, shared)
         if in_order:
             proba = out_p
         else:
@@ -460,3 +472,16 @@ class FilterRun:
         for c, v in self._columns(vals[inter]).items():
             df[c] = v
         return df
+
+
+def weighted_filters() -> list[str]:
+    """Names of this package's filter classes whose update honours game weights (read from each
+    class's ``honours_weights`` flag, so the list in error messages cannot go stale)."""
+    out, todo = [], list(Filter.__subclasses__())
+    while todo:
+        cls = todo.pop(0)
+        todo.extend(cls.__subclasses__())
+        if (cls.honours_weights and not cls.__name__.startswith("_") and cls.__module__.startswith("filters.")
+                and cls.__name__ not in out):
+            out.append(cls.__name__)
+    return sorted(out)

@@ -43,6 +43,11 @@ Covariance options: ``"diagonal"`` (default; one variance per competitor; O(1) p
 O(n^2) per game and O(n^2) memory: about 1 ms per game at 1,000 competitors (docs/ekf.md),
 impractical beyond a few thousand), ``"scalar"`` (a shared fixed variance: the steady-state filter Elo
 approximates).
+
+**A drifting home advantage** (``SkillModel.home_drift > 0``, diagonal covariance): the home
+advantage ``h`` is one more state row, the last (:data:`HOME_ROW`), a third participant of every
+game at ``a``'s home: ``J = e_a - e_b + e_h``, so ``S = v_a + v_b + v_h`` and ``h`` moves by
+``v_h g / (1 + kappa S)``; between rating periods its variance grows by ``home_drift * dt``.
 """
 
 from __future__ import annotations
@@ -60,9 +65,13 @@ from statespace import _numeric as nx
 from . import _kernels as K
 from .base import Filter, FilterState
 
-__all__ = ["EKF", "steady_state_variance"]
+__all__ = ["EKF", "steady_state_variance", "HOME_ROW"]
 
-_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0, _REV, _MU0 = range(13)
+#: Name of the state row that holds the latent home advantage (``SkillModel.home_drift > 0``):
+#: the last row of the EKF's state, never a competitor (``ratings()`` leaves it out).
+HOME_ROW = "(home advantage)"
+
+_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0, _REV, _MU0, _HDRIFT = range(14)
 _DIAG, _SCALAR, _FULL = 0, 1, 2
 _MEAN, _SD = 0, 1
 
@@ -99,6 +108,16 @@ def _var(x, i, theta):
 
 
 @njit(cache=True)
+def _home(x, at_home, theta):
+    """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
+    with a latent home advantage (``home_drift > 0``) the last state row's mean and variance."""
+    if theta[_HDRIFT] > 0.0:
+        k = x.shape[0] - 1
+        return x[k, _MEAN] * at_home, x[k, _SD] * x[k, _SD] * at_home * at_home
+    return theta[_HOME] * at_home, 0.0
+
+
+@njit(cache=True)
 def _diff_var(x, a, b, theta):
     S = _var(x, a, theta) + _var(x, b, theta)
     if int(theta[_MODE]) == _FULL:
@@ -108,6 +127,9 @@ def _diff_var(x, a, b, theta):
 
 @K.predict_kernel
 def _predict(x, i, theta, dt):
+    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:  # the latent home advantage: a random walk
+        x[i, _SD] = math.sqrt(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt)
+        return
     mode = int(theta[_MODE])
     lam = theta[_REV]
     if lam > 0.0:  # Ornstein-Uhlenbeck: pull the mean towards mu_0, shrink then refill the variance
@@ -138,17 +160,19 @@ def _predict(x, i, theta, dt):
 
 @K.proba_kernel
 def _proba(x, a, b, at_home, theta):
-    d = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
+    h, vh = _home(x, at_home, theta)
+    d = x[a, _MEAN] - x[b, _MEAN] + h
     link = int(theta[_LINK])
-    s = nx.effective_scale(link, theta[_SCALE], _diff_var(x, a, b, theta))
+    s = nx.effective_scale(link, theta[_SCALE], _diff_var(x, a, b, theta) + vh)
     return nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
 
 
 @njit(cache=True)
 def _site(x, theta, a, b, score, at_home, w):
     """One game's Gaussian site from the current values: (d0, S, d_lin, g, kappa)."""
-    d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
-    S = _diff_var(x, a, b, theta)
+    h, vh = _home(x, at_home, theta)
+    d0 = x[a, _MEAN] - x[b, _MEAN] + h
+    S = _diff_var(x, a, b, theta) + vh
     d, g, kappa = _linearise(d0, S, theta, score, w)
     if int(theta[_MODE]) == _SCALAR:
         kappa = w * theta[_KAPPA0]  # steady state: a fixed gain, as Elo's
@@ -170,6 +194,11 @@ def _game(x, count, theta, a, b, score, at_home, weight):
         f = kappa / (1.0 + kappa * S)
         x[a, _SD] = math.sqrt(va - f * va * va)
         x[b, _SD] = math.sqrt(vb - f * vb * vb)
+        if theta[_HDRIFT] > 0.0 and at_home != 0.0:  # the latent home advantage is on a's side
+            k = x.shape[0] - 1
+            vh = x[k, _SD] * x[k, _SD]
+            x[k, _MEAN] += at_home * vh * shift
+            x[k, _SD] = math.sqrt(max(vh - f * vh * vh * at_home * at_home, 0.0))
     count[a] += 1
     count[b] += 1
     return p
@@ -240,24 +269,28 @@ def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
     # diagonal / scalar: each game's site from the pre-period prior, multiplied in.
     # scratch: 0 games, 1 sum of site precisions on the competitor, 2 sum of site precision-means,
     # 3 sum of mean shifts (scalar mode, where the variance stays fixed)
+    latent = theta[_HDRIFT] > 0.0
+    hrow = x.shape[0] - 1
     for j in range(start, stop):
         ia = a[j]
         ib = b[j]
         d0, S, d, g, kappa = _site(x, theta, ia, ib, score[j], home[j], weight[j])
         shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
-        for side in range(2):
-            i = ia if side == 0 else ib
-            sign = 1.0 if side == 0 else -1.0
+        # the latent home advantage takes part on a's side, with coefficient at_home
+        sides = 3 if (latent and home[j] != 0.0 and x[hrow, _SD] > 0.0) else 2
+        for side in range(sides):
+            i = ia if side == 0 else (ib if side == 1 else hrow)
+            sign = 1.0 if side == 0 else (-1.0 if side == 1 else home[j])
             v = _var(x, i, theta)
             m_post = x[i, _MEAN] + sign * v * shift
-            v_post = v - kappa / (1.0 + kappa * S) * v * v
+            v_post = v - kappa / (1.0 + kappa * S) * v * v * sign * sign
             scratch[i, 0] += 1.0
             scratch[i, 1] += 1.0 / v_post - 1.0 / v
             scratch[i, 2] += m_post / v_post - x[i, _MEAN] / v
             scratch[i, 3] += sign * v * shift
     for j in range(start, stop):
-        for side in range(2):
-            i = a[j] if side == 0 else b[j]
+        for side in range(3 if latent else 2):
+            i = a[j] if side == 0 else (b[j] if side == 1 else hrow)
             if scratch[i, 0] != 0.0:
                 if mode == _SCALAR:
                     x[i, _MEAN] += scratch[i, 3]
@@ -266,7 +299,8 @@ def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
                     prec = 1.0 / v + scratch[i, 1]
                     x[i, _MEAN] = (x[i, _MEAN] / v + scratch[i, 2]) / prec
                     x[i, _SD] = math.sqrt(1.0 / prec)
-                count[i] += int(scratch[i, 0])
+                if not (latent and i == hrow):  # the home advantage plays no games of its own
+                    count[i] += int(scratch[i, 0])
                 for c in range(4):
                     scratch[i, c] = 0.0
 
@@ -356,7 +390,12 @@ class EKF(Filter):
     model:
         The model filtered: link, scale, prior, drift (variance per unit of time), draw model
         and home advantage, in the model's own units. Default: logistic at Elo scale, prior
-        N(1500, 350^2), drift 100 per day, draws as half a win.
+        N(1500, 350^2), drift 100 per day, draws as half a win. With ``home_drift > 0`` the
+        home advantage is a latent random walk (see :class:`statespace.SkillModel`): the filter
+        keeps it as one more state row (:data:`HOME_ROW`, the last row of the state, with its
+        own mean and sd; :meth:`home_advantage` reads it), starting at ``model.home`` with sd 0
+        (or ``initial={HOME_ROW: (mean, sd)}``) and learned from every game not on neutral
+        ground, on ``a``'s side. Diagonal covariance only.
     covariance:
         ``"diagonal"``, ``"full"`` or ``"scalar"``.
     iterations:
@@ -387,6 +426,10 @@ class EKF(Filter):
             raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
         if covariance not in ("diagonal", "full", "scalar"):
             raise ValueError(f"covariance must be 'diagonal', 'full' or 'scalar', got {covariance!r}")
+        if model.home_drift > 0 and covariance != "diagonal":
+            raise ValueError(f"a latent home advantage (home_drift={model.home_drift!r} > 0) is filtered with "
+                             f"covariance='diagonal' only, got covariance={covariance!r}; use home_drift=0 "
+                             f"(a fixed home advantage) with {covariance!r}")
         if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
             raise ValueError(f"iterations must be a whole number >= 1, got {iterations!r}")
         if not (np.isfinite(tol) and tol > 0):
@@ -422,6 +465,8 @@ class EKF(Filter):
             parts.append(f"iterations={self.iterations}")
         if m.home:
             parts.append(f"home={m.home:g}")
+        if m.home_drift:
+            parts.append(f"home_drift={m.home_drift:g}")
         return ", ".join(parts)
 
     @property
@@ -434,7 +479,7 @@ class EKF(Filter):
         return ()
 
     # settings: the model's numbers are tuned through the model
-    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion")
+    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion", "home_drift")
     _param_aliases = {"model": "skill_model"}
 
     def get_params(self):
@@ -453,7 +498,8 @@ class EKF(Filter):
     def with_params(self, **changes) -> "EKF":
         model = self.skill_model
         own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
-        fields = {k: float(v) for k, v in changes.items() if k in ("drift", "prior_var", "home", "reversion")}
+        fields = {k: float(v) for k, v in changes.items()
+                  if k in ("drift", "prior_var", "home", "reversion", "home_drift")}
         if fields:
             model = dataclasses.replace(model, **fields)
         if "draw_param" in changes:
@@ -463,7 +509,8 @@ class EKF(Filter):
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``drift`` in [1e-6, 10] scale^2 per unit of time, ``prior_var`` in [1e-3, 100] scale^2,
         ``home`` in [-5, 5] scale where some game is not neutral, ``reversion`` in [1e-6, 1] per
-        unit of time when the model has one, and the draw model's
+        unit of time when the model has one, ``home_drift`` in [1e-9, 0.1] scale^2 per unit of time
+        when the model has a latent home advantage, and the draw model's
         parameter (threshold margin in [1e-3, 5] scale, Davidson nu in [1e-3, 20]) where the games
         have draws."""
         s2 = self.skill_model.scale ** 2
@@ -472,6 +519,8 @@ class EKF(Filter):
             out["home"] = (-5.0 * self.skill_model.scale, 5.0 * self.skill_model.scale)
         if self.skill_model.reversion > 0:  # opted in: fit the mean reversion too
             out["reversion"] = (1e-6, 1.0)
+        if self.skill_model.home_drift > 0:  # opted in: fit how fast the home advantage moves
+            out["home_drift"] = (1e-9 * s2, 0.1 * s2)
         if np.any(games.score == 0.5):
             if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
                 out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
@@ -500,7 +549,8 @@ class EKF(Filter):
         m = self.skill_model
         mode = {"diagonal": _DIAG, "scalar": _SCALAR, "full": _FULL}[self.covariance]
         return np.array([m.link_code, m.draw_code, m.draw.theta, m.scale, m.drift, m.home, self.iterations,
-                         self.tol, mode, self.variance or 0.0, expected_curvature(m), m.reversion, m.prior_mean])
+                         self.tol, mode, self.variance or 0.0, expected_curvature(m), m.reversion, m.prior_mean,
+                         m.home_drift])
 
     def prior_row(self) -> np.ndarray:
         m = self.skill_model
@@ -519,7 +569,41 @@ class EKF(Filter):
             return games.days() / self.period_days
         return super().times(games)
 
+    # ------------------------------------------------------------ the latent home advantage
+    @property
+    def latent_home(self) -> bool:
+        """Whether the home advantage is a latent state (``model.home_drift > 0``)."""
+        return self.skill_model.home_drift > 0
+
+    def shared_row(self, n_rows: int) -> int:
+        return n_rows - 1 if self.latent_home else -1
+
+    def home_advantage(self, state: FilterState) -> tuple[float, float]:
+        """Mean and sd of the home advantage in ``state`` (e.g. ``run.state``), in rating
+        points: the latent state's (``home_drift > 0``; as of the state's last game, without
+        the drift since), or ``(model.home, 0)`` when it is fixed."""
+        if not self.latent_home:
+            return float(self.skill_model.home), 0.0
+        self._check_home_row(state)
+        return float(state.values[-1, _MEAN]), float(state.values[-1, _SD])
+
+    def _check_home_row(self, state: FilterState) -> None:
+        if not (len(state.players) and state.players[-1] == HOME_ROW):
+            raise ValueError(f"{self.name}: this state has no latent home advantage row ({HOME_ROW!r} last); "
+                             f"it comes from a filter with home_drift=0")
+
     def init_state(self, players, initial=None) -> FilterState:
+        if self.latent_home:
+            players = np.asarray(players, dtype=object)
+            if np.any(players == HOME_ROW):
+                raise ValueError(f"{self.name}: a competitor is named {HOME_ROW!r}, the name of the latent home "
+                                 f"advantage's state row; rename it")
+            st = super().init_state(players, initial)
+            row = np.array([[self.skill_model.home, 0.0]])
+            if initial and HOME_ROW in initial:  # a starting belief about the home advantage
+                row = self.initial_row(initial[HOME_ROW])[None, :]
+            return FilterState(np.append(players, HOME_ROW), np.ascontiguousarray(np.vstack([st.values, row])),
+                               np.append(st.count, 0), np.append(st.last, np.nan), st.columns)
         st = super().init_state(players, initial)
         if self.covariance != "full":
             return st
@@ -531,6 +615,29 @@ class EKF(Filter):
         return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, cols)
 
     def _aligned(self, state, games, initial=None):
+        if self.latent_home:
+            # newcomers go before the home advantage's row, which stays last
+            self._check_home_row(state)
+            core = FilterState(state.players[:-1], state.values[:-1], state.count[:-1], state.last[:-1],
+                               state.columns)
+            players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
+            if any(p == HOME_ROW for p in players):
+                raise ValueError(f"{self.name}: a competitor is named {HOME_ROW!r}, the name of the latent home "
+                                 f"advantage's state row; rename it")
+            index = {p: i for i, p in enumerate(core.players)}
+            new = [p for p in players if p not in index]
+            if new:
+                extra = Filter.init_state(self, np.asarray(new, dtype=object), initial)
+                core = FilterState(np.concatenate([core.players, extra.players]),
+                                   np.vstack([core.values, extra.values]),
+                                   np.concatenate([core.count, extra.count]),
+                                   np.concatenate([core.last, extra.last]), core.columns)
+                index.update({p: len(index) + j for j, p in enumerate(new)})
+            out = FilterState(np.append(core.players, HOME_ROW),
+                              np.ascontiguousarray(np.vstack([core.values, state.values[-1:]])),
+                              np.append(core.count, state.count[-1]), np.append(core.last, state.last[-1]),
+                              state.columns)
+            return out, np.array([index[p] for p in players], dtype=np.int64)
         if self.covariance != "full":
             return super()._aligned(state, games, initial)
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)

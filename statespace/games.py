@@ -397,17 +397,28 @@ class Games:
                      period=codes, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped,
                      weight=self.weight)
 
-    def with_weights(self, weights=None, *, margin: tuple[str, str] | None = None) -> "Games":
-        """A new table whose games carry likelihood weights (Elo, Glicko and the EKF temper
-        each game's log-likelihood by its weight: a heavier game moves ratings more).
+    def with_weights(self, weights=None, *, margin: tuple[str, str] | None = None, power: float = 0.0) -> "Games":
+        """A new table whose games carry likelihood weights (Elo, Glicko, Glicko-2, the EKF and
+        the smoothers temper each game's log-likelihood by its weight: a heavier game moves
+        ratings more; TrueSkill and Weng-Lin refuse weighted games).
 
         ``weights``: an array aligned with the rows, each finite and > 0. Or ``margin=(col_a,
-        col_b)``: weights from the score margin, ``w = log(1 + max(|score_a - score_b|, 1))``,
-        divided by its mean so that the average game keeps weight 1 — FiveThirtyEight's margin-of-victory
-        multiplier for NFL Elo, without its autocorrelation correction.
+        col_b)``: weights from the score margin ``m = max(|score_a - score_b|, 1)`` (a draw counts
+        as a one-point game), divided by their mean so that the average game keeps weight 1. With
+        ``power`` 0 (the default) ``w = log(1 + m)``: FiveThirtyEight's margin-of-victory multiplier
+        for NFL Elo, without its autocorrelation correction. Any other ``power = p`` gives the
+        Box-Cox transform of ``1 + m``, ``w = ((1 + m)^p - 1) / p``, a family that tends to the
+        logarithm as ``p -> 0`` and is linear in the margin at ``p = 1``: larger ``p`` lets big
+        wins count for more. ``p`` is a choice about the data, not a setting of a method, so
+        ``tune`` does not fit it: pick it by the tuned methods' one-step-ahead loss on the
+        training games (``benchmarks/real_data.py`` does so on a grid).
         """
         if (weights is None) == (margin is None):
             raise ValueError("give exactly one of weights= or margin=(column_a, column_b)")
+        if not (isinstance(power, (int, float, np.integer, np.floating)) and np.isfinite(power)):
+            raise ValueError(f"power must be a finite number, got {power!r}")
+        if power != 0 and margin is None:
+            raise ValueError("power= shapes the margin weights: give it with margin=(column_a, column_b)")
         if margin is not None:
             missing = [c for c in margin if c not in self.extra.columns]
             if missing:
@@ -421,7 +432,8 @@ class Games:
                                  f"({_describe_rows(self.row[bad], list(sa[bad]), None, None)})",
                                  self.row[bad].tolist(), margin[0])
             # a draw (margin 0) counts as a one-point game rather than not at all
-            w = np.log1p(np.maximum(np.abs(sa - sb), 1.0))
+            m = np.maximum(np.abs(sa - sb), 1.0)
+            w = np.log1p(m) if power == 0 else np.expm1(power * np.log1p(m)) / power
             w = w / w.mean()
         else:
             w = np.asarray(weights, dtype=float)

@@ -4,9 +4,11 @@ Skill of competitor i at time t is ``s_i(t)``:
 
 - prior at first appearance: ``s_i ~ N(prior_mean, prior_var)``;
 - dynamics, a Gaussian random walk: ``s_i(t + dt) = s_i(t) + N(0, drift * dt)``;
+  (or, with ``reversion > 0``, an Ornstein-Uhlenbeck process towards ``prior_mean``);
 - observation of a game a vs b: with ``d = s_a - s_b + home * [a at home]``,
   ``P(a beats b) = F(d / scale)``, F the logistic function (Bradley-Terry) or the
-  standard normal cdf (Thurstone-Mosteller), plus a draw model.
+  standard normal cdf (Thurstone-Mosteller), plus a draw model; the home advantage is a fixed
+  number, or (``home_drift > 0``) a latent random walk of its own, shared by all competitors.
 
 ``SkillModel`` holds exactly these numbers and knows nothing about inference methods
 (filters and smoothers read it; it never reads them).
@@ -138,6 +140,14 @@ class SkillModel:
         an Ornstein-Uhlenbeck process towards ``prior_mean`` (see :meth:`predict`): how season
         regression (e.g. FiveThirtyEight's NFL Elo regressing a third towards the mean between
         seasons) appears in a continuous-time model.
+    home_drift:
+        Variance added per unit of time to the home advantage (0: the home advantage is the fixed
+        number ``home``). With ``home_drift > 0`` the home advantage is one more latent state,
+        shared by all competitors: it starts at ``home`` at the first game (known exactly) and
+        follows its own Gaussian random walk, ``h(t + dt) = h(t) + N(0, home_drift * dt)``, so
+        that a league whose home advantage shrinks over the decades is described by the model.
+        The EKF tracks it (diagonal covariance) and :func:`statespace.simulate` draws it; the
+        Laplace smoother refuses it.
 
     Skill uncertainty in forecasts
     ------------------------------
@@ -157,11 +167,12 @@ class SkillModel:
     draw: DrawModel | str | tuple = field(default="none")
     home: float = 0.0
     reversion: float = 0.0
+    home_drift: float = 0.0
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
             raise ValueError(f"link must be 'logistic' or 'probit', got {self.link!r}")
-        for name in ("scale", "prior_mean", "prior_var", "drift", "home", "reversion"):
+        for name in ("scale", "prior_mean", "prior_var", "drift", "home", "reversion", "home_drift"):
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -174,6 +185,8 @@ class SkillModel:
             raise ValueError(f"drift must be >= 0, got {self.drift!r}")
         if self.reversion < 0:
             raise ValueError(f"reversion must be >= 0, got {self.reversion!r}")
+        if self.home_drift < 0:
+            raise ValueError(f"home_drift must be >= 0, got {self.home_drift!r}")
         object.__setattr__(self, "draw", _as_draw(self.draw))
 
     # codes that cross into compiled kernels
@@ -279,5 +292,6 @@ class SkillModel:
         return self.prior_mean + a * (mean - self.prior_mean), a * a * var + v
 
     def diff(self, mean_a, mean_b, at_home=False) -> np.ndarray:
-        """Mean skill difference ``s_a - s_b + home * at_home``."""
+        """Mean skill difference ``s_a - s_b + home * at_home`` (with ``home_drift > 0``, ``home``
+        is the home advantage's starting value)."""
         return np.asarray(mean_a, float) - np.asarray(mean_b, float) + self.home * np.asarray(at_home, float)

@@ -18,6 +18,7 @@ Reference numbers:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -26,6 +27,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import integrate, optimize
@@ -569,3 +571,187 @@ def test_compiled_and_uncompiled_runs_agree():
         for part in range(2):
             np.testing.assert_allclose(np.array(runs["0"][key][part]), np.array(runs["1"][key][part]),
                                        rtol=1e-11, atol=1e-9, err_msg=key)
+
+
+# ---------------------------------------------------------------- the latent home advantage
+def _latent_home_reference(model, games, home0=(None, 0.0)):
+    """A plain-Python EKF of the model with a latent home advantage, written from the equations:
+    the home advantage h is a third participant of every home game (d = s_a - s_b + h), with its
+    own random walk (home_drift per day); one Newton step from the prior per game."""
+    order = games.order
+    t = games.days()
+    mean, var, last = {}, {}, {}
+    h = model.home if home0[0] is None else home0[0]
+    vh = home0[1] ** 2
+    t_h = None
+    proba = np.empty((len(games), 3))
+    for g in order:
+        a, b = games.a_name[g], games.b_name[g]
+        for p in (a, b):
+            if p not in mean:
+                mean[p], var[p], last[p] = model.prior_mean, model.prior_var, t[g]
+            var[p] += model.drift * (t[g] - last[p])
+            last[p] = t[g]
+        if t_h is not None:
+            vh += model.home_drift * (t[g] - t_h)
+        t_h = t[g]
+        x = 0.0 if games.neutral[g] else 1.0
+        d0 = mean[a] - mean[b] + x * h
+        S = var[a] + var[b] + x * x * vh
+        proba[g] = model.proba(d0, S)
+        grad, curv = model.loglik_derivs(games.score[g], d0)
+        grad, kappa = games.weight[g] * float(grad), games.weight[g] * max(-float(curv), 0.0)
+        shift, f = grad / (1 + kappa * S), kappa / (1 + kappa * S)
+        mean[a] += var[a] * shift
+        mean[b] -= var[b] * shift
+        h += x * vh * shift
+        var[a] -= f * var[a] ** 2
+        var[b] -= f * var[b] ** 2
+        vh -= f * vh * vh * x * x
+    return proba, mean, var, h, vh
+
+
+def _league(n=300, seed=0, neutral_share=0.3):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 8, n)
+    b = (a + rng.integers(1, 8, n)) % 8
+    times = np.datetime64("2020-01-01") + np.sort(rng.integers(0, 200, n)).astype("timedelta64[D]")
+    score = rng.choice([1.0, 0.5, 0.0], n, p=[0.45, 0.2, 0.35])
+    return ss.Games.from_arrays(times, [f"T{i}" for i in a], [f"T{i}" for i in b], score,
+                                neutral=rng.random(n) < neutral_share)
+
+
+LATENT = SkillModel("logistic", ELO_SCALE, 1500.0, 150.0**2, 20.0, ("threshold", 40.0), home=60.0, home_drift=5.0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_latent_home_matches_a_reference_written_from_the_equations(weighted):
+    g = _league()
+    if weighted:
+        g = g.with_weights(np.random.default_rng(1).uniform(0.5, 2.0, len(g)))
+    ekf = EKF(LATENT)
+    run = ekf.run(g)
+    proba, mean, var, h, vh = _latent_home_reference(LATENT, g)
+    np.testing.assert_allclose(run.proba, proba, rtol=1e-10, atol=1e-13)
+    r = run.ratings().set_index("player")
+    np.testing.assert_allclose(r.loc[list(mean), "mean"], list(mean.values()), rtol=1e-12)
+    np.testing.assert_allclose(r.loc[list(var), "sd"] ** 2, list(var.values()), rtol=1e-10)
+    assert ekf.home_advantage(run.state) == pytest.approx((h, math.sqrt(vh)), rel=1e-10)
+    assert ekf.home_advantage(run.state)[0] != LATENT.home  # it learned
+    # a starting belief about the home advantage
+    start = {"(home advantage)": (40.0, 30.0)}
+    proba2, *_ , h2, vh2 = _latent_home_reference(LATENT, g, home0=(40.0, 30.0))
+    run2 = ekf.run(g, initial=start)
+    np.testing.assert_allclose(run2.proba, proba2, rtol=1e-10, atol=1e-13)
+    assert ekf.home_advantage(run2.state) == pytest.approx((h2, math.sqrt(vh2)), rel=1e-10)
+
+
+def test_latent_home_with_no_drift_is_the_fixed_home_advantage():
+    """home_drift -> 0 with the home advantage known at the start: it never moves, so the
+    forecasts are those of the fixed home advantage (and home_drift 0 is the old filter)."""
+    g = _league(seed=3)
+    fixed = dataclasses.replace(LATENT, home_drift=0.0)
+    tiny = dataclasses.replace(LATENT, home_drift=1e-12)
+    np.testing.assert_allclose(EKF(tiny).run(g).proba, EKF(fixed).run(g).proba, rtol=1e-8, atol=1e-12)
+    assert EKF(fixed).home_advantage(EKF(fixed).run(g).state) == (60.0, 0.0)
+    # the home row is not a competitor: not in the leaderboard, no games
+    run = EKF(LATENT).run(g)
+    assert run.state.players[-1] == "(home advantage)" and run.state.count[-1] == 0
+    assert "(home advantage)" not in set(run.ratings()["player"])
+    assert len(run.ratings()) == g.n_players
+
+
+@pytest.mark.parametrize("iterations", [1, 5])
+def test_latent_home_periods_fused_path_and_state_verbs_agree(iterations):
+    g0 = _league(seed=4)
+    idx = np.arange(len(g0))  # numeric times = game index, so with_periods("game") keeps the times
+    g = ss.Games.from_arrays(idx, g0.a_name[g0.order], g0.b_name[g0.order], g0.score[g0.order],
+                             neutral=g0.neutral[g0.order])
+    ekf = EKF(LATENT, iterations=iterations)
+    fused, periods = ekf.run(g), ekf.run(g.with_periods("game"))
+    np.testing.assert_allclose(fused.proba, periods.proba, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(fused.state.values, periods.state.values, rtol=1e-13, atol=1e-9)
+    np.testing.assert_array_equal(fused.state.count, periods.state.count)
+    # several home games in one rating period: each game's site from the pre-period prior, the
+    # home advantage's included; the order inside a period does not matter
+    weekly = ss.Games.from_arrays(idx // 7, g.a_name, g.b_name, g.score, neutral=g.neutral, period=idx // 7)
+    shuffled = weekly.take(np.lexsort((np.random.default_rng(0).random(len(g)), idx // 7)))
+    r1, r2 = ekf.run(weekly), ekf.run(shuffled)
+    assert ekf.home_advantage(r1.state) == pytest.approx(ekf.home_advantage(r2.state), rel=1e-12)
+    assert ekf.home_advantage(r1.state)[0] != ekf.home_advantage(fused.state)[0]
+    # the state verbs, game by game, reproduce the run (a first round at time 0 in which every
+    # competitor plays, since predict() moves every competitor in the state, newcomers included)
+    first = ss.Games.from_arrays(np.zeros(4), ["T0", "T2", "T4", "T6"], ["T1", "T3", "T5", "T7"], [1, 0.5, 0, 1],
+                                 neutral=[False, True, False, False])
+    frame = pd.concat([first.to_frame(), g.to_frame().assign(time=idx + 1.0)], ignore_index=True)
+    h = ss.Games.from_frame(frame)
+    st = ekf.init_state([])
+    out = np.empty((len(h), 3))
+    for i in range(len(h)):
+        if i and h.time[i] > h.time[i - 1]:
+            st = ekf.predict(st, float(h.time[i] - h.time[i - 1]))
+        out[i] = ekf.predict_proba(st, [h.a_name[i]], [h.b_name[i]], at_home=[not h.neutral[i]])[0]
+        st = ekf.update(st, h.take([i]))
+    run = ekf.run(h)
+    np.testing.assert_allclose(out, run.proba, rtol=1e-10, atol=1e-13)
+    assert ekf.home_advantage(st) == pytest.approx(ekf.home_advantage(run.state), rel=1e-10)
+
+
+def test_latent_home_frozen_forecasts_carry_the_drift():
+    g = _league(seed=5, neutral_share=0.0)
+    train, test = g.split(0.7)
+    ekf = EKF(LATENT)
+    fit = ekf.fit(train)
+    p = fit.predict_proba(test)
+    h, sh = ekf.home_advantage(fit.state)
+    st = fit.state
+    idx = {n: i for i, n in enumerate(st.players)}
+    t_last_home = st.last[-1]
+    for i in range(len(test)):
+        a, b = idx[test.a_name[i]], idx[test.b_name[i]]
+        t = test.days()[i]
+        va = st.values[a, 1] ** 2 + LATENT.drift * (t - st.last[a])
+        vb = st.values[b, 1] ** 2 + LATENT.drift * (t - st.last[b])
+        vh = sh**2 + LATENT.home_drift * (t - t_last_home)
+        expected = LATENT.proba(st.values[a, 0] - st.values[b, 0] + h, va + vb + vh)
+        np.testing.assert_allclose(p[i], expected, rtol=1e-12)
+
+
+def test_latent_home_tracks_a_drifting_home_advantage():
+    """Simulated league whose home advantage random-walks: the latent EKF follows it (final
+    estimate within 3 sd of the truth) and forecasts better than the fixed home advantage."""
+    true = SkillModel("logistic", ELO_SCALE, 1500.0, 100.0**2, 2.0, "half", home=150.0, home_drift=40.0)
+    sim = ss.simulate(true, 20, 6000, days=1500, home_fraction=1.0, seed=8)
+    assert abs(sim.home_level[-1] - 150.0) > 50  # it did move
+    latent = EKF(true).run(sim.games)
+    fixed = EKF(dataclasses.replace(true, home_drift=0.0)).run(sim.games)
+    h, sh = EKF(true).home_advantage(latent.state)
+    assert abs(h - sim.home_level[sim.games.order[-1]]) < 3 * sh
+    ll_latent = ss.metrics.log_loss(sim.games.score, latent.proba, per_game=True)
+    ll_fixed = ss.metrics.log_loss(sim.games.score, fixed.proba, per_game=True)
+    d, se = ss.metrics.paired_difference(ll_latent, ll_fixed)
+    assert d < -3 * se
+
+
+def test_latent_home_is_tuned_and_refused_where_not_modelled():
+    g = _league(seed=6)
+    ekf = EKF(LATENT)
+    assert "home_drift" in ekf.tunable(g) and "home_drift" not in EKF(dataclasses.replace(LATENT, home_drift=0.0)).tunable(g)
+    tuned = ekf.tune(g, params=["home_drift"], maxiter=5)
+    assert tuned.model.home_drift > 0 and tuned.tuning.params["home_drift"] == tuned.model.home_drift
+    assert ekf.with_params(home_drift=2.0).model.home_drift == 2.0 and ekf.param_value("home_drift") == 5.0
+    for cov in ("full", "scalar"):
+        with pytest.raises(ValueError, match="covariance='diagonal' only"):
+            EKF(LATENT, covariance=cov)
+    with pytest.raises(ValueError, match="home_drift must be >= 0"):
+        SkillModel(home_drift=-1.0)
+    named = ss.Games.from_arrays([0, 1], ["(home advantage)", "B"], ["B", "(home advantage)"], [1, 0])
+    with pytest.raises(ValueError, match="rename it"):
+        ekf.run(named)
+    with pytest.raises(ValueError, match="no latent home advantage row"):
+        ekf.home_advantage(EKF(dataclasses.replace(LATENT, home_drift=0.0)).run(g).state)
+    from smoothers import BradleyTerry, LaplaceSmoother
+
+    with pytest.raises(ValueError, match="drifting home advantage"):
+        LaplaceSmoother(LATENT)
+    assert BradleyTerry(LATENT).model.home_drift == 0.0  # static: no dynamics at all

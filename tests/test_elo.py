@@ -350,3 +350,38 @@ def test_methods_that_ignore_weights_refuse_weighted_games():
     g = games([(0, "A", "B", 1)]).with_weights([2.0])
     with pytest.raises(ValueError, match="does not use game weights"):
         TrueSkill().fit(g)
+
+
+def test_weight_refusal_names_every_method_that_honours_weights():
+    """The message's list comes from the classes' ``honours_weights`` flags, and every method
+    it names really rates weighted games (a weight-2 game moves ratings more than weight 1)."""
+    import re
+
+    import filters
+    import smoothers
+    from filters import TrueSkill, WengLin
+    from filters.base import Filter, weighted_filters
+
+    g = games([(0, "A", "B", 1), (1, "A", "B", 1)])
+    with pytest.raises(ValueError) as err:
+        WengLin().fit(g.with_weights([1.0, 2.0]))
+    message = str(err.value)
+    named = weighted_filters()
+    assert set(named) == {"Elo", "Glicko", "Glicko2", "EKF"}
+    honouring = {n for n in filters.__all__ if isinstance(getattr(filters, n), type)
+                 and issubclass(getattr(filters, n), Filter) and getattr(filters, n).honours_weights}
+    assert honouring == set(named)
+    for name in named + ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother"]:
+        assert re.search(rf"\b{name}\b", message), name
+    assert "TrueSkill" not in message and "WengLin" not in message
+    for name in named:
+        method = getattr(filters, name)()
+        one = method.fit(g).ratings().set_index("player")["mean"]
+        two = method.fit(g.with_weights([1.0, 2.0])).ratings().set_index("player")["mean"]
+        assert two["A"] > one["A"], name
+    for name in ("LaplaceSmoother", "BradleyTerry"):
+        method = getattr(smoothers, name)()
+        one = method.fit(g).ratings().set_index("player")["mean"]
+        two = method.fit(g.with_weights([1.0, 2.0])).ratings().set_index("player")["mean"]
+        assert two["A"] - two["B"] > one["A"] - one["B"], name
+    assert not TrueSkill.honours_weights

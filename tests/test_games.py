@@ -486,3 +486,28 @@ def test_margin_weights_and_validation():
         g.with_weights(margin=("goals_a", "goals_b"))
     with pytest.raises(ValueError, match="exactly one"):
         g.with_weights()
+
+
+def test_margin_weight_power_is_box_cox_of_one_plus_margin():
+    df = pd.DataFrame({"time": [1, 2, 3, 4], "a": ["x", "y", "x", "y"], "b": ["y", "z", "z", "x"],
+                       "score": [1, 0.5, 0, 1], "score_a": [30, 14, 3, 21], "score_b": [0, 14, 27, 20]})
+    g = Games.from_frame(df)
+    m = np.array([30.0, 1.0, 24.0, 1.0])  # a draw and a one-point game weigh the same
+    for p in (1.0, 0.5, -0.5):
+        raw = ((1 + m) ** p - 1) / p
+        np.testing.assert_allclose(g.with_weights(margin=("score_a", "score_b"), power=p).weight,
+                                   raw / raw.mean(), rtol=1e-13)
+    # power 0 is the logarithm (the default, bit for bit), and the family is continuous there
+    log = g.with_weights(margin=("score_a", "score_b")).weight
+    assert np.array_equal(g.with_weights(margin=("score_a", "score_b"), power=0.0).weight, log)
+    np.testing.assert_allclose(g.with_weights(margin=("score_a", "score_b"), power=1e-9).weight, log, rtol=1e-7)
+    # power 1 is linear in the margin (plus a constant, before normalising)
+    lin = g.with_weights(margin=("score_a", "score_b"), power=1.0).weight
+    np.testing.assert_allclose(lin, m / m.mean())
+    # larger powers give big wins more weight
+    heavy = [g.with_weights(margin=("score_a", "score_b"), power=p).weight[0] for p in (-0.5, 0.0, 0.5, 1.0, 1.5)]
+    assert np.all(np.diff(heavy) > 0)
+    with pytest.raises(ValueError, match="power="):
+        g.with_weights([1.0, 1.0, 1.0, 1.0], power=0.5)
+    with pytest.raises(ValueError, match="finite"):
+        g.with_weights(margin=("score_a", "score_b"), power=float("nan"))

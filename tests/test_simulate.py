@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,6 +96,68 @@ def test_drift_variance_is_as_stated():
     assert abs(z.mean()) < 4 / np.sqrt(z.size)
 
 
+def test_zero_reversion_is_the_random_walk_as_before():
+    """reversion 0 keeps the random-walk code path: the same numbers per seed as before mean
+    reversion was simulated (values recorded from that version)."""
+    sim = simulate(MODEL, 20, 300, home_fraction=0.5, seed=7)
+    assert MODEL.reversion == 0
+    np.testing.assert_array_equal(sim.skill_a[[0, 1, 150, 299]],
+                                  [1380.0285772536945, 1172.1081336913749, 1151.4284496938078, 1297.412286320985])
+    np.testing.assert_array_equal(sim.skill_b[[0, 1, 150, 299]],
+                                  [1616.1343561794354, 1426.977195054914, 1167.3458978806152, 1666.0003146737045])
+    assert sim.games.score.sum() == 147.0
+
+
+def _records(sim):
+    for _, df in sim.truth.groupby("player"):
+        yield df["time"].to_numpy().astype("datetime64[D]").astype(float), df["skill"].to_numpy()
+
+
+def test_reversion_follows_the_ornstein_uhlenbeck_transition():
+    """With reversion lambda, s_k | s_{k-1} ~ N(mu + a (s_{k-1} - mu), q (1 - a^2) / (2 lambda)),
+    a = exp(-lambda dt): standardised innovations are N(0, 1), and the lag regression
+    coefficient of (s_k - mu) on (s_{k-1} - mu), pooled over pairs with one-day gaps, is
+    exp(-lambda) (1 for the random walk)."""
+    q, lam, mu = 4.0, 0.05, 10.0
+    model = SkillModel("logistic", 1.0, mu, q / (2 * lam), drift=q, reversion=lam)
+    sim = simulate(model, 10, 4000, days=400, seed=12)
+    z, x0, x1 = [], [], []
+    for t, s in _records(sim):
+        dt = np.diff(t)
+        a = np.exp(-lam * dt)
+        v = q * (1 - a**2) / (2 * lam)
+        z.append((s[1:] - mu - a * (s[:-1] - mu)) / np.sqrt(v))
+        one = dt == 1
+        x0.append(s[:-1][one] - mu)
+        x1.append(s[1:][one] - mu)
+    z = np.concatenate(z)
+    assert z.size > 3000
+    assert abs(z.var() - 1.0) < 4 * np.sqrt(2.0 / z.size)
+    assert abs(z.mean()) < 4 / np.sqrt(z.size)
+    x0, x1 = np.concatenate(x0), np.concatenate(x1)
+    slope = x0 @ x1 / (x0 @ x0)
+    resid_sd = np.sqrt(q * (1 - np.exp(-2 * lam)) / (2 * lam))
+    assert abs(slope - np.exp(-lam)) < 4 * resid_sd / np.sqrt(x0 @ x0)
+    assert slope < 1 - 8 * resid_sd / np.sqrt(x0 @ x0)  # clearly not the random walk
+
+
+def test_reversion_spread_tends_to_the_stationary_variance():
+    """Starting exactly at the mean (prior_var 0), a skill t days later has variance
+    q (1 - exp(-2 lambda t)) / (2 lambda): about q / (2 lambda) = 40 after a long time, where
+    the random walk would have q t (here about 1,600)."""
+    q, lam = 4.0, 0.05
+    model = SkillModel("logistic", 1.0, 0.0, 0.0, drift=q, reversion=lam)
+    sim = simulate(model, 400, 8000, days=400, seed=13)
+    z = []
+    for t, s in _records(sim):
+        elapsed = t[-1] - t[0]
+        if elapsed > 0:
+            z.append(s[-1] / np.sqrt(q * -np.expm1(-2 * lam * elapsed) / (2 * lam)))
+    z = np.asarray(z)
+    assert z.size > 350
+    assert abs(z.var() - 1.0) < 4 * np.sqrt(2.0 / z.size)
+
+
 def test_prior_spread_matches_prior_var():
     model = SkillModel("logistic", 1.0, 3.0, 0.25)
     sim = simulate(model, 400, 400, seed=6)
@@ -173,3 +237,20 @@ def test_drifting_scenario_skill_sd_over_span():
 def test_unknown_scenario_raises():
     with pytest.raises(ValueError, match="nope"):
         scenarios.get("nope")
+
+
+def test_home_drift_makes_the_home_advantage_a_random_walk():
+    model = SkillModel("logistic", ELO_SCALE, 1500.0, 100.0**2, 0.0, "half", home=80.0, home_drift=9.0)
+    sim = simulate(model, 20, 3000, days=1000, home_fraction=0.6, seed=21)
+    h = sim.home_level
+    assert h.shape == (3000,) and h[sim.games.order[0]] == 80.0
+    t = sim.games.days()
+    o = sim.games.order
+    dt, dh = np.diff(t[o]), np.diff(h[o])
+    assert np.all(dh[dt == 0] == 0)  # one level per day
+    z = dh[dt > 0] / np.sqrt(9.0 * dt[dt > 0])
+    assert abs(z.var() - 1.0) < 4 * np.sqrt(2.0 / z.size) and abs(z.mean()) < 4 / np.sqrt(z.size)
+    # the results follow the drifting home advantage, not the starting value
+    at_home = ~sim.games.neutral
+    np.testing.assert_allclose(sim.true_proba(), model.proba(sim.skill_a - sim.skill_b + h * at_home))
+    assert simulate(dataclasses.replace(model, home_drift=0.0), 20, 300, seed=21).home_level is None

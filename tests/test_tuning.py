@@ -65,6 +65,15 @@ def test_tuning_minimises_the_objective_and_keeps_a_trace():
     assert res.objective <= min(grid) + 1e-6
 
 
+def test_standard_errors_can_be_skipped():
+    sim = ss.scenarios.balanced(seed=2)
+    full = Elo(k=5).tune(sim.games, bounds={"k": (2.0, 100.0)}).tuning
+    fast = Elo(k=5).tune(sim.games, bounds={"k": (2.0, 100.0)}, standard_errors=False).tuning
+    assert fast.params == full.params and fast.objective == full.objective
+    assert set(full.se) == {"k"} and fast.se == {}
+    assert len(fast.trace) == len(full.trace)  # the Hessian's runs are not in the trace either way
+
+
 def test_bad_tuning_requests_raise():
     games = ss.scenarios.balanced().games
     with pytest.raises(ValueError, match="cannot tune"):
