@@ -13,6 +13,10 @@ Reference values, all computed independently of ``smoothers.laplace`` and ``smoo
   model with the same fixed drift and prior;
 - the simulation's own drift for the type-II estimate (``statespace.simulate``);
 - on ``scenarios.drifting()``, the filters of ``filters.REGISTRY`` with their defaults;
+- for the exact variances at any size (the selected inverse of a sparse factor): numpy's dense
+  inverse and ``slogdet`` of the same Hessian (random ones with the smoother's structure, built
+  here, and the ``WholeHistory`` Hessian of a fit with more nodes than the dense limit), and
+  SuperLU's count of the factor's entries for the same ordering;
 - for game weights and mean reversion, the same dense references with each game's
   log-likelihood multiplied by its weight and the links written as the Ornstein-Uhlenbeck
   transition ``x_k | x_prev ~ N(mu + phi (x_prev - mu), q (1 - phi^2) / (2 lambda))``,
@@ -29,12 +33,17 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sps
 from scipy import optimize
+from scipy.sparse.csgraph import reverse_cuthill_mckee
+from scipy.sparse.linalg import splu
 from scipy.special import expit, log_expit
 
 import statespace as ss
 from statespace import ELO_SCALE, Games, SkillModel, metrics
 from smoothers import BradleyTerry, LaplaceSmoother, SmootherFit
+from smoothers.base import Timeline
+from smoothers.laplace import SparseCovariance
 import smoothers.laplace as laplace_module
 
 
@@ -304,22 +313,27 @@ def test_exact_variances_are_the_inverse_hessian(small_dynamic):
 
 
 def test_chain_variances_are_each_competitors_own_block(small_dynamic):
-    """With ``exact_variance_limit=0``: each competitor's variances come from the inverse of its
-    own block of the Hessian (its chain plus the games' curvature; opponents held fixed)."""
+    """With ``variances="blocks"``: each competitor's variances come from the inverse of its
+    own block of the Hessian (its chain plus the games' curvature; opponents held fixed), and so
+    do the covariances of consecutive nodes (``info["prev_cov"]``)."""
     games, model = small_dynamic
     wh = WholeHistory(games, model)
     exact = LaplaceSmoother(model).fit(games)
-    chain = LaplaceSmoother(model, exact_variance_limit=0).fit(games)
-    assert not chain.info["exact_variance"] and chain.cov is None
+    chain = LaplaceSmoother(model, variances="blocks").fit(games)
+    assert not chain.info["exact_variance"] and chain.info["variances"] == "blocks" and chain.cov is None
     np.testing.assert_allclose(chain.mean, exact.mean, rtol=0, atol=1e-9 * model.scale)  # same mode
     order = wh.order_of(chain)
     H = wh.hessian(chain.mean[order])
     names = np.array([k[0] for k in wh.keys])
     expected = np.empty(wh.n)
+    expected_prev = np.full(wh.n, np.nan)
     for name in np.unique(names):
         idx = np.flatnonzero(names == name)
-        expected[idx] = np.diag(np.linalg.inv(H[np.ix_(idx, idx)]))
+        block = np.linalg.inv(H[np.ix_(idx, idx)])
+        expected[idx] = np.diag(block)
+        expected_prev[idx[1:]] = np.diag(block, -1)
     np.testing.assert_allclose(chain.var[order], expected, rtol=1e-9)
+    np.testing.assert_allclose(chain.info["prev_cov"][order], expected_prev, rtol=1e-9)  # NaN at first nodes
     # holding opponents fixed understates the uncertainty: never above the exact variance
     assert np.all(chain.var <= exact.var * (1 + 1e-9))
 
@@ -332,6 +346,200 @@ def test_conjugate_gradients_and_sparse_lu_give_the_same_mode(small_dynamic, mon
     cg = LaplaceSmoother(model).fit(games)
     np.testing.assert_allclose(cg.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
     np.testing.assert_allclose(cg.var, lu.var, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- b2. exact variances at any size
+def random_chains_and_couplings(n_players, n_periods, couplings_per_node, seed):
+    """A timeline and a dense SPD matrix with the smoother's Hessian structure and random values,
+    built here: each competitor plays at a random 60% of the periods (a chain of nodes, each
+    linked to the previous with precision w / dt), a first node has a prior precision, and each
+    coupling (a game) joins two competitors' nodes of one period with curvature kappa."""
+    rng = np.random.default_rng(seed)
+    plays = rng.random((n_players, n_periods)) < 0.6
+    node_player, node_time = np.nonzero(plays)  # by competitor, then period
+    n = node_player.size
+    first = np.r_[True, node_player[1:] != node_player[:-1]]
+    prev = np.where(first, -1, np.arange(n) - 1)
+    dt = np.where(first, 0.0, node_time - np.r_[node_time[:1], node_time[:-1]]).astype(float)
+    node_of = {(p, t): k for k, (p, t) in enumerate(zip(node_player, node_time))}
+    ga, gb = [], []
+    while len(ga) < couplings_per_node * n:
+        t = rng.integers(n_periods)
+        a, b = rng.choice(n_players, 2, replace=False)
+        if plays[a, t] and plays[b, t]:
+            ga.append(node_of[a, t])
+            gb.append(node_of[b, t])
+    ga, gb = np.array(ga), np.array(gb)
+    H = np.zeros((n, n))
+    f = np.flatnonzero(first)
+    H[f, f] += rng.uniform(0.5, 2.0, f.size)
+    for k in np.flatnonzero(~first):
+        w = rng.uniform(0.5, 20.0) / dt[k]
+        H[k, k] += w
+        H[k - 1, k - 1] += w
+        H[k, k - 1] -= w
+        H[k - 1, k] -= w
+    kappa = rng.uniform(0.05, 0.25, ga.size)
+    np.add.at(H, (ga, ga), kappa)
+    np.add.at(H, (gb, gb), kappa)
+    np.add.at(H, (ga, gb), -kappa)
+    np.add.at(H, (gb, ga), -kappa)
+    tl = Timeline(np.array([f"p{i}" for i in range(n_players)]), node_player.astype(np.int64),
+                  node_time.astype(float), prev.astype(np.int64), dt, ga.astype(np.int64), gb.astype(np.int64))
+    return tl, H
+
+
+@pytest.mark.parametrize("n_players, n_periods, seed", [(10, 33, 0), (40, 60, 1), (100, 84, 2)],
+                         ids=["200-nodes", "1400-nodes", "5000-nodes"])
+def test_selected_inverse_is_the_dense_inverse_on_its_pattern(n_players, n_periods, seed):
+    """On random SPD matrices with the smoother's structure (chains plus games), for the orders
+    the smoother picks (reverse Cuthill-McKee, minimum degree) and others (chains one after the
+    other; a random order on the small case): the symbolic factor has SuperLU's number of
+    entries, log det is numpy's slogdet, and the selected inverse -- every variance, every
+    node's covariance with its previous node and every entry on the pattern of L + L^T -- is
+    numpy's dense inverse to 1e-10; other covariances come from solves with the factor."""
+    tl, H = random_chains_and_couplings(n_players, n_periods, 2, seed)
+    n = tl.n_nodes
+    assert 0.8 * n_players * n_periods * 0.6 < n < 1.2 * n_players * n_periods * 0.6
+    Z = np.linalg.inv(H)
+    logdet = np.linalg.slogdet(H)
+    assert logdet[0] == 1.0
+    linked = np.flatnonzero(tl.prev >= 0)
+    Hs = sps.csc_matrix(H)
+    plans = {"chosen": laplace_module._SparsePlan.build(tl, math.inf, math.inf),
+             "rcm": laplace_module._SparsePlan.from_order(tl, reverse_cuthill_mckee(Hs.tocsr(), symmetric_mode=True))}
+    if n < 2000:  # orders that fill most of L (too slow for the large case)
+        plans["chains in turn"] = laplace_module._SparsePlan.from_order(tl, np.arange(n))
+        plans["random"] = laplace_module._SparsePlan.from_order(tl, np.random.default_rng(seed).permutation(n))
+    for name, plan in plans.items():
+        # the symbolic count is SuperLU's for the same order (no pivoting: D's pivots are H's)
+        P = Hs[plan.order][:, plan.order].tocsc()
+        lu = splu(P, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+        assert np.array_equal(lu.perm_r, lu.perm_c), name
+        assert plan.nnz == lu.L.nnz, name
+        factor = plan.factor(Hs)
+        assert factor.logdet == pytest.approx(logdet[1], rel=1e-12), name
+        var, prev_cov = factor.selected_inverse(linked, tl.prev[linked])
+        np.testing.assert_allclose(var, np.diag(Z), rtol=1e-10, err_msg=name)
+        np.testing.assert_allclose(prev_cov, Z[linked, tl.prev[linked]], rtol=1e-10, err_msg=name)
+        # every entry of the pattern of L (in node indices)
+        cols = np.repeat(np.arange(n), np.diff(plan.colptr))
+        a, b = plan.order[plan.rowind], plan.order[cols]
+        _, entries = factor.selected_inverse(a, b)
+        np.testing.assert_allclose(entries, Z[a, b], rtol=1e-10, atol=1e-13 * np.diag(Z).max(), err_msg=name)
+        rng = np.random.default_rng(7)
+        i, j = rng.integers(n, size=200), rng.integers(n, size=200)
+        np.testing.assert_allclose(SparseCovariance(factor, var)[i, j], Z[i, j], rtol=1e-10,
+                                   atol=1e-13 * np.diag(Z).max(), err_msg=name)
+    # the smoother's own choice is the cheapest of what it tried, and far cheaper than no ordering
+    assert plans["chosen"].flops <= plans["rcm"].flops
+    if "chains in turn" in plans:
+        assert plans["chosen"].nnz < 0.5 * plans["chains in turn"].nnz
+
+
+@pytest.fixture(scope="module")
+def beyond_dense():
+    """80 competitors, 5,000 games over 50 daily periods (logistic units, drift 0.01 a day): about
+    3,500 nodes, above the dense limit of 3,000, and a later month to forecast."""
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.01)
+    games = ss.simulate(model, 80, 5600, days=56, seed=3).games.with_periods(1)
+    train, test = games.split(50 / 56)
+    return train, test, model
+
+
+def test_exact_variances_above_the_dense_limit(beyond_dense):
+    """A fit with more nodes than ``dense_cov_limit``: the variances, each node's covariance with
+    its previous node, the log evidence (exact log det) and any covariance asked of ``fit.cov``
+    are those of the dense inverse of the Hessian built in this file; the forecasts are the dense
+    fit's; and the per-competitor blocks understate every variance, most by more than 10%."""
+    train, test, model = beyond_dense
+    fit = LaplaceSmoother(model).fit(train)
+    assert fit.info["variances"] == "selected inverse" and fit.info["exact_variance"]
+    assert 3000 < fit.info["n_nodes"] and isinstance(fit.cov, SparseCovariance)
+    wh = WholeHistory(train, model)
+    order = wh.order_of(fit)
+    x = fit.mean[order]
+    H = wh.hessian(x)
+    cov = np.linalg.inv(H)
+    np.testing.assert_allclose(fit.var[order], np.diag(cov), rtol=1e-10)
+    j, k = np.array([(j, k) for j, k, _, _ in wh.links]).T
+    np.testing.assert_allclose(fit.info["prev_cov"][order[k]], cov[k, j], rtol=1e-10)
+    assert np.all(np.isnan(fit.info["prev_cov"][order[np.array(wh.first)]]))
+    logdet_h = np.linalg.slogdet(H)[1]
+    evidence = wh.loglik(x) + wh.log_prior(x) + 0.5 * wh.n * math.log(2 * math.pi) - 0.5 * logdet_h
+    assert fit.info["log_evidence"] == pytest.approx(evidence, rel=1e-10)
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(wh.n, size=300), rng.integers(wh.n, size=300)
+    np.testing.assert_allclose(fit.cov[order[a], order[b]], cov[a, b], rtol=1e-9, atol=1e-12 * cov.max())
+    # forecasts: the same as with the whole covariance formed densely
+    dense = LaplaceSmoother(model, dense_cov_limit=10**5).fit(train)
+    assert dense.info["variances"] == "dense"
+    np.testing.assert_allclose(dense.var, fit.var, rtol=1e-10)
+    np.testing.assert_allclose(fit.predict_proba(test), dense.predict_proba(test), rtol=0, atol=1e-12)
+    # the per-competitor blocks hold the opponents fixed: never above, and well below on most nodes
+    blocks = LaplaceSmoother(model, variances="blocks").fit(train)
+    np.testing.assert_allclose(blocks.mean, fit.mean, rtol=0, atol=1e-9)
+    ratio = fit.var / blocks.var
+    assert ratio.min() >= 1 - 1e-12
+    assert np.median(ratio) > 1.1, np.median(ratio)  # 1.16
+
+
+def test_variances_option_budget_and_sparse_covariance(small_dynamic, monkeypatch):
+    """``variances`` and ``dense_cov_limit``: the selected inverse on a small fit is its dense
+    inverse; ``SparseCovariance`` indexes like the dense matrix; in the type-II search a small fit
+    whose sparse factor is over the budget takes log det H from the dense factor instead (the same
+    evidence); above the dense limit and over the budget "auto" falls back to the blocks
+    (variances and log det) and "exact" does not; the old ``exact_variance_limit`` warns and is
+    ``dense_cov_limit``."""
+    games, model = small_dynamic
+    train, test = games.split(0.8)
+    dense = LaplaceSmoother(model).fit(train)
+    assert dense.info["variances"] == "dense" and isinstance(dense.cov, np.ndarray)
+    sel = LaplaceSmoother(model, dense_cov_limit=0).fit(train)
+    assert sel.info["variances"] == "selected inverse" and isinstance(sel.cov, SparseCovariance)
+    np.testing.assert_array_equal(sel.mean, dense.mean)
+    np.testing.assert_allclose(sel.var, dense.var, rtol=1e-10)
+    np.testing.assert_allclose(sel.info["prev_cov"], dense.info["prev_cov"], rtol=1e-10)  # NaN alike
+    assert sel.info["log_evidence"] == pytest.approx(dense.info["log_evidence"], rel=1e-12)
+    np.testing.assert_allclose(sel.predict_proba(test), dense.predict_proba(test), rtol=0, atol=1e-13)
+    # SparseCovariance: indexing as the array does
+    C, D = sel.cov, dense.cov
+    n = D.shape[0]
+    assert C.shape == D.shape and "SparseCovariance" in repr(C)
+    np.testing.assert_allclose(np.asarray(C), D, rtol=1e-9, atol=1e-13 * D.max())
+    np.testing.assert_allclose(C.diagonal(), np.diag(D), rtol=1e-10)
+    idx = np.array([0, 5, n - 1])
+    np.testing.assert_allclose(C[np.ix_(idx, idx)], D[np.ix_(idx, idx)], rtol=1e-9)
+    assert isinstance(C[3, 7], float) and C[3, 7] == pytest.approx(D[3, 7], rel=1e-9)
+    assert C[-1, 0] == pytest.approx(D[-1, 0], rel=1e-9)
+    for bad in (0, (0, n), (0.5, 1), (np.array([0, -n - 1]), 0)):
+        with pytest.raises(IndexError):
+            C[bad]
+    # type II: the evidence at each drift from the sparse factor, or (over the budget, a small fit)
+    # from the dense Cholesky factor: the same drift
+    auto_sparse = LaplaceSmoother(model, drift="auto").fit(train)
+    monkeypatch.setattr(laplace_module, "_FACTOR_FLOPS", 1.0)
+    auto_dense = LaplaceSmoother(model, drift="auto").fit(train)
+    trace_sparse, trace_dense = np.array(auto_sparse.info["drift_trace"]), np.array(auto_dense.info["drift_trace"])
+    np.testing.assert_allclose(trace_dense, trace_sparse, rtol=1e-10)
+    assert auto_dense.model.drift == pytest.approx(auto_sparse.model.drift, rel=1e-10)
+    # over the budget, above the dense limit
+    over = LaplaceSmoother(model, dense_cov_limit=0).fit(train)
+    blocks = LaplaceSmoother(model, variances="blocks").fit(train)
+    assert over.info["variances"] == blocks.info["variances"] == "blocks" and over.cov is None
+    np.testing.assert_array_equal(over.var, blocks.var)
+    assert over.info["log_evidence"] == blocks.info["log_evidence"] < sel.info["log_evidence"]  # Fischer
+    exact = LaplaceSmoother(model, variances="exact", dense_cov_limit=0).fit(train)
+    assert exact.info["variances"] == "selected inverse"
+    np.testing.assert_array_equal(exact.var, sel.var)
+    # arguments
+    with pytest.raises(ValueError, match="variances"):
+        LaplaceSmoother(model, variances="diagonal")
+    with pytest.raises(ValueError, match="dense_cov_limit"):
+        LaplaceSmoother(model, dense_cov_limit=-1)
+    with pytest.warns(DeprecationWarning, match="exact_variance_limit"):
+        old = LaplaceSmoother(model, exact_variance_limit=7)
+    assert old.dense_cov_limit == 7
 
 
 # ---------------------------------------------------------------- c. Laplace against NUTS
@@ -440,10 +648,10 @@ def test_on_the_drifting_scenario_no_worse_than_the_best_filter(capsys):
     best_filter = table.loc[list(filters.REGISTRY), "log_loss"].idxmin()
     delta, se = metrics.paired_difference(per_game["laplace_auto"], per_game[best_filter])
     assert delta <= 2 * se, (best_filter, delta, se)
-    # the type-II drift lands near the scenario's 22.5 per day: measured 28.6 on this training
-    # part (5,211 nodes > 4,000, so the log-determinant is the per-competitor chains'
-    # approximation; the exact one gives 30.6), 16.4 on all games. Paired difference against
-    # the best filter (TrueSkill) measured 0.0045, se 0.0037.
+    # the type-II drift lands near the scenario's 22.5 per day: measured 30.6 on this training
+    # part (5,211 nodes, exact log-determinant from the sparse factor; the per-competitor
+    # chains' approximation gave 28.6), 17.5 on all games (16.4). Paired difference against
+    # the best filter (TrueSkill) measured 0.0048, se 0.0038 (0.0045, 0.0037 with the chains).
     fitted = LaplaceSmoother(sim.model, drift="auto").fit(sim.games.split(0.7)[0])
     assert 22.5 / 1.5 < fitted.model.drift < 22.5 * 1.5
 
@@ -667,8 +875,7 @@ def test_weight_two_is_the_game_played_twice(small_dynamic, monkeypatch, route):
     kwargs = {}
     if route == "cg-chains":
         monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
-        monkeypatch.setattr(laplace_module, "_DIRECT_LIMIT", 0)
-        kwargs = {"exact_variance_limit": 0}
+        kwargs = {"variances": "blocks"}
     w_fit = LaplaceSmoother(model, **kwargs).fit(weighted)
     d_fit = LaplaceSmoother(model, **kwargs).fit(doubled)
     plain = LaplaceSmoother(model, **kwargs).fit(games)
@@ -712,8 +919,7 @@ def test_chains_follow_the_ou_links(small_dynamic, monkeypatch):
     monkeypatch.setattr(laplace_module, "_CG_FROM", 10**9)
     lu = LaplaceSmoother(model).fit(games)
     monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
-    monkeypatch.setattr(laplace_module, "_DIRECT_LIMIT", 0)
-    chain = LaplaceSmoother(model, exact_variance_limit=0).fit(games)
+    chain = LaplaceSmoother(model, variances="blocks").fit(games)
     np.testing.assert_allclose(chain.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
     order = wh.order_of(chain)
     x = chain.mean[order]
