@@ -1,9 +1,10 @@
 """What the speed benchmarks share: the command line, the simulated stream, the clocks, the
 games-per-second table and the breakdown of a run into Python-side preparation and compiled loop.
 
-Used by ``bench_elo.py``, ``bench_glicko.py``, ``bench_trueskill.py``, ``bench_ekf.py`` and (the
-clock and the version line) ``bench_smoothers.py``; each script keeps its own peers, checks and
-report, and runs as ``python benchmarks/bench_<x>.py`` (its folder is then on ``sys.path``).
+Used by ``bench_elo.py``, ``bench_glicko.py``, ``bench_trueskill.py``, ``bench_ekf.py``, (the
+clock and the version line) ``bench_smoothers.py`` and ``peers.py`` (which imports the peers of the
+other scripts); each script keeps its own peers, checks and report, and runs as
+``python benchmarks/<script>.py`` (its folder is then on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -145,20 +146,26 @@ def load() -> str:
         return "load average unknown"
 
 
-def versions(*modules: str, peers: tuple[str, ...] = ()) -> str:
-    """``python X, numpy Y, ...``: the Python version, then each of ``modules`` (imported, in
-    the order given), then the installed version of each peer package (``name not installed``
-    when it is missing)."""
+def version_map(*modules: str, peers: tuple[str, ...] = ()) -> dict[str, str | None]:
+    """{name: version}: ``python``, then each of ``modules`` (imported, in the order given), then
+    the installed version of each peer package (``None`` when it is not installed)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = [f"python {platform.python_version()}"]
-    out += [f"{name} {importlib.import_module(name).__version__}" for name in modules]
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    out.update({name: importlib.import_module(name).__version__ for name in modules})
     for pkg in peers:
         try:
-            out.append(f"{pkg} {version(pkg)}")
+            out[pkg] = version(pkg)
         except PackageNotFoundError:  # pragma: no cover - test-only dependency missing
-            out.append(f"{pkg} not installed")
-    return ", ".join(out)
+            out[pkg] = None
+    return out
+
+
+def versions(*modules: str, peers: tuple[str, ...] = ()) -> str:
+    """``python X, numpy Y, ...``: :func:`version_map` as one line (``name not installed`` for a
+    missing peer)."""
+    return ", ".join(f"{name} {v if v is not None else 'not installed'}"
+                     for name, v in version_map(*modules, peers=peers).items())
 
 
 def print_header(title: str, versions_line: str, machine_note: str = "") -> None:
@@ -180,13 +187,14 @@ def import_packages() -> None:
     print(f"import statespace + filters: {time.perf_counter() - t0:.2f} s")
 
 
-def warm_up(label: str, runs) -> None:
+def warm_up(label: str, runs, file=None) -> None:
     """Call each of ``runs`` once (numba loads its cache or compiles) and print
-    ``label (numba cache load or compilation, excluded below): seconds``."""
+    ``label (numba cache load or compilation, excluded below): seconds`` (to ``file``: stdout
+    by default)."""
     t0 = time.perf_counter()
     for run in runs:
         run()
-    print(f"{label} (numba cache load or compilation, excluded below): {time.perf_counter() - t0:.2f} s")
+    print(f"{label} (numba cache load or compilation, excluded below): {time.perf_counter() - t0:.2f} s", file=file)
 
 
 # ---------------------------------------------------------------------------- clocks
@@ -309,14 +317,14 @@ def replay_loop(args: tuple, game, values: np.ndarray, predict=None, has_predict
     starting each time from a copy of ``values``, no games played and no time passed."""
     from filters import _kernels as K
 
-    # sequential_loop(predict, game, has_predict, x, count, last, theta, <per-game arrays>, out_p, out_post)
-    pred0, _, has0, _, count, last, theta, *per_game_arrays, out_p, out_post = args
+    # sequential_loop(predict, game, has_predict, x, count, last, theta, <per-game arrays>, out_p, out_post, shared)
+    pred0, _, has0, _, count, last, theta, *per_game_arrays, out_p, out_post, shared = args
     pred = pred0 if predict is None else predict
     has = has0 if has_predict is None else has_predict
 
     def go() -> None:
         K.sequential_loop(pred, game, has, values.copy(), np.zeros_like(count), np.full(last.shape, np.nan),
-                          theta, *per_game_arrays, np.empty(out_p.shape), np.empty(out_post.shape))
+                          theta, *per_game_arrays, np.empty(out_p.shape), np.empty(out_post.shape), shared)
 
     return go
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,67 @@ def test_real_data_benchmark_quick():
     assert "| method | kind | log loss | Brier |" in out.stdout
     assert "| FiveThirtyEight | reference | 0.6322 |" in out.stdout
     assert "### Beat the best measured forecast" in out.stdout and "| nfl | 1,681 |" in out.stdout
+
+
+def test_peers_quick(tmp_path):
+    # both parts in one process, elote and whr left out as if absent: the tables still come out,
+    # the skips are noted, and the JSON holds every number (no timing is asserted)
+    path = tmp_path / "peers.json"
+    out = run("benchmarks/peers.py", "--quick", "--without", "elote,whr", "--json", str(path), timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "| ours | ours games/s | peer | peer games | peer games/s | ours / peer |" in " ".join(out.stdout.split())
+    assert "| method | fit s | log loss | compared with | peer s / ours s |" in " ".join(out.stdout.split())
+    assert "skipped: elote EloCompetitor (Elo(k=32)): elote: left out (--without)" in out.stdout
+    assert "skipped: whr, until converged: whr: left out (--without)" in out.stdout
+    assert path.is_file() and f"saved: {path}" in out.stdout
+    result = json.loads(path.read_text())
+    assert {"command", "quick", "machine", "versions", "filters", "smoothers", "seconds"} <= result.keys()
+    assert {"cpu_count", "load_average_start", "load_average_end"} <= result["machine"].keys()
+    assert {"numpy", "numba", "elote", "whr", "kickscore", "choix"} <= result["versions"].keys()
+    filt, smooth = result["filters"], result["smoothers"]
+    assert filt["forecasts_valid"] and len(filt["ours"]) == 9
+    assert {"ours", "peer", "peer_games", "ours_games_per_s", "peer_games_per_s", "ratio"} <= filt["rows"][0].keys()
+    assert "EKF()" in {r["ours"] for r in filt["rows"]}
+    assert all(r["package"] != "elote" for r in filt["rows"])
+    assert "elote" in {s["package"] for s in filt["skipped"]}  # and any other peer not installed
+    assert [r["method"] for r in smooth["rows"][:3]] == ["ours: LaplaceSmoother", "ours: BradleyTerry",
+                                                         "true probabilities"]
+    assert {"whr", "kickscore", "trueskillthroughtime"} <= {s["package"] for s in smooth["skipped"]}
+
+
+def test_published_tables():
+    # the published Elo/Glicko/TrueSkill tables (elote's docs, issues 3, 4 and 7) from the library
+    out = run("examples/published_tables.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    for number in ("0.7597469266", "0.6835846204", "0.6476185605",  # formula check (Glicko: q = ln 10 / 400)
+                   "1516.000", "1566.831", "1665.435",  # Elo after 1, 5, 20 wins (K 32)
+                   "290.2305", "223.2605", "177.9769",  # Glicko RD
+                   "7.17113", "5.58494", "4.41327",  # TrueSkill sigma, elote's constants
+                   "0.647610", "0.705905", "0.765283", "0.793599", "0.686621", "0.738510", "0.778386",  # symmetry
+                   "1.08752"):  # Glicko's update-time asymmetry, for contrast
+        assert number in out.stdout, number
+    for scenario in ("balanced", "draw_heavy", "sparse"):
+        assert f"\n  {scenario}: 420 train / 180 test games" in out.stdout, scenario
+    assert "(forecast at true skills)" in out.stdout and "laplace" in out.stdout and "ekf full" in out.stdout
+    import importlib.util
+
+    if importlib.util.find_spec("elote") is None:
+        assert "skipped, elote is not installed" in out.stdout
+    else:  # elote's published balanced Elo row (0.8778, 0.0900, 0.3310) from our Elo on elote's rows
+        lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
+        for metric, published, ours in (("accuracy", "0.8778", "0.877778"), ("brier", "0.0900", "0.090004"),
+                                        ("log_loss", "0.3310", "0.330986")):
+            assert f"this project's Elo (K 32), {metric}, vs elote's published Elo {published} {ours} MATCH" in lines
+        assert sum("over the 180 forecasts" in line and "MATCH" in line for line in lines) == 6  # Elo, TrueSkill
+    assert "MISMATCH" not in out.stdout and "published numbers reproduced: all of them." in out.stdout
+
+
+def test_glicko_asymmetry_table():
+    # issue 3's "whose uncertainty moves the prediction" table, printed by the Glicko examples
+    out = run("examples/glicko_worked_examples.py")
+    assert out.returncode == 0, out.stderr + out.stdout
+    section = out.stdout.split("5. Whose uncertainty moves a prediction", 1)[1]
+    for number in ("0.996765", "0.996616", "0.995876", "0.992310", "0.979194",  # the 1500's RD 30 ... 350
+                   "0.848021", "0.151979", "0.239496", "0.760504", "1.0875"):
+        assert number in section, number
+    assert "MISMATCH" not in out.stdout
