@@ -413,6 +413,9 @@ class PyMCSmoother:
         if getattr(model, "reversion", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
+        if getattr(model, "home_drift", 0.0) != 0.0:
+            raise ValueError(f"PyMCSmoother fits a constant home advantage (home_drift = 0), got home_drift="
+                             f"{model.home_drift!r}; use the EKF for a drifting home advantage")
         if likelihood not in ("auto", "compiled", "graph"):
             raise ValueError(f"likelihood must be 'auto', 'compiled' or 'graph', got {likelihood!r}")
         if likelihood == "compiled" and sampler in ("nutpie", "numpyro"):
@@ -685,9 +688,9 @@ class PyMCSmoother:
         variable of ``pmodel``, from :class:`smoothers.LaplaceSmoother` fitted to the same model.
 
         A first node's z is (s - prior_mean) / sigma_prior with variance var(s) / sigma_prior^2; a
-        later node's z is the step (s_k - s_k-1) / (sigma_drift sqrt(dt)), whose variance needs
-        the neighbours' covariance, which the smoother does not keep for large tables: its prior
-        variance 1 is used (the data say little about a single step). Scalars: the Laplace
+        later node's z is the step (s_k - s_k-1) / (sigma_drift sqrt(dt)), with variance
+        (var(s_k) + var(s_k-1) - 2 cov(s_k, s_k-1)) / (sigma_drift^2 dt) from the smoother's
+        neighbour covariances (``info["prev_cov"]``); both capped at the prior's 1. Scalars: the Laplace
         values (the drift by type-II maximum likelihood when it is inferred, the rest the model's)
         with variance 0.1^2 on their sampling scale (log for the positive ones)."""
         import dataclasses
@@ -711,7 +714,9 @@ class PyMCSmoother:
         step = np.where(first, lap.mean - m.prior_mean, lap.mean - lap.mean[np.maximum(tl.prev, 0)])
         ok = step_sd > 0
         z = np.where(ok, step / np.where(ok, step_sd, 1.0), 0.0)
-        z_var = np.where(first & ok, np.clip(lap.var / prior_sd**2, 1e-4, 1.0), 1.0)
+        prev = np.maximum(tl.prev, 0)
+        step_var = np.where(first, lap.var, lap.var + lap.var[prev] - 2.0 * np.nan_to_num(lap.info["prev_cov"]))
+        z_var = np.where(ok, np.clip(step_var / np.where(ok, step_sd, 1.0) ** 2, 1e-4, 1.0), 1.0)
         s = m.scale
         start = {"drift_sd_log__": math.log(max(drift_sd, 1e-3 * s)), "prior_sd_log__": math.log(max(prior_sd, 1e-3 * s)),
                  "home": model.home, "margin_log__": math.log(max(model.draw.theta, 1e-3 * s)),

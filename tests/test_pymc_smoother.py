@@ -237,9 +237,11 @@ def test_compiled_op_has_the_graphs_log_density_and_gradient(link, draw):
         assert np.max(np.abs(grad_fast)) > 0.1  # a gradient that can fail
 
 
-def test_mean_reversion_is_refused():
+def test_mean_reversion_and_a_drifting_home_advantage_are_refused():
     with pytest.raises(ValueError, match="reversion"):
         PyMCSmoother(ss.SkillModel(reversion=0.1))
+    with pytest.raises(ValueError, match="home_drift"):
+        PyMCSmoother(ss.SkillModel(home_drift=0.1))
 
 
 def test_draws_under_draw_model_none_are_an_error():
@@ -275,8 +277,11 @@ def test_laplace_start_is_the_laplace_mode_in_sampler_coordinates(draw):
     _, inits = smoother._laplace_start(games, tl, pmodel, np.random.default_rng(0))
     lap = LaplaceSmoother(model).fit(games)
     first = tl.prev < 0
-    np.testing.assert_allclose(var["z"][first], lap.var[first] / 0.8)
-    assert np.all(var["z"][~first] == 1.0)
+    np.testing.assert_allclose(var["z"][first], np.minimum(lap.var[first] / 0.8, 1.0))
+    prev = tl.prev[~first]
+    step_var = lap.var[~first] + lap.var[prev] - 2 * lap.cov[np.flatnonzero(~first), prev]  # the dense covariance
+    np.testing.assert_allclose(var["z"][~first], np.clip(step_var / (0.05 * tl.dt[~first]), 1e-4, 1.0), rtol=1e-9)
+    assert 0.05 < np.median(var["z"][~first]) < 1.0  # the data say something about single steps
     if draw != "half":
         assert mean["margin_log__"] == pytest.approx(np.log(0.3))
     increments = (first * np.sqrt(0.8) + np.sqrt(0.05 * tl.dt)) * mean["z"] + first * 0.3
