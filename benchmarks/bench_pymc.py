@@ -13,8 +13,8 @@ meaningful on an otherwise idle machine; CPU time is steadier on a busy one.
 
 Usage::
 
-    python benchmarks/bench_pymc.py                         # PyMC NUTS, 2 chains on 1 core
-    python benchmarks/bench_pymc.py --cores 2               # chains in parallel
+    python benchmarks/bench_pymc.py                         # PyMC NUTS, 2 chains in parallel (2+ cores)
+    python benchmarks/bench_pymc.py --cores 1               # chains one after the other
     python benchmarks/bench_pymc.py --sampler nutpie --cores 2
     python benchmarks/bench_pymc.py --quick                 # 500 games, 200 draws (smoke test)
     python benchmarks/bench_pymc.py --cores 2 --init jitter+adapt_diag --likelihood graph   # as before the speed-ups
@@ -51,7 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--tune", type=int, default=1000)
     ap.add_argument("--chains", type=int, default=2)
-    ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--cores", type=int, default=None, help="processes for the chains (default: the smoother's, "
+                                                          "one per chain up to the number of cores)")
     ap.add_argument("--target-accept", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--init", default="laplace", help="PyMCSmoother init: laplace (default) or a PyMC init method, "
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     cpu = _cpu_seconds() - cpu0
     info = fit.info
     print(f"{games!r}: {fit.timeline.n_nodes} nodes")
-    print(f"{smoother!r}, cores={args.cores}, init={args.init}, likelihood={args.likelihood}")
+    print(f"{smoother!r}, cores={smoother.cores}, init={args.init}, likelihood={args.likelihood}")
     print(f"wall time of fit: {wall:.1f} s (sampling {info.get('sampling_seconds') or float('nan'):.1f} s); "
           f"CPU time {cpu:.1f} s (this process and its sampler processes)")
     if args.sampler != "advi":

@@ -364,6 +364,8 @@ class PyMCSmoother:
         it underestimates posterior variances).
     draws, tune, chains, cores, target_accept, seed:
         Passed to the sampler (``tune`` is ignored by ADVI; ``advi_iterations`` sets its length).
+        ``cores=None`` (default): the chains run in parallel, one process per chain up to the
+        number of CPU cores, as in PyMC.
     progressbar:
         ``None``: shown when stderr is a terminal.
     period_days:
@@ -400,7 +402,7 @@ class PyMCSmoother:
 
     def __init__(self, model: SkillModel | None = None, *, drift: float | None = None,
                  prior_var: float | None = None, home: float | None = None, draw_param: float | None = None,
-                 sampler: str = "nuts", draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int = 1,
+                 sampler: str = "nuts", draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int | None = None,
                  target_accept: float = 0.9, seed=None, progressbar: bool | None = None,
                  period_days: float = 1.0, compile_dir: str | os.PathLike | None = None,
                  keep_draws: int = 500, advi_iterations: int = 20_000, max_rhat: float = 1.05,
@@ -425,6 +427,8 @@ class PyMCSmoother:
             raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {init!r}")
         if sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got {sampler!r}")
+        if cores is None:  # chains in parallel, one per core, as PyMC does
+            cores = max(1, min(int(chains), os.cpu_count() or 1))
         for name, value in (("draws", draws), ("chains", chains), ("cores", cores), ("keep_draws", keep_draws),
                             ("advi_iterations", advi_iterations)):
             if int(value) != value or value < 1:
