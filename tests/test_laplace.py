@@ -681,6 +681,7 @@ def test_predict_proba_is_aligned_and_sums_to_one(dated):
     np.testing.assert_allclose(fit.predict_proba(new), [[0.5, 0.0, 0.5]])
 
 
+@pytest.mark.filterwarnings("ignore:BradleyTerry. the maximum-likelihood")
 def test_static_forecasts_before_1970():
     """A static fit forecasts games of any date from its one node per competitor (it used to
     sit at time 0, so games dated before 1970 got the prior)."""
@@ -1081,3 +1082,41 @@ def test_reversion_arguments():
     assert "reversion=0.2" in repr(LaplaceSmoother(model))
     static = BradleyTerry(model)  # static skills: no drift, no reversion
     assert static.model.drift == 0.0 and static.model.reversion == 0.0
+
+
+# ------------------------------------------------------------------- Ford's condition
+def _games(rows):
+    return ss.Games.from_arrays(np.arange(len(rows)), [r[0] for r in rows], [r[1] for r in rows],
+                                [r[2] for r in rows])
+
+
+def test_bradley_terry_warns_when_the_maximum_likelihood_fit_does_not_exist():
+    """A beats B and C, B beats C: no finite maximum (Ford 1957), A never lost, C never won;
+    a cycle A > B > C > A (or a draw closing it) has one, and fits without a warning."""
+    from smoothers.laplace import ford_groups
+
+    chain = _games([("A", "B", 1.0), ("A", "C", 1.0), ("B", "C", 1.0)])
+    message = ford_groups(chain)
+    assert "never lost: 1 (A)" in message and "never won: 1 (C)" in message and "3 groups" in message
+    with pytest.warns(UserWarning, match="maximum-likelihood fit does not exist"):
+        fit = BradleyTerry().fit(chain)
+    spread = fit.ratings()["mean"].max() - fit.ratings()["mean"].min()
+    assert spread > 2000  # the ratings run off until the wide prior stops them: why it warns
+    cycle = _games([("A", "B", 1.0), ("B", "C", 1.0), ("C", "A", 1.0)])
+    drawn = _games([("A", "B", 1.0), ("A", "C", 1.0), ("B", "C", 1.0), ("C", "A", 0.5)])
+    for games in (cycle, drawn):
+        assert ford_groups(games) is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            BradleyTerry().fit(games)
+    # two unlinked leagues, each fine on its own: the common level is the prior's, not a failure
+    assert ford_groups(_games([("A", "B", 1.0), ("B", "A", 1.0), ("C", "D", 1.0), ("D", "C", 1.0)])) is None
+
+
+def test_a_proper_prior_needs_no_warning():
+    chain = _games([("A", "B", 1.0), ("A", "C", 1.0), ("B", "C", 1.0)])
+    model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, 0.0, "half")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = BradleyTerry(model).fit(chain)
+    assert fit.ratings()["mean"].max() < 2.0
