@@ -3,7 +3,8 @@
 ::
 
     statespace compare [--data CSV | --scenario NAME] [--methods elo,elo_fide:home=60] [--split 0.7]
-                       [--mode frozen|online] [--periods SPEC] [--drop-invalid] [--json] [--plot PNG]
+                       [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
+                       [--drop-invalid] [--json] [--plot PNG]
                        [--seed N]
     statespace rate (CSV | --scenario NAME) [--method elo] [--top N] [--periods SPEC] [--drop-invalid] [--json]
     statespace scenarios
@@ -295,7 +296,10 @@ def _cmd_compare(args, out, err) -> int:
             raise CLIError(f"--split {args.split:g} of {_plural(len(games), 'game')} leaves no "
                            f"{'training' if n_train == 0 else 'held-out'} games")
         t0 = time.perf_counter()
-        table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune)
+        if args.every is not None and args.mode != "walk_forward":
+            raise CLIError(f"--every sets the blocks of --mode walk_forward; this is --mode {args.mode}")
+        extra = {} if args.every is None else {"every": args.every}
+        table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune, **extra)
         seconds = time.perf_counter() - t0
     except GamesError as exc:
         raise CLIError(str(exc)) from None
@@ -458,6 +462,19 @@ def _split_fraction(text: str) -> float:
     return value
 
 
+def _block_length(text: str):
+    """``--every``: a number of days > 0, or week / month / year."""
+    if text in ("week", "month", "year"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of days or week/month/year, got {text!r}") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of days > 0 or week/month/year, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Dynamic skill ratings as filters of one state-space model: "
                      "compare rating methods on held-out games, or rate competitors.")
@@ -484,7 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fraction of games (in time order) used for fitting (default 0.7)")
     c.add_argument("--mode", choices=MODES, default="frozen",
                    help="frozen: forecast held-out games from the fitted state; online: forecast each "
-                        "from everything before it (default frozen)")
+                        "from everything before it; walk_forward: filters online, smoothers refitted "
+                        "before each block of --every (default frozen)")
+    c.add_argument("--every", type=_block_length, default=None, metavar="BLOCK",
+                   help="walk_forward block: a number of days, or week/month/year (default 30 days)")
     c.add_argument("--periods", metavar="SPEC", help=periods_help)
     c.add_argument("--tune", action="store_true",
                    help="tune every filter's settings on the training part only (maximum one-step-ahead "

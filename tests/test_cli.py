@@ -134,6 +134,32 @@ def test_compare_json_one_record_per_method(capsys):
     assert records[0]["delta_log_loss"] == 0.0
 
 
+def test_compare_walk_forward_every_matches_the_library(capsys):
+    """--mode walk_forward --every: smoothers refitted before each block, as compare(..., every=)."""
+    from statespace import compare
+
+    code, out, err = run(capsys, "compare", "--scenario", "drifting", "--methods", "elo,laplace",
+                         "--mode", "walk_forward", "--every", "7", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["mode"] == "walk_forward"
+    by_name = {r["method"]: r for r in data["methods"]}
+    games = scenarios.get("drifting", seed=0).games
+    methods = parse_methods(["elo,laplace"], mode="walk_forward")
+    ref = compare(methods, games, split=0.7, mode="walk_forward", every=7)
+    other = compare({"laplace": parse_method("laplace")}, games, split=0.7, mode="walk_forward", every="year")
+    for name in ("elo", "laplace"):
+        assert by_name[name]["log_loss"] == pytest.approx(ref.loc[name, "log_loss"], rel=1e-12)
+    assert by_name["laplace"]["log_loss"] != pytest.approx(other.loc["laplace", "log_loss"], rel=1e-9)
+
+
+@pytest.mark.parametrize("argv, fragment", [(["--every", "year"], "--every sets the blocks of --mode walk_forward"),
+                                            (["--mode", "walk_forward", "--every", "-3"], "must be a number of days > 0"),
+                                            (["--mode", "walk_forward", "--every", "fortnight"], "week/month/year")])
+def test_compare_every_errors(capsys, argv, fragment):
+    assert_user_error(*run(capsys, "compare", *argv), fragment)
+
+
 def test_compare_methods_with_settings_and_json_matches_library(capsys):
     from statespace import compare
 
