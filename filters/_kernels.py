@@ -79,16 +79,22 @@ def no_predict(x, i, theta, dt):
 
 
 @njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True)
+def _advance(predict, x, last, theta, i, t):
+    """Move row ``i`` forward to time ``t`` (``predict`` with the time since it was last seen);
+    a first appearance keeps its initial row and only records the time."""
+    li = last[i]
+    if math.isnan(li):
+        last[i] = t
+    elif t > li:
+        predict(x, i, theta, t - li)
+        last[i] = t
+
+
+@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True)
 def _advance_shared(predict, x, last, theta, shared, t):
     """Move the shared row (if any) forward to time ``t``; its first time is the first game's."""
-    if shared < 0:
-        return
-    ls = last[shared]
-    if math.isnan(ls):
-        last[shared] = t
-    elif t > ls:
-        predict(x, shared, theta, t - ls)
-        last[shared] = t
+    if shared >= 0:
+        _advance(predict, x, last, theta, shared, t)
 
 
 @njit(types.void(PredictFn, ProbaFn, UpdateFn, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
@@ -112,14 +118,8 @@ def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, w
         tb = t[s]
         _advance_shared(predict, x, last, theta, shared, tb)
         for g in range(s, e):
-            for side in range(2):
-                i = a[g] if side == 0 else b[g]
-                li = last[i]
-                if math.isnan(li):
-                    last[i] = tb
-                elif tb > li:
-                    predict(x, i, theta, tb - li)
-                    last[i] = tb
+            _advance(predict, x, last, theta, a[g], tb)
+            _advance(predict, x, last, theta, b[g], tb)
         for g in range(s, e):
             pw, pd, pl = proba(x, a[g], b[g], home[g], theta)
             out_p[g, 0] = pw
