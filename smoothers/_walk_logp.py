@@ -191,3 +191,33 @@ class WalkGamesLogp(Op):
         outs = self(*inputs)
         g = output_grads[0]
         return [g * outs[1], g * outs[2], g * outs[3], g * outs[4], g * outs[5]]
+
+
+def _numba_impl(op, node=None, **kwargs):
+    """The Op for PyTensor's numba backend (what nutpie compiles a PyMC model with): the same
+    compiled kernel, its data bound as constants, so nutpie's Rust sampler calls it with no
+    Python in between."""
+    from numba import njit as _njit
+
+    first, sqrt_dt, node_a, node_b = op.first, op.sqrt_dt, op.node_a, op.node_b
+    score, at_home, weight = op.score, op.at_home, op.weight
+    prior_mean, link, draw, scale = op.prior_mean, op.link, op.draw, op.scale
+
+    @_njit
+    def walk_games(z, prior_sd, drift_sd, home, theta):
+        skill = np.empty_like(z)
+        g_z = np.empty_like(z)
+        ll, g_prior, g_drift, g_home, g_theta = walk_games_logp(
+            z, prior_sd[()], drift_sd[()], home[()], theta[()], prior_mean, first, sqrt_dt, node_a, node_b,
+            score, at_home, weight, link, draw, scale, skill, g_z)
+        return (np.array(ll), g_z, np.array(g_prior), np.array(g_drift), np.array(g_home), np.array(g_theta))
+
+    return walk_games
+
+
+def register_numba() -> None:
+    """Teach PyTensor's numba backend the Op (idempotent)."""
+    from pytensor.link.numba.dispatch import numba_funcify
+
+    if WalkGamesLogp not in numba_funcify.registry:
+        numba_funcify.register(WalkGamesLogp)(_numba_impl)

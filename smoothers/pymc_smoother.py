@@ -41,8 +41,8 @@ mostly empty when competitors play at different times).
 Speed. With PyMC's own NUTS (and ADVI), the games' log-likelihood and its gradient are one
 compiled Op (``smoothers._walk_logp``: the walk, every game and the chain rule back through the
 walk in numba, the logistic case's exp/log1p in NumPy's vectorised loops), about three times
-faster per gradient than the graph below, which stays for nutpie and NumPyro (they compile the
-graph themselves) and as the tests' reference. NUTS starts from the Laplace smoother
+faster per gradient than the graph below, which stays for NumPyro (it compiles the graph to
+JAX) and as the tests' reference; nutpie gets the same Op through PyTensor's numba backend. NUTS starts from the Laplace smoother
 (``init="laplace"``): dispersed chain starts drawn from its approximation and a mass matrix
 seeded with its variances.
 
@@ -390,8 +390,8 @@ class PyMCSmoother:
         e.g. PyMC's default ``"jitter+adapt_diag"``.
     likelihood:
         How the games' log-likelihood is computed: ``"compiled"`` (one compiled Op, see "Speed"
-        above; PyMC's NUTS and ADVI only), ``"graph"`` (the plain PyTensor graph), or ``"auto"``
-        (default: compiled for PyMC's samplers, the graph for nutpie and numpyro).
+        above; PyMC's NUTS and ADVI, and nutpie through PyTensor's numba backend), ``"graph"``
+        (the plain PyTensor graph), or ``"auto"`` (default: compiled, except for numpyro).
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` whose ``idata`` attribute is the
     ArviZ ``InferenceData`` (with the derived ``skill``, ``drift`` and ``prior_var`` added to its
@@ -420,9 +420,9 @@ class PyMCSmoother:
                              f"{model.home_drift!r}; use the EKF for a drifting home advantage")
         if likelihood not in ("auto", "compiled", "graph"):
             raise ValueError(f"likelihood must be 'auto', 'compiled' or 'graph', got {likelihood!r}")
-        if likelihood == "compiled" and sampler in ("nutpie", "numpyro"):
-            raise ValueError(f"likelihood='compiled' needs PyMC's own sampler ('nuts' or 'advi'); {sampler} "
-                             f"compiles the PyTensor graph itself (use likelihood='graph' or 'auto')")
+        if likelihood == "compiled" and sampler == "numpyro":
+            raise ValueError("likelihood='compiled' needs PyMC's own sampler or nutpie; numpyro compiles the "
+                             "PyTensor graph to JAX (use likelihood='graph' or 'auto')")
         if init not in INITS:
             raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {init!r}")
         if sampler not in SAMPLERS:
@@ -541,10 +541,10 @@ class PyMCSmoother:
         """The PyMC model; returns (pm model, names of the inferred scalar parameters).
 
         ``compiled``: the games' log-likelihood as one compiled Op (``_walk_logp``; the default
-        for PyMC's own NUTS and ADVI, about twice as fast per gradient) or as a plain PyTensor
-        graph (the default for nutpie and numpyro, which compile the graph themselves)."""
+        for PyMC's own NUTS and ADVI and for nutpie, about three times as fast per gradient) or
+        as a plain PyTensor graph (the default for numpyro, which compiles the graph to JAX)."""
         if compiled is None:
-            compiled = self.likelihood == "compiled" or (self.likelihood == "auto" and self.sampler in ("nuts", "advi"))
+            compiled = self.likelihood == "compiled" or (self.likelihood == "auto" and self.sampler != "numpyro")
         configure_pytensor(self.compile_dir)  # before the first import of pytensor (idempotent)
         import pymc as pm
         import pytensor.tensor as pt
@@ -603,7 +603,10 @@ class PyMCSmoother:
 
             z = pm.Normal("z", 0.0, 1.0, dims="node")
             if compiled:
-                from ._walk_logp import WalkGamesLogp
+                from ._walk_logp import WalkGamesLogp, register_numba
+
+                if self.sampler == "nutpie":
+                    register_numba()
 
                 op = WalkGamesLogp(prior_mean=m.prior_mean, first=first, sqrt_dt=np.sqrt(tl.dt),
                                    node_a=tl.game_a, node_b=tl.game_b, score=score,

@@ -237,6 +237,26 @@ def test_compiled_op_has_the_graphs_log_density_and_gradient(link, draw):
         assert np.max(np.abs(grad_fast)) > 0.1  # a gradient that can fail
 
 
+def test_compiled_op_in_numba_mode_is_the_same_function():
+    """nutpie compiles the model with PyTensor's numba backend: the Op's numba implementation
+    gives the same log density and gradient as its Python-called kernel."""
+    from smoothers._walk_logp import register_numba
+
+    register_numba()
+    model = ss.SkillModel("probit", 1.3, 0.2, 1.0, drift=0.05, draw=("threshold", 0.4), home=0.4)
+    games = ss.simulate(model, n_players=6, n_games=80, days=8, home_fraction=0.5, seed=4).games.with_periods(1)
+    smoother = PyMCSmoother(model)
+    tl = timeline(games, smoother.times(games))
+    pmodel, free = smoother._build(games, tl, compiled=True)
+    values = [pmodel.rvs_to_values[pmodel[name]] for name in [*free, "z"]]
+    rng = np.random.default_rng(2)
+    point = [rng.normal(scale=0.7, size=() if v.type.ndim == 0 else tl.n_nodes) for v in values]
+    for f in (pmodel.logp(), pmodel.dlogp()):
+        py = pmodel.compile_fn(f, inputs=values, mode="FAST_COMPILE", point_fn=False)(*point)
+        nb = pmodel.compile_fn(f, inputs=values, mode="NUMBA", point_fn=False)(*point)
+        np.testing.assert_allclose(nb, py, rtol=1e-12, atol=1e-12)
+
+
 def test_mean_reversion_and_a_drifting_home_advantage_are_refused():
     with pytest.raises(ValueError, match="reversion"):
         PyMCSmoother(ss.SkillModel(reversion=0.1))
