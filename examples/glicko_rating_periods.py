@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +54,7 @@ import pandas as pd
 
 import statespace
 from statespace import Games, metrics
+from _shared_data import load_dataset  # examples/ is on sys.path when a script runs
 from filters import Elo, Glicko, Glicko2
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -201,16 +201,9 @@ def main(argv=None) -> int:
     if not args.scenario_only:
         root = Path(args.data).expanduser()
         for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-            path = root / name / "games.csv"
-            if not path.is_file():
-                print(f"\n{name}: not found at {path}; skipped", file=sys.stderr)
+            games = load_dataset(root, name)
+            if games is None:
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
-                games = Games.from_csv(path, errors="drop")  # ATP has 3 self-play rows
-            if len(games.dropped):
-                print(f"\n{name}: dropped {games.dropped['row'].nunique()} invalid rows "
-                      f"({', '.join(sorted(set(games.dropped['reason'])))})")
             measure(name, games, args.split, home=args.home)
             found += 1
         if found == 0:
