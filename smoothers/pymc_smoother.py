@@ -552,28 +552,10 @@ class PyMCSmoother:
         m = self._base
         s = m.scale
         ps = self.prior_scales
-        first = tl.prev < 0
         at_home = ~games.neutral
-        score = games.score
         code = m.draw_code
-        # decisive games seen from the winner: d = s_winner - s_loser + home * (+1 winner at home,
-        # -1 loser at home, 0 neutral); draws from a's side
-        dec = np.flatnonzero(score != 0.5)
-        drw = np.flatnonzero(score == 0.5)
-        won = score[dec] == 1.0
-        win_node = np.where(won, tl.game_a[dec], tl.game_b[dec])
-        lose_node = np.where(won, tl.game_b[dec], tl.game_a[dec])
-        win_home = np.where(won, 1.0, -1.0) * at_home[dec]
-
         free = []
-        # all data enter as pm.Data (shared variables without static shapes), so that the
-        # compiled code does not depend on the data and PyTensor's cache serves every data set
         with pm.Model(coords={"node": np.arange(tl.n_nodes)}) as pmodel:
-            first_d = pm.Data("first", first.astype(float))
-            sqrt_dt = pm.Data("sqrt_dt", np.sqrt(tl.dt))
-            start = pm.Data("start", segment_starts(first))
-            win = pm.Data("win_node", win_node)
-            lose = pm.Data("lose_node", lose_node)
             if self.drift is None:
                 drift_sd = pm.HalfNormal("drift_sd", sigma=ps["drift_sd"] * s)
                 free.append("drift_sd")
@@ -607,27 +589,46 @@ class PyMCSmoother:
 
                 if self.sampler == "nutpie":
                     register_numba()
-
-                op = WalkGamesLogp(prior_mean=m.prior_mean, first=first, sqrt_dt=np.sqrt(tl.dt),
-                                   node_a=tl.game_a, node_b=tl.game_b, score=score,
+                op = WalkGamesLogp(prior_mean=m.prior_mean, first=tl.prev < 0, sqrt_dt=np.sqrt(tl.dt),
+                                   node_a=tl.game_a, node_b=tl.game_b, score=games.score,
                                    at_home=at_home if use_home else np.zeros(len(games)), weight=games.weight,
                                    link=m.link_code, draw=code, scale=s)
-                pm.Potential("games", op(z, prior_sd, drift_sd, home if use_home else 0.0,
-                                         theta if theta is not None else 0.0)[0])
-                return pmodel, free
-            # non-centred random walk, one flat vector of nodes sorted by competitor then time:
-            # increments, then one cumulative sum restarted at each competitor's first node
-            # (dt = 0 at first nodes, so one scale per node covers both cases)
-            inc = (first_d * prior_sd + drift_sd * sqrt_dt) * z + first_d * m.prior_mean
-            csum = pt.cumsum(inc)
-            skill = csum - pt.concatenate([pt.zeros(1), csum])[start]
-
-            weighted = bool(np.any(games.weight != 1.0))
-            ll = self._graph_loglik(pm, pt, skill, win, lose, home if use_home else None, theta, win_home,
-                                    tl.game_a[drw], tl.game_b[drw], at_home[drw].astype(float),
-                                    games.weight[dec] if weighted else None, games.weight[drw] if weighted else None)
+                ll = op(z, prior_sd, drift_sd, home if use_home else 0.0, theta if theta is not None else 0.0)[0]
+            else:
+                ll = self._graph_walk_loglik(pm, pt, games, tl, z, prior_sd, drift_sd,
+                                             home if use_home else None, theta)
             pm.Potential("games", ll)
         return pmodel, free
+
+    def _graph_walk_loglik(self, pm, pt, games: Games, tl, z, prior_sd, drift_sd, home, theta):
+        """The games' log-likelihood as a plain PyTensor graph of ``z`` (the reference the compiled
+        Op is tested against, and what numpyro compiles). All data enter as ``pm.Data`` (shared
+        variables without static shapes), so the compiled code does not depend on the data and
+        PyTensor's cache serves every data set."""
+        first = tl.prev < 0
+        at_home = ~games.neutral
+        score = games.score
+        # decisive games seen from the winner: d = s_winner - s_loser + home * (+1 winner at home,
+        # -1 loser at home, 0 neutral); draws from a's side
+        dec = np.flatnonzero(score != 0.5)
+        drw = np.flatnonzero(score == 0.5)
+        won = score[dec] == 1.0
+        win_home = np.where(won, 1.0, -1.0) * at_home[dec]
+        first_d = pm.Data("first", first.astype(float))
+        sqrt_dt = pm.Data("sqrt_dt", np.sqrt(tl.dt))
+        start = pm.Data("start", segment_starts(first))
+        win = pm.Data("win_node", np.where(won, tl.game_a[dec], tl.game_b[dec]))
+        lose = pm.Data("lose_node", np.where(won, tl.game_b[dec], tl.game_a[dec]))
+        # non-centred random walk, one flat vector of nodes sorted by competitor then time:
+        # increments, then one cumulative sum restarted at each competitor's first node
+        # (dt = 0 at first nodes, so one scale per node covers both cases)
+        inc = (first_d * prior_sd + drift_sd * sqrt_dt) * z + first_d * self._base.prior_mean
+        csum = pt.cumsum(inc)
+        skill = csum - pt.concatenate([pt.zeros(1), csum])[start]
+        weighted = bool(np.any(games.weight != 1.0))
+        return self._graph_loglik(pm, pt, skill, win, lose, home, theta, win_home,
+                                  tl.game_a[drw], tl.game_b[drw], at_home[drw].astype(float),
+                                  games.weight[dec] if weighted else None, games.weight[drw] if weighted else None)
 
     def _graph_loglik(self, pm, pt, skill, win, lose, home, theta, win_home, draw_a, draw_b, draw_home,
                       win_weight=None, draw_weight=None):
