@@ -203,14 +203,6 @@ def log_cdf(link, x):
 
 
 @njit(cache=True)
-def _log_cdf_grad(link, x):
-    """d/dx log F(x): logistic F(-x); probit N(x) / Phi(x)."""
-    if link == LOGISTIC:
-        return cdf(LOGISTIC, -x)
-    return _g.v_win(x, 0.0)
-
-
-@njit(cache=True)
 def _log1mexp(d):
     """log(1 - e^d) for d < 0 (Maechler 2012: expm1 near 0, log1p further out)."""
     if d > -0.6931471805599453:
@@ -219,11 +211,16 @@ def _log1mexp(d):
 
 
 @njit(cache=True)
-def _softplus(x):
-    """log(1 + e^x) without overflow."""
-    if x > 0.0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
+def _log_cdf_and_grad(link, x):
+    """(log F(x), d/dx log F(x)) together: for the logistic link from one exp and one log1p
+    (log F(x) = min(x, 0) - log(1 + e^-|x|), F(-x) = e^-|x| / (1 + e^-|x|) or its complement),
+    the hot path of a sampler; for the probit link :func:`log_cdf` and Mills' ratio."""
+    if link == LOGISTIC:
+        e = math.exp(-abs(x))
+        if x >= 0.0:
+            return -math.log1p(e), e / (1.0 + e)
+        return x - math.log1p(e), 1.0 / (1.0 + e)
+    return log_cdf(link, x), _g.v_win(x, 0.0)
 
 
 @njit(cache=True)
@@ -248,16 +245,16 @@ def loglik_grad(link, draw, theta, score, diff, scale):
     if draw == DRAW_THRESHOLD:
         m = theta / scale
         if score == 1.0:
-            gz = _log_cdf_grad(link, z - m)
-            return log_cdf(link, z - m), gz / scale, -gz / scale
+            lv, gz = _log_cdf_and_grad(link, z - m)
+            return lv, gz / scale, -gz / scale
         if score == 0.0:
-            gz = _log_cdf_grad(link, -z - m)
-            return log_cdf(link, -z - m), -gz / scale, -gz / scale
+            lv, gz = _log_cdf_and_grad(link, -z - m)
+            return lv, -gz / scale, -gz / scale
         if link == LOGISTIC:
-            ga = _log_cdf_grad(link, m - z)
-            gb = _log_cdf_grad(link, m + z)
+            la, ga = _log_cdf_and_grad(link, m - z)
+            lb, gb = _log_cdf_and_grad(link, m + z)
             mm = max(m, 1e-300)
-            lv = log_cdf(link, m - z) + log_cdf(link, m + z) + _log1mexp(-2.0 * mm)
+            lv = la + lb + _log1mexp(-2.0 * mm)
             return lv, (gb - ga) / scale, (ga + gb + 2.0 / math.expm1(2.0 * mm)) / scale
         # probit: D = Phi(a) - Phi(b), a = m - t, b = -m - t, t = |z|
         t = abs(z)
@@ -281,14 +278,13 @@ def loglik_grad(link, draw, theta, score, diff, scale):
         gz = dt if z >= 0.0 else -dt
         return lv, gz / scale, (na + nb) / scale
     if draw == DRAW_DAVIDSON:
-        lp = log_cdf(link, z)
-        lq = log_cdf(link, -z)
-        gp = _log_cdf_grad(link, z)
-        gq = -_log_cdf_grad(link, -z)
+        lp, gp = _log_cdf_and_grad(link, z)
+        lq, gq = _log_cdf_and_grad(link, -z)
+        gq = -gq
         lr = 0.5 * (lp + lq)
         glr = 0.5 * (gp + gq)
         lnr = math.log(theta) + lr
-        ld = _softplus(lnr)                  # log D
+        ld = -_log_sigmoid(-lnr)             # log D = log(1 + e^lnr)
         share = math.exp(lnr - ld)           # nu r / D
         gd = share * glr                     # d log D / dz
         gnu = -math.exp(lr - ld)             # d(-log D) / dnu = -r / D
@@ -297,19 +293,15 @@ def loglik_grad(link, draw, theta, score, diff, scale):
         if score == 0.0:
             return lq - ld, (gq - gd) / scale, gnu
         return lnr - ld, (glr - gd) / scale, 1.0 / theta + gnu
-    if score == 1.0 or score == 0.0:
-        x = z if score == 1.0 else -z
-        if link == LOGISTIC:  # one exp and one log1p for both (the hot path of a sampler)
-            e = math.exp(-abs(x))
-            lv = -math.log1p(e) if x >= 0.0 else x - math.log1p(e)
-            gx = e / (1.0 + e) if x >= 0.0 else 1.0 / (1.0 + e)
-        else:
-            lv = log_cdf(link, x)
-            gx = _log_cdf_grad(link, x)
-        return lv, (gx if score == 1.0 else -gx) / scale, 0.0
-    lv = score * log_cdf(link, z) + (1.0 - score) * log_cdf(link, -z)
-    gz = score * _log_cdf_grad(link, z) - (1.0 - score) * _log_cdf_grad(link, -z)
-    return lv, gz / scale, 0.0
+    if score == 1.0:
+        lv, gz = _log_cdf_and_grad(link, z)
+        return lv, gz / scale, 0.0
+    if score == 0.0:
+        lv, gz = _log_cdf_and_grad(link, -z)
+        return lv, -gz / scale, 0.0
+    l1, g1 = _log_cdf_and_grad(link, z)
+    l0, g0 = _log_cdf_and_grad(link, -z)
+    return score * l1 + (1.0 - score) * l0, (score * g1 - (1.0 - score) * g0) / scale, 0.0
 
 
 # ---------------------------------------------------------------- array versions
