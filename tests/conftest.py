@@ -6,6 +6,10 @@ tests that read them are marked ``@needs_data`` and skip cleanly when the folder
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +30,19 @@ def has_data(name: str | None = None) -> bool:
 
 
 needs_data = pytest.mark.skipif(not has_data(), reason=f"real data sets not found at {DATA_DIR}")
+
+
+def compiled_and_python_runs(script: str, timeout: float = 600) -> tuple[dict, dict]:
+    """The JSON that ``script`` prints, run once compiled and once with ``NUMBA_DISABLE_JIT=1``
+    (the kernels as plain Python): for the "compiled and uncompiled runs agree" tests."""
+    runs = []
+    for jit in ("0", "1"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
+        res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                             timeout=timeout)
+        assert res.returncode == 0, res.stderr
+        runs.append(json.loads(res.stdout))
+    return runs[0], runs[1]
 
 
 @pytest.fixture

@@ -19,11 +19,7 @@ Reference numbers:
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -33,6 +29,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import integrate, optimize
 from scipy.stats import norm
 
+from conftest import compiled_and_python_runs
 import statespace as ss
 from statespace import ELO_SCALE, SkillModel
 from filters import EKF, Elo
@@ -560,12 +557,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_compiled_and_uncompiled_runs_agree():
-    runs = {}
-    for jit in ("0", "1"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
-        res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, res.stderr
-        runs[jit] = json.loads(res.stdout)
+    compiled, python = compiled_and_python_runs(SCRIPT)
+    runs = {"0": compiled, "1": python}
     assert len(runs["0"]) == 20 and runs["0"].keys() == runs["1"].keys()
     for key in runs["0"]:
         for part in range(2):

@@ -10,17 +10,14 @@ Reference numbers:
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import compiled_and_python_runs
 import statespace as ss
 from filters import Elo
 
@@ -294,13 +291,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_compiled_and_uncompiled_runs_agree():
-    runs = {}
-    for jit in ("0", "1"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
-        res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                             timeout=600)
-        assert res.returncode == 0, res.stderr
-        runs[jit] = json.loads(res.stdout)
+    compiled, python = compiled_and_python_runs(SCRIPT)
+    runs = {"0": compiled, "1": python}
     for name in ("eloTrue", "eloFalse", "fideTrue", "fideFalse"):
         for part in range(2):
             np.testing.assert_allclose(np.array(runs["0"][name][part]), np.array(runs["1"][name][part]),

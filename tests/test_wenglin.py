@@ -26,11 +26,7 @@ Reference numbers:
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -38,6 +34,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.stats import norm
 
+from conftest import compiled_and_python_runs
 import statespace as ss
 from filters.wenglin import WengLin
 
@@ -592,13 +589,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_compiled_and_uncompiled_runs_agree():
-    runs = {}
-    for jit in ("0", "1"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=jit)
-        res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
-                             timeout=600)
-        assert res.returncode == 0, res.stderr
-        runs[jit] = json.loads(res.stdout)
+    compiled, python = compiled_and_python_runs(SCRIPT)
+    runs = {"0": compiled, "1": python}
     assert runs["0"].keys() == runs["1"].keys()
     for name in runs["0"]:
         if name == "rate":
