@@ -673,3 +673,7 @@ class EKF(Filter):
         if self.covariance != "scalar":
             raise ValueError("gain is defined for covariance='scalar'")
         return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
+
+
+#: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
+METHODS = {"ekf": EKF}

@@ -216,3 +216,7 @@ class Elo(Filter):
         if np.ndim(value) == 0 or len(np.atleast_1d(value)) == 1:
             row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
         return row
+
+
+#: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
+METHODS = {"elo": Elo, "elo_fide": Elo.fide}

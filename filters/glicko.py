@@ -474,3 +474,7 @@ class Glicko2(_GlickoBase):
         if not row[_SIGMA] > 0:
             raise ValueError(f"{self.name}: volatility must be > 0, got {row[_SIGMA]!r}")
         return row
+
+
+#: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
+METHODS = {"glicko": Glicko, "glicko2": Glicko2}

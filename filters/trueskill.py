@@ -301,3 +301,7 @@ class TrueSkill(GaussianBeliefFilter):
         middle = ata + A.T @ np.diag(var) @ A
         e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
         return float(math.exp(e_arg) * math.sqrt(np.linalg.det(ata) / np.linalg.det(middle)))
+
+
+#: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
+METHODS = {"trueskill": TrueSkill}
