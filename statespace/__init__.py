@@ -7,6 +7,9 @@ holds the model, the game table, simulation, metrics and the comparison harness;
 live in the sibling packages ``filters`` and ``smoothers``.
 """
 
+from . import _cache
+_cache.drop_stale_numba_caches()
+
 from .model import ELO_SCALE, Davidson, HalfWin, NoDraw, SkillModel, Threshold
 from .games import DroppedRowsWarning, Games, GamesError
 from .simulate import Simulation, simulate
