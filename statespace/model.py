@@ -5,10 +5,13 @@ Skill of competitor i at time t is ``s_i(t)``:
 - prior at first appearance: ``s_i ~ N(prior_mean, prior_var)``;
 - dynamics, a Gaussian random walk: ``s_i(t + dt) = s_i(t) + N(0, drift * dt)``;
   (or, with ``reversion > 0``, an Ornstein-Uhlenbeck process towards ``prior_mean``);
-- observation of a game a vs b: with ``d = s_a - s_b + home * [a at home]``,
+- observation of a game a vs b through ``d = s_a - s_b + home * [a at home]`` and an
+  observation model (:mod:`statespace.observation`): by default :class:`~statespace.Outcome`,
   ``P(a beats b) = F(d / scale)``, F the logistic function (Bradley-Terry) or the
-  standard normal cdf (Thurstone-Mosteller), plus a draw model; the home advantage is a fixed
-  number, or (``home_drift > 0``) a latent random walk of its own, shared by all competitors.
+  standard normal cdf (Thurstone-Mosteller), plus a draw model; or the score margin
+  (:class:`~statespace.Margin`) or each side's goals (:class:`~statespace.Goals`). The home
+  advantage is a fixed number, or (``home_drift > 0``) a latent random walk of its own, shared
+  by all competitors.
 
 ``SkillModel`` holds exactly these numbers and knows nothing about inference methods
 (filters and smoothers read it; it never reads them).
@@ -17,99 +20,19 @@ Skill of competitor i at time t is ``s_i(t)``:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from . import _numeric as nx
+from .observation import Observation
+from .outcome import Davidson, DrawModel, HalfWin, NoDraw, Outcome, Threshold, as_draw
 
 __all__ = ["SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel", "ELO_SCALE"]
 
 #: The Elo/Glicko scale: 400 / ln 10 = 173.7178 rating points per logistic unit, so that
 #: a 400-point lead means odds of 10 to 1.
 ELO_SCALE = 400.0 / math.log(10.0)
-
-
-@dataclass(frozen=True)
-class NoDraw:
-    """No draws: the model gives P(draw) = 0 and an observed draw has no likelihood."""
-
-    code = nx.DRAW_NONE
-    theta = 0.0
-
-
-@dataclass(frozen=True)
-class HalfWin:
-    """Draws scored as half a win and half a loss (what Elo and Glicko do).
-
-    The forecast is (F, 0, 1 - F); an observed draw contributes
-    ``0.5 log F + 0.5 log(1 - F)`` to the log-likelihood.
-    """
-
-    code = nx.DRAW_HALF
-    theta = 0.0
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """Ordered logit/probit: a draw when the performance difference is within ``margin``.
-
-    ``P(win) = F((d - margin) / scale)``, ``P(loss) = F((-d - margin) / scale)``, draw the
-    rest. ``margin`` is in skill units (TrueSkill's epsilon; see Herbrich et al. 2006).
-    """
-
-    margin: float = 0.0
-
-    code = nx.DRAW_THRESHOLD
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.margin) and self.margin >= 0):
-            raise ValueError(f"Threshold margin must be finite and >= 0, got {self.margin!r}")
-
-    @property
-    def theta(self) -> float:
-        return float(self.margin)
-
-
-@dataclass(frozen=True)
-class Davidson:
-    """Davidson's (1970) draw model: ``P(draw)`` proportional to ``nu * sqrt(pi_a pi_b)``.
-
-    With ``p = F(d / scale)``: win ``p / D``, loss ``(1 - p) / D``, draw
-    ``nu sqrt(p (1 - p)) / D``, ``D = 1 + nu sqrt(p (1 - p))``. At d = 0 the draw probability
-    is ``nu / (2 + nu)``.
-    """
-
-    nu: float = 0.0
-
-    code = nx.DRAW_DAVIDSON
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.nu) and self.nu >= 0):
-            raise ValueError(f"Davidson nu must be finite and >= 0, got {self.nu!r}")
-
-    @property
-    def theta(self) -> float:
-        return float(self.nu)
-
-
-DrawModel = Union[NoDraw, HalfWin, Threshold, Davidson]
-
-_DRAW_NAMES = {"none": NoDraw, "half": HalfWin, "threshold": Threshold, "davidson": Davidson}
-
-
-def _as_draw(draw: object) -> DrawModel:
-    if isinstance(draw, (NoDraw, HalfWin, Threshold, Davidson)):
-        return draw
-    if isinstance(draw, str) and draw in _DRAW_NAMES:
-        return _DRAW_NAMES[draw]()
-    if isinstance(draw, tuple) and len(draw) == 2 and draw[0] in ("threshold", "davidson"):
-        return _DRAW_NAMES[draw[0]](float(draw[1]))
-    raise ValueError(
-        f"draw must be 'none', 'half', 'threshold', 'davidson', a (name, parameter) tuple "
-        f"or a draw-model instance, got {draw!r}"
-    )
 
 
 @dataclass(frozen=True)
@@ -149,14 +72,24 @@ class SkillModel:
         The EKF tracks it (diagonal covariance) and :func:`statespace.simulate` draws it; the
         Laplace smoother refuses it.
 
+    observation:
+        What a game shows of the skill difference (see :mod:`statespace.observation`). ``None``
+        (the default): :class:`~statespace.Outcome` built from ``link`` and ``draw``. An
+        :class:`~statespace.Outcome` sets ``link`` and ``draw`` (giving a different non-default
+        ``link`` or ``draw`` as well is an error). :class:`~statespace.Margin` (the score
+        difference, in skill units = points) and :class:`~statespace.Goals` (each side's count,
+        Poisson) read the games' ``score_a`` and ``score_b``; with them ``link`` and ``draw``
+        stay at their defaults and mean nothing.
+
     Skill uncertainty in forecasts
     ------------------------------
     :meth:`proba` takes the mean ``diff`` and the variance ``var`` of the skill difference and
-    integrates the Gaussian uncertainty out. For the probit link this is exact:
-    ``E[Phi(x / s)] = Phi(m / sqrt(s^2 + v))``. For the logistic link there is no closed form;
-    we use Glickman's approximation ``E[logistic(x / s)] ~ logistic(m / sqrt(s^2 + 3 v / pi^2))``
-    (the factor ``g(RD)`` of Glicko, Glickman 1999, eq. 3), accurate to about 0.01 in
-    probability for ``v <= s^2``. The same effective scale is used inside the draw models.
+    integrates the Gaussian uncertainty out (each observation says how; for
+    :class:`~statespace.Outcome`: exactly for the probit link,
+    ``E[Phi(x / s)] = Phi(m / sqrt(s^2 + v))``, and for the logistic link by Glickman's
+    approximation ``E[logistic(x / s)] ~ logistic(m / sqrt(s^2 + 3 v / pi^2))``, the factor
+    ``g(RD)`` of Glicko, Glickman 1999, eq. 3, accurate to about 0.01 in probability for
+    ``v <= s^2``; the same effective scale is used inside the draw models).
     """
 
     link: str = "logistic"
@@ -168,6 +101,7 @@ class SkillModel:
     home: float = 0.0
     reversion: float = 0.0
     home_drift: float = 0.0
+    observation: Observation | None = None
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
@@ -187,24 +121,57 @@ class SkillModel:
             raise ValueError(f"reversion must be >= 0, got {self.reversion!r}")
         if self.home_drift < 0:
             raise ValueError(f"home_drift must be >= 0, got {self.home_drift!r}")
-        object.__setattr__(self, "draw", _as_draw(self.draw))
+        object.__setattr__(self, "draw", as_draw(self.draw))
+        object.__setattr__(self, "observation", self._resolve_observation(self.observation))
+
+    def _resolve_observation(self, obs: object) -> Observation:
+        """The model's observation. An :class:`Outcome` is stored marked as derived from
+        ``link`` and ``draw`` (which stay its one source of truth), so that
+        ``dataclasses.replace(model, draw=...)`` rebuilds it rather than seeing a conflict."""
+        if obs is None or getattr(obs, "_from_model", False):
+            return _derived(Outcome(self.link, self.draw))
+        if not isinstance(obs, Observation):
+            raise ValueError(f"observation must be an Outcome, Margin or Goals instance (or None), got {obs!r}")
+        defaults = self.link == "logistic", self.draw == NoDraw()
+        if isinstance(obs, Outcome):
+            for name, is_default in zip(("link", "draw"), defaults):
+                if not is_default and getattr(self, name) != getattr(obs, name):
+                    raise ValueError(f"{name}={getattr(self, name)!r} conflicts with observation={obs!r}: "
+                                     f"give the {name} in one place")
+            object.__setattr__(self, "link", obs.link)
+            object.__setattr__(self, "draw", obs.draw)
+            return _derived(Outcome(obs.link, obs.draw))
+        for name, is_default in zip(("link", "draw"), defaults):
+            if not is_default:
+                raise ValueError(f"{name}={getattr(self, name)!r} applies to Outcome observations, not to "
+                                 f"observation={obs!r}")
+        return obs
+
+    def __repr__(self) -> str:
+        shown = [f.name for f in fields(self) if f.name != "observation" or not isinstance(self.observation, Outcome)]
+        return f"SkillModel({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
+
+    def _outcome(self, what: str) -> Outcome:
+        if not isinstance(self.observation, Outcome):
+            raise ValueError(f"{what} is defined for Outcome observations; this model observes {self.observation!r}")
+        return self.observation
 
     # codes that cross into compiled kernels
     @property
     def link_code(self) -> int:
-        return nx.LINKS.index(self.link)
+        return self._outcome("link_code").link_code
 
     @property
     def draw_code(self) -> int:
-        return self.draw.code
+        return self._outcome("draw_code").draw_code
+
+    def obs_vector(self) -> np.ndarray:
+        """The observation's kernel parameters at this model's scale (``observation.vector(scale)``)."""
+        return self.observation.vector(self.scale)
 
     def effective_scale(self, var: np.ndarray | float = 0.0) -> np.ndarray:
         """Scale after integrating a skill-difference variance ``var`` (see class docstring)."""
-        var = np.asarray(var, dtype=float)
-        if np.any(var < 0):
-            raise ValueError("variance of the skill difference must be >= 0")
-        k = nx.LOGISTIC_VAR_FACTOR if self.link == "logistic" else 1.0
-        return np.sqrt(self.scale**2 + k * var)
+        return self._outcome("effective_scale").effective_scale(var, scale=self.scale)
 
     def proba(self, diff: np.ndarray | float, var: np.ndarray | float = 0.0) -> np.ndarray:
         """Win/draw/loss probabilities of ``a`` for a skill difference ``diff = s_a - s_b (+ home)``.
@@ -212,47 +179,30 @@ class SkillModel:
         ``diff`` is the mean and ``var`` the variance of the difference; returns an array of
         shape ``diff.shape + (3,)`` whose last axis sums to 1.
         """
-        diff = np.asarray(diff, dtype=float)
-        s = np.broadcast_to(self.effective_scale(var), diff.shape)
-        flat = nx.outcome_proba_array(self.link_code, self.draw_code, self.draw.theta,
-                                      np.ascontiguousarray(diff.reshape(-1)), np.ascontiguousarray(s.reshape(-1)))
-        return flat.reshape(diff.shape + (3,))
+        return self.observation.proba(diff, var, scale=self.scale)
 
     def expected_score(self, diff: np.ndarray | float, var: np.ndarray | float = 0.0) -> np.ndarray:
         """``P(win) + P(draw) / 2``."""
-        p = self.proba(diff, var)
-        return p[..., 0] + 0.5 * p[..., 1]
+        return self.observation.expected_score(diff, var, scale=self.scale)
 
     def loglik(self, score: np.ndarray | float, diff: np.ndarray | float,
-               var: np.ndarray | float = 0.0) -> np.ndarray:
-        """Log-likelihood of each observed ``score`` (1, 0.5, 0 for a's win, draw, loss).
+               var: np.ndarray | float = 0.0, score_a=None, score_b=None) -> np.ndarray:
+        """Log-likelihood of each observed result with the skill uncertainty ``var`` integrated
+        out (:meth:`Observation.log_predictive`).
 
-        Under ``"half"`` a draw counts as half a win and half a loss; under ``"none"`` a draw
-        is impossible and raises ``ValueError``.
+        For :class:`~statespace.Outcome`, ``score`` is 1, 0.5, 0 for a's win, draw, loss: under
+        ``"half"`` a draw counts as half a win and half a loss; under ``"none"`` a draw is
+        impossible and raises ``ValueError``. :class:`~statespace.Margin` and
+        :class:`~statespace.Goals` read ``score_a`` and ``score_b``.
         """
-        score = np.asarray(score, dtype=float)
-        p = self.proba(diff, var)
-        score, p0, p1, p2 = np.broadcast_arrays(score, p[..., 0], p[..., 1], p[..., 2])
-        tiny = np.finfo(float).tiny
-        if self.draw_code in (nx.DRAW_NONE, nx.DRAW_HALF):
-            if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
-                raise ValueError("a draw has no likelihood under draw model 'none'; use 'half', "
-                                 "'threshold' or 'davidson'")
-            return score * np.log(np.maximum(p0, tiny)) + (1 - score) * np.log(np.maximum(p2, tiny))
-        chosen = np.where(score == 1.0, p0, np.where(score == 0.0, p2, p1))
-        return np.log(np.maximum(chosen, tiny))
+        return self.observation.log_predictive(score, diff, var, score_a, score_b, scale=self.scale)
 
-    def loglik_derivs(self, score, diff) -> tuple[np.ndarray, np.ndarray]:
-        """First and second derivatives of :meth:`loglik` (no skill uncertainty) with respect to
-        the skill difference ``diff``: the gradient and curvature an extended Kalman filter
-        linearises with (see ``statespace._numeric.loglik_derivs`` for the formulas)."""
-        score, diff = np.broadcast_arrays(np.asarray(score, dtype=float), np.asarray(diff, dtype=float))
-        if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
-            raise ValueError("a draw has no likelihood under draw model 'none'")
-        g, h = nx.loglik_derivs_array(self.link_code, self.draw_code, self.draw.theta,
-                                      np.ascontiguousarray(score.reshape(-1)), np.ascontiguousarray(diff.reshape(-1)),
-                                      self.scale)
-        return g.reshape(score.shape), h.reshape(score.shape)
+    def loglik_derivs(self, score, diff, score_a=None, score_b=None) -> tuple[np.ndarray, np.ndarray]:
+        """First and second derivatives of the log-likelihood (no skill uncertainty) with respect
+        to the skill difference ``diff``: the gradient and curvature an extended Kalman filter
+        linearises with (the observation's compiled ``lik_kernel``)."""
+        _, g, h = self.observation.loglik(score, diff, score_a, score_b, scale=self.scale)
+        return g, h
 
     def predict_var(self, var: np.ndarray | float, dt: np.ndarray | float) -> np.ndarray:
         """Variance of a skill after ``dt`` units of time: ``var + drift * dt`` (see
@@ -295,3 +245,9 @@ class SkillModel:
         """Mean skill difference ``s_a - s_b + home * at_home`` (with ``home_drift > 0``, ``home``
         is the home advantage's starting value)."""
         return np.asarray(mean_a, float) - np.asarray(mean_b, float) + self.home * np.asarray(at_home, float)
+
+
+def _derived(obs: Outcome) -> Outcome:
+    """Mark an :class:`Outcome` as built by a :class:`SkillModel` from its ``link`` and ``draw``."""
+    object.__setattr__(obs, "_from_model", True)
+    return obs

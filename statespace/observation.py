@@ -9,36 +9,84 @@ numerics, written once (as kickscore's observation objects do):
   NUTS's gradient);
 - ``forecast(d, var) -> (P(a wins), P(draw), P(b wins))``: the win/draw/loss forecast with a
   Gaussian uncertainty ``var`` of ``d`` integrated out;
-- where exact, ``moments(y, mean, var)``: mean and variance of the tilted Gaussian
-  ``N(d; mean, var) L(y | d)`` (assumed-density filtering: TrueSkill's ``v`` and ``w``).
+- where exact, ``moments(y, mean, var) -> (mean', var')``: mean and variance of the tilted
+  Gaussian ``N(d; mean, var) L(y | d)`` (assumed-density filtering: TrueSkill's ``v`` and ``w``).
 
 A game's record ``y`` is three numbers: ``score`` (1, 0.5, 0: a's win, draw, loss), ``score_a``
 and ``score_b`` (points or goals of each side; NaN when the table has none).
 
-Compiled kernels reach an observation through two first-class numba functions with the fixed
+Compiled kernels reach an observation through first-class numba functions with the fixed
 signatures below, and a parameter vector (:meth:`Observation.vector`); so a new observation is
-one module, and no filter or smoother changes.
+one module, and no filter or smoother changes. The NumPy methods of :class:`Observation`
+(:meth:`~Observation.loglik`, :meth:`~Observation.proba`, ...) are written once here, from
+those kernels.
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
-from numba import types
+from numba import njit, types
 
-__all__ = ["Observation", "LIK_SIG", "FORECAST_SIG", "LikFn", "ForecastFn"]
+__all__ = ["Observation", "LIK_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "ForecastFn", "MomentsFn",
+           "gauss_hermite"]
 
 _f8 = types.float64
 _p = types.float64[::1]
+_p2 = types.float64[:, ::1]
 
 #: ``loglik(params, score, score_a, score_b, d) -> (l, dl/dd, d2l/dd2)``
 LIK_SIG = types.UniTuple(_f8, 3)(_p, _f8, _f8, _f8, _f8)
 #: ``forecast(params, d, var) -> (P(a wins), P(draw), P(b wins))``
 FORECAST_SIG = types.UniTuple(_f8, 3)(_p, _f8, _f8)
+#: ``moments(params, score, score_a, score_b, mean, var) -> (mean', var')`` of the tilted
+#: Gaussian; NaN where the observation has no exact moments for that record.
+MOMENTS_SIG = types.UniTuple(_f8, 2)(_p, _f8, _f8, _f8, _f8, _f8)
 
 LikFn = types.FunctionType(LIK_SIG)
 ForecastFn = types.FunctionType(FORECAST_SIG)
+MomentsFn = types.FunctionType(MOMENTS_SIG)
+
+
+def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``x_k`` and weights ``w_k`` such that, for ``d ~ N(m, v)``,
+    ``E[f(d)] ~ sum_k w_k f(m + sqrt(2 v) x_k)``: the Gauss-Hermite rule with its weights divided
+    by ``sqrt(pi)``, so that they sum to 1."""
+    x, w = np.polynomial.hermite.hermgauss(n)
+    return np.ascontiguousarray(x), np.ascontiguousarray(w / math.sqrt(math.pi))
+
+
+# ---------------------------------------------------------------- compiled loops over games
+@njit(types.void(LikFn, _p, _p, _p, _p, _p, _p2), cache=True)
+def _lik_loop(lik, params, score, score_a, score_b, d, out):
+    for i in range(d.shape[0]):
+        l, g, h = lik(params, score[i], score_a[i], score_b[i], d[i])
+        out[i, 0] = l
+        out[i, 1] = g
+        out[i, 2] = h
+
+
+@njit(types.void(ForecastFn, _p, _p, _p, _p2), cache=True)
+def _forecast_loop(forecast, params, d, var, out):
+    for i in range(d.shape[0]):
+        pw, pd, pl = forecast(params, d[i], var[i])
+        out[i, 0] = pw
+        out[i, 1] = pd
+        out[i, 2] = pl
+
+
+@njit(types.void(MomentsFn, _p, _p, _p, _p, _p, _p, _p2), cache=True)
+def _moments_loop(moments, params, score, score_a, score_b, mean, var, out):
+    for i in range(mean.shape[0]):
+        m, v = moments(params, score[i], score_a[i], score_b[i], mean[i], var[i])
+        out[i, 0] = m
+        out[i, 1] = v
+
+
+def _flat(x) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(x, dtype=float).reshape(-1))
 
 
 class Observation:
@@ -47,14 +95,107 @@ class Observation:
 
     A subclass sets ``name``, ``needs_scores`` (whether it reads ``score_a`` and ``score_b``),
     the compiled ``lik_kernel`` and ``forecast_kernel`` (numba functions with :data:`LIK_SIG`
-    and :data:`FORECAST_SIG`) and :meth:`vector` (its numbers, in the model's skill units).
+    and :data:`FORECAST_SIG`, stored as ``staticmethod`` so that instance access returns the
+    compiled function itself), optionally ``moments_kernel`` (:data:`MOMENTS_SIG`, where the
+    tilted moments are exact) and :meth:`vector` (its numbers, in the model's skill units).
+    Subclasses are frozen dataclasses: immutable, compared and hashed by their parameters.
+
+    The NumPy methods below take arrays that broadcast against each other and ``scale``, the
+    model's skill scale (what :meth:`vector` needs).
     """
 
     name: ClassVar[str] = "observation"
     needs_scores: ClassVar[bool] = False
     lik_kernel: ClassVar[object]
     forecast_kernel: ClassVar[object]
+    moments_kernel: ClassVar[object] = None
 
     def vector(self, scale: float) -> np.ndarray:  # pragma: no cover - abstract
         """Parameter vector of the compiled kernels for a model of skill ``scale``."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------ checks a subclass may extend
+    def _check_record(self, score: np.ndarray, score_a: np.ndarray, score_b: np.ndarray) -> None:
+        """Raise ``ValueError`` for a record this observation cannot score."""
+        if self.needs_scores:
+            if np.all(np.isnan(score_a)) and np.all(np.isnan(score_b)) and score_a.size:
+                raise ValueError(f"{type(self).__name__} observes each side's score: give score_a and score_b")
+            bad = ~(np.isfinite(score_a) & np.isfinite(score_b))
+            if np.any(bad):
+                raise ValueError(f"score_a and score_b must be finite numbers; "
+                                 f"{int(bad.sum())} are not (first at position {int(np.flatnonzero(bad.reshape(-1))[0])})")
+
+    def _record(self, score, d, score_a, score_b):
+        """Broadcast a record and ``d``; NaN for what was not given."""
+        nan = np.nan
+        arrays = np.broadcast_arrays(np.asarray(nan if score is None else score, dtype=float),
+                                     np.asarray(d, dtype=float),
+                                     np.asarray(nan if score_a is None else score_a, dtype=float),
+                                     np.asarray(nan if score_b is None else score_b, dtype=float))
+        self._check_record(arrays[0], arrays[2], arrays[3])
+        return arrays
+
+    # ------------------------------------------------------------ NumPy methods from the kernels
+    def loglik(self, score, d, score_a=None, score_b=None, *, scale: float = 1.0):
+        """``(l, dl/dd, d2l/dd2)`` of each record at skill difference ``d`` (arrays of the
+        broadcast shape): the compiled ``lik_kernel`` over every game."""
+        score, d, score_a, score_b = self._record(score, d, score_a, score_b)
+        out = np.empty((d.size, 3))
+        _lik_loop(type(self).lik_kernel, self.vector(scale), _flat(score), _flat(score_a), _flat(score_b),
+                  _flat(d), out)
+        return tuple(out[:, k].reshape(d.shape) for k in range(3))
+
+    def proba(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """Win/draw/loss forecast for a skill difference of mean ``d`` and variance ``var``:
+        shape ``broadcast(d, var).shape + (3,)``, the last axis summing to 1."""
+        d, var = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(var, dtype=float))
+        if np.any(var < 0):
+            raise ValueError("variance of the skill difference must be >= 0")
+        out = np.empty((d.size, 3))
+        _forecast_loop(type(self).forecast_kernel, self.vector(scale), _flat(d), _flat(var), out)
+        return out.reshape(d.shape + (3,))
+
+    def expected_score(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """``P(a wins) + P(draw) / 2``."""
+        p = self.proba(d, var, scale=scale)
+        return p[..., 0] + 0.5 * p[..., 1]
+
+    def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
+        """``log E[L(y | x)]`` for ``x ~ N(d, var)``: the log-likelihood of each record with the
+        skill uncertainty integrated out (at ``var = 0`` the log-likelihood itself).
+
+        The base integrates by Gauss-Hermite quadrature (64 nodes) over the compiled
+        log-likelihood; a subclass with a closed form overrides it.
+        """
+        score, d, score_a, score_b, var = np.broadcast_arrays(
+            *self._record(score, d, score_a, score_b), np.asarray(var, dtype=float))
+        if np.any(var < 0):
+            raise ValueError("variance of the skill difference must be >= 0")
+        if not np.any(var > 0):
+            return self.loglik(score, d, score_a, score_b, scale=scale)[0]
+        x, w = _GH64
+        sd = np.sqrt(2.0 * var)[..., None]
+        nodes = d[..., None] + sd * x
+        rec = [np.broadcast_to(np.asarray(r)[..., None], nodes.shape) for r in (score, score_a, score_b)]
+        l = self.loglik(rec[0], nodes, rec[1], rec[2], scale=scale)[0]
+        top = np.max(l, axis=-1, keepdims=True)
+        return top[..., 0] + np.log(np.sum(w * np.exp(l - top), axis=-1))
+
+    def moments(self, score, mean, var, score_a=None, score_b=None, *, scale: float = 1.0):
+        """Mean and variance of the tilted Gaussian ``N(d; mean, var) L(y | d)``, normalised:
+        exact where the subclass has a ``moments_kernel``, else ``NotImplementedError``."""
+        if type(self).moments_kernel is None:
+            raise NotImplementedError(f"{type(self).__name__} has no exact tilted-Gaussian moments; "
+                                      "use its loglik derivatives (a Laplace / EKF step) instead")
+        score, mean, score_a, score_b, var = np.broadcast_arrays(
+            *self._record(score, mean, score_a, score_b), np.asarray(var, dtype=float))
+        if np.any(var < 0):
+            raise ValueError("variance of the skill difference must be >= 0")
+        out = np.empty((mean.size, 2))
+        _moments_loop(type(self).moments_kernel, self.vector(scale), _flat(score), _flat(score_a),
+                      _flat(score_b), _flat(mean), _flat(var), out)
+        return out[:, 0].reshape(mean.shape), out[:, 1].reshape(mean.shape)
+
+
+#: Gauss-Hermite rule of the base's predictive log-likelihood (see :meth:`Observation.log_predictive`)
+_GH64 = gauss_hermite(64)

@@ -1,0 +1,249 @@
+"""``Outcome``: a game observed as win, draw or loss (Bradley-Terry / Thurstone-Mosteller).
+
+With ``d = s_a - s_b + home`` and ``F`` the link's cdf (logistic or standard normal):
+
+    P(a wins | d) = F(d / scale)                                (no draw model)
+
+plus one of four draw models (:class:`NoDraw`, :class:`HalfWin`, :class:`Threshold`,
+:class:`Davidson`). The numerics are the scalar kernels of :mod:`statespace._numeric`; this
+module wraps them in the observation interface of :mod:`statespace.observation`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+from numba import njit
+
+from . import _gaussian as _g
+from . import _numeric as nx
+from .observation import FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
+
+__all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
+
+
+# ---------------------------------------------------------------- draw models
+@dataclass(frozen=True)
+class NoDraw:
+    """No draws: the model gives P(draw) = 0 and an observed draw has no likelihood."""
+
+    code = nx.DRAW_NONE
+    theta = 0.0
+
+
+@dataclass(frozen=True)
+class HalfWin:
+    """Draws scored as half a win and half a loss (what Elo and Glicko do).
+
+    The forecast is (F, 0, 1 - F); an observed draw contributes
+    ``0.5 log F + 0.5 log(1 - F)`` to the log-likelihood.
+    """
+
+    code = nx.DRAW_HALF
+    theta = 0.0
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Ordered logit/probit: a draw when the performance difference is within ``margin``.
+
+    ``P(win) = F((d - margin) / scale)``, ``P(loss) = F((-d - margin) / scale)``, draw the
+    rest. ``margin`` is in skill units (TrueSkill's epsilon; see Herbrich et al. 2006).
+    """
+
+    margin: float = 0.0
+
+    code = nx.DRAW_THRESHOLD
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.margin) and self.margin >= 0):
+            raise ValueError(f"Threshold margin must be finite and >= 0, got {self.margin!r}")
+
+    @property
+    def theta(self) -> float:
+        return float(self.margin)
+
+
+@dataclass(frozen=True)
+class Davidson:
+    """Davidson's (1970) draw model: ``P(draw)`` proportional to ``nu * sqrt(pi_a pi_b)``.
+
+    With ``p = F(d / scale)``: win ``p / D``, loss ``(1 - p) / D``, draw
+    ``nu sqrt(p (1 - p)) / D``, ``D = 1 + nu sqrt(p (1 - p))``. At d = 0 the draw probability
+    is ``nu / (2 + nu)``.
+    """
+
+    nu: float = 0.0
+
+    code = nx.DRAW_DAVIDSON
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.nu) and self.nu >= 0):
+            raise ValueError(f"Davidson nu must be finite and >= 0, got {self.nu!r}")
+
+    @property
+    def theta(self) -> float:
+        return float(self.nu)
+
+
+DrawModel = Union[NoDraw, HalfWin, Threshold, Davidson]
+
+_DRAW_NAMES = {"none": NoDraw, "half": HalfWin, "threshold": Threshold, "davidson": Davidson}
+
+
+def as_draw(draw: object) -> DrawModel:
+    """A draw model from its instance, its name or a ``(name, parameter)`` tuple."""
+    if isinstance(draw, (NoDraw, HalfWin, Threshold, Davidson)):
+        return draw
+    if isinstance(draw, str) and draw in _DRAW_NAMES:
+        return _DRAW_NAMES[draw]()
+    if isinstance(draw, tuple) and len(draw) == 2 and draw[0] in ("threshold", "davidson"):
+        return _DRAW_NAMES[draw[0]](float(draw[1]))
+    raise ValueError(
+        f"draw must be 'none', 'half', 'threshold', 'davidson', a (name, parameter) tuple "
+        f"or a draw-model instance, got {draw!r}"
+    )
+
+
+# ---------------------------------------------------------------- compiled kernels
+# params = [link code, draw code, draw parameter theta, scale]
+
+@njit(LIK_SIG, cache=True)
+def outcome_loglik(params, score, score_a, score_b, d):
+    """``(l, dl/dd, d2l/dd2)``: ``l`` from :func:`statespace._numeric.loglik_grad`, the
+    derivatives from :func:`statespace._numeric.loglik_derivs` (the formulas are there)."""
+    link = int(params[0])
+    draw = int(params[1])
+    l = nx.loglik_grad(link, draw, params[2], score, d, params[3])[0]
+    g, h = nx.loglik_derivs(link, draw, params[2], score, d, params[3])
+    return l, g, h
+
+
+@njit(FORECAST_SIG, cache=True)
+def outcome_forecast(params, d, var):
+    """:func:`statespace._numeric.outcome_proba` at the effective scale
+    :func:`statespace._numeric.effective_scale` of a difference of variance ``var``."""
+    link = int(params[0])
+    s = nx.effective_scale(link, params[3], var)
+    return nx.outcome_proba(link, int(params[1]), params[2], d, s)
+
+
+@njit(MOMENTS_SIG, cache=True)
+def outcome_moments(params, score, score_a, score_b, mean, var):
+    """Tilted-Gaussian moments for the probit link (Herbrich, Minka and Graepel 2006, Table 1).
+
+    With ``c = sqrt(scale^2 + var)``, ``t = mean / c`` and ``eps = margin / c`` (0 without a
+    threshold): a win gives ``mean + var / c * v_win(t, eps)``, a loss
+    ``mean - var / c * v_win(-t, eps)``, a threshold draw ``mean + var / c * v_draw(t, eps)``;
+    the variance is ``var (1 - var / c^2 * w)`` with the matching ``w``. NaN where not exact
+    (logistic link, Davidson draws, draws scored as half a win).
+    """
+    link = int(params[0])
+    draw = int(params[1])
+    if link != nx.PROBIT or draw == nx.DRAW_DAVIDSON:
+        return math.nan, math.nan
+    c = math.sqrt(params[3] * params[3] + var)
+    t = mean / c
+    eps = params[2] / c if draw == nx.DRAW_THRESHOLD else 0.0
+    if score == 1.0:
+        v = _g.v_win(t, eps)
+        w = _g.w_win(t, eps)
+    elif score == 0.0:
+        v = -_g.v_win(-t, eps)
+        w = _g.w_win(-t, eps)
+    elif draw == nx.DRAW_THRESHOLD:
+        v = _g.v_draw(t, eps)
+        w = _g.w_draw(t, eps)
+    else:
+        return math.nan, math.nan
+    return mean + var / c * v, var * (1.0 - var / (c * c) * w)
+
+
+# ---------------------------------------------------------------- the observation
+@dataclass(frozen=True)
+class Outcome(Observation):
+    """Win/draw/loss of ``a`` through a link and a draw model.
+
+    ``P(a wins | d) = F(d / scale)`` with ``F`` the logistic function (``link="logistic"``,
+    Bradley-Terry; Elo and Glicko) or the standard normal cdf (``"probit"``,
+    Thurstone-Mosteller; TrueSkill, Herbrich et al. 2006), and a draw model:
+
+    - ``"none"``: no draws; ``"half"``: a draw scored as half a win and half a loss;
+    - ``("threshold", m)``: ordered logit/probit, win ``F((d - m) / scale)``, loss
+      ``F((-d - m) / scale)``, draw the rest (TrueSkill's draw margin epsilon);
+    - ``("davidson", nu)``: Davidson (1970), ``P(draw)`` proportional to ``nu sqrt(p (1 - p))``.
+
+    Forecast with skill uncertainty ``d ~ N(mean, var)``: the scale becomes
+    ``sqrt(scale^2 + var)`` for the probit link (exact) and ``sqrt(scale^2 + 3 var / pi^2)`` for
+    the logistic link (Glickman 1999, the factor ``g(RD)``; 3 / pi^2 matches the logistic
+    distribution's variance, pi^2 / 3). Exact tilted moments exist for the probit link
+    (TrueSkill's ``v`` and ``w``); see :func:`outcome_moments`.
+
+    Kernel parameters (:meth:`vector`): ``[link code, draw code, draw parameter, scale]``.
+    """
+
+    link: str = "logistic"
+    draw: Union[DrawModel, str, tuple] = "none"
+
+    name = "outcome"
+    needs_scores = False
+    lik_kernel = staticmethod(outcome_loglik)
+    forecast_kernel = staticmethod(outcome_forecast)
+    moments_kernel = staticmethod(outcome_moments)
+
+    def __post_init__(self) -> None:
+        if self.link not in nx.LINKS:
+            raise ValueError(f"link must be 'logistic' or 'probit', got {self.link!r}")
+        object.__setattr__(self, "draw", as_draw(self.draw))
+
+    @property
+    def link_code(self) -> int:
+        return nx.LINKS.index(self.link)
+
+    @property
+    def draw_code(self) -> int:
+        return self.draw.code
+
+    def vector(self, scale: float) -> np.ndarray:
+        return np.array([self.link_code, self.draw_code, self.draw.theta, float(scale)])
+
+    def effective_scale(self, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """Scale of the link after integrating a skill-difference variance ``var`` (see the
+        class docstring)."""
+        var = np.asarray(var, dtype=float)
+        if np.any(var < 0):
+            raise ValueError("variance of the skill difference must be >= 0")
+        k = nx.LOGISTIC_VAR_FACTOR if self.link == "logistic" else 1.0
+        return np.sqrt(scale**2 + k * var)
+
+    def _check_record(self, score, score_a, score_b) -> None:
+        if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
+            raise ValueError("a draw has no likelihood under draw model 'none'; use 'half', "
+                             "'threshold' or 'davidson'")
+
+    def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
+        """``log P(result)`` under the forecast :meth:`proba` (probabilities floored at the
+        smallest normal float); under ``"half"`` a draw counts as half a win and half a loss."""
+        score = np.asarray(score, dtype=float)
+        self._check_record(score, None, None)
+        p = self.proba(d, var, scale=scale)
+        score, p0, p1, p2 = np.broadcast_arrays(score, p[..., 0], p[..., 1], p[..., 2])
+        tiny = np.finfo(float).tiny
+        if self.draw_code in (nx.DRAW_NONE, nx.DRAW_HALF):
+            return score * np.log(np.maximum(p0, tiny)) + (1 - score) * np.log(np.maximum(p2, tiny))
+        chosen = np.where(score == 1.0, p0, np.where(score == 0.0, p2, p1))
+        return np.log(np.maximum(chosen, tiny))
+
+    def moments(self, score, mean, var, score_a=None, score_b=None, *, scale: float = 1.0):
+        """Exact tilted-Gaussian mean and variance for the probit link (no draw, threshold
+        draws, or "half" with wins and losses only); ``NotImplementedError`` otherwise."""
+        if self.link != "probit":
+            raise NotImplementedError("the logistic link has no closed-form tilted-Gaussian moments")
+        if self.draw_code == nx.DRAW_DAVIDSON:
+            raise NotImplementedError("Davidson draws have no closed-form tilted-Gaussian moments")
+        if self.draw_code == nx.DRAW_HALF and np.any(np.asarray(score) == 0.5):
+            raise NotImplementedError("a draw scored as half a win has no closed-form tilted-Gaussian moments")
+        return super().moments(score, mean, var, score_a, score_b, scale=scale)
