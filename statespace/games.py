@@ -1,7 +1,10 @@
 """``Games``: an immutable, validated table of one-vs-one results.
 
 Columns: ``time``, ``a``, ``b``, ``score`` (1, 0.5, 0 for a win, draw, loss of ``a``), optional
-``neutral`` (1 = neutral venue; otherwise ``a`` is at home) and ``period`` (rating period).
+``neutral`` (1 = neutral venue; otherwise ``a`` is at home), ``period`` (rating period) and
+``score_a``, ``score_b`` (points or goals of each side, read by the :class:`~statespace.Margin` and
+:class:`~statespace.Goals` observations; ``score`` must agree with them, and is derived from them
+when the table has no ``score`` column).
 Rows keep the caller's order: every array on a ``Games`` and every result computed from it is
 aligned with the rows as given. Methods that need time order use :attr:`Games.order` (a stable
 sort by time, so games of the same time keep their given order).
@@ -20,6 +23,7 @@ import pandas as pd
 __all__ = ["Games", "GamesError", "DroppedRowsWarning"]
 
 _SCORES = (0.0, 0.5, 1.0)
+_SIDE_SCORES = ("score_a", "score_b")
 _CALENDAR = ("week", "month", "year")
 _MAX_LISTED = 5
 
@@ -71,6 +75,8 @@ class Games:
     - ``time``: ``datetime64[ns]``, or ``float64`` for numeric times;
     - ``a``, ``b``: integer ids into ``players`` (the competitor names, sorted);
     - ``score``: 1, 0.5 or 0 for a win, draw or loss of ``a``;
+    - ``score_a``, ``score_b``: points or goals of each side (finite, >= 0, ``float64``), NaN
+      when the table has none (see :attr:`has_scores`); they also stay in ``extra``;
     - ``neutral``: True where the venue is neutral (all True when no column was given, so no
       home advantage applies);
     - ``period``: integer rating-period code (non-decreasing in time), or ``None``;
@@ -80,13 +86,17 @@ class Games:
     """
 
     __slots__ = ("time", "a", "b", "score", "neutral", "period", "players", "extra", "row",
-                 "order", "dropped", "_index", "weight")
+                 "order", "dropped", "_index", "weight", "score_a", "score_b")
 
-    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None, weight=None):
+    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None, weight=None,
+                 score_a=None, score_b=None):
         self.time = _freeze(time)
         self.a = _freeze(np.asarray(a, dtype=np.int64))
         self.b = _freeze(np.asarray(b, dtype=np.int64))
         self.score = _freeze(np.asarray(score, dtype=np.float64))
+        nan = np.full(self.a.size, np.nan)
+        self.score_a = _freeze(nan if score_a is None else np.asarray(score_a, dtype=np.float64))
+        self.score_b = _freeze(nan.copy() if score_b is None else np.asarray(score_b, dtype=np.float64))
         self.neutral = _freeze(np.asarray(neutral, dtype=bool))
         self.period = None if period is None else _freeze(np.asarray(period, dtype=np.int64))
         self.players = _freeze(np.asarray(players, dtype=object))
@@ -99,13 +109,15 @@ class Games:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_arrays(cls, time, a, b, score, neutral=None, period=None, *, errors: str = "raise") -> "Games":
-        """Build from parallel arrays (``a`` and ``b`` are competitor names or ids)."""
-        data = {"time": time, "a": a, "b": b, "score": score}
-        if neutral is not None:
-            data["neutral"] = neutral
-        if period is not None:
-            data["period"] = period
+    def from_arrays(cls, time, a, b, score=None, neutral=None, period=None, *, score_a=None, score_b=None,
+                    errors: str = "raise") -> "Games":
+        """Build from parallel arrays (``a`` and ``b`` are competitor names or ids); ``score`` may
+        be left out when ``score_a`` and ``score_b`` are given."""
+        data = {"time": time, "a": a, "b": b}
+        for name, value in (("score", score), ("neutral", neutral), ("period", period),
+                            ("score_a", score_a), ("score_b", score_b)):
+            if value is not None:
+                data[name] = value
         try:
             frame = pd.DataFrame(data)
         except ValueError as exc:
@@ -115,7 +127,8 @@ class Games:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, errors: str = "raise", _line_offset: int | None = None,
                    _source: str | None = None) -> "Games":
-        """Build from a DataFrame with columns ``time, a, b, score`` (+ ``neutral``, ``period``).
+        """Build from a DataFrame with columns ``time, a, b, score`` (+ ``neutral``, ``period``,
+        ``score_a`` and ``score_b``; with both of these, ``score`` may be left out).
 
         ``errors="raise"`` (default) raises :class:`GamesError` naming the rows and column of
         every problem; ``errors="drop"`` drops invalid rows, warns with
@@ -125,7 +138,13 @@ class Games:
             raise ValueError(f"errors must be 'raise' or 'drop', got {errors!r}")
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
-        missing = [c for c in ("time", "a", "b", "score") if c not in df.columns]
+        has_pair = [c in df.columns for c in _SIDE_SCORES]
+        if any(has_pair) and not all(has_pair):
+            given, absent = _SIDE_SCORES if has_pair[0] else _SIDE_SCORES[::-1]
+            raise GamesError(f"column {given!r} without {absent!r}: give both sides' scores or neither",
+                             column=absent)
+        required = ("time", "a", "b") if all(has_pair) else ("time", "a", "b", "score")
+        missing = [c for c in required if c not in df.columns]
         if missing:
             raise GamesError(
                 f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
@@ -157,13 +176,40 @@ class Games:
         same = (names["a"] == names["b"]).to_numpy() & names["a"].notna().to_numpy()
         flag("a/b", "a competitor against itself", same, names["a"])
 
+        # each side's points or goals
+        sides = None
+        if all(has_pair):
+            sides = {}
+            for col in _SIDE_SCORES:
+                raw = df[col]
+                missing_side = raw.isna().to_numpy()
+                values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+                flag(col, f"missing {col}", missing_side, raw)
+                not_number = ~missing_side & ~np.isfinite(values)
+                flag(col, f"a non-numeric or infinite {col}", not_number, raw)
+                flag(col, f"negative {col}", ~missing_side & ~not_number & (values < 0), raw)
+                sides[col] = np.where(np.isfinite(values) & (values >= 0), values, np.nan)
+            valid_sides = ~np.isnan(sides["score_a"]) & ~np.isnan(sides["score_b"])
+            derived = np.where(sides["score_a"] > sides["score_b"], 1.0,
+                               np.where(sides["score_a"] < sides["score_b"], 0.0, 0.5))
+            derived[~valid_sides] = np.nan
+
         # score
-        raw = df["score"]
-        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        missing_score = raw.isna().to_numpy()
-        flag("score", "missing score", missing_score, raw)
-        bad_score = ~missing_score & ~np.isin(num, _SCORES)
-        flag("score", "score outside {0, 0.5, 1}", bad_score, raw)
+        if "score" in df.columns:
+            raw = df["score"]
+            num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+            missing_score = raw.isna().to_numpy()
+            flag("score", "missing score", missing_score, raw)
+            bad_score = ~missing_score & ~np.isin(num, _SCORES)
+            flag("score", "score outside {0, 0.5, 1}", bad_score, raw)
+            if sides is not None:
+                disagree = valid_sides & np.isin(num, _SCORES) & (num != derived)
+                shown = pd.Series([f"score {s:g} but score_a {x:g}, score_b {y:g}" for s, x, y in
+                                   zip(num, sides["score_a"], sides["score_b"])]) if disagree.any() else raw
+                flag("score/score_a/score_b", "a score that disagrees with score_a and score_b "
+                     "(a wins iff score_a > score_b, a draw iff they are equal)", disagree, shown)
+        else:
+            num = derived
 
         # time
         time, time_bad, time_missing = _parse_time(df["time"])
@@ -224,6 +270,7 @@ class Games:
         position[rank] = np.arange(rank.size)
         inv = position[codes]
         k = keep_idx.size
+        # score_a and score_b stay in extra too, for code that reads them there
         extra_cols = [c for c in df.columns if c not in ("time", "a", "b", "score", "neutral", "period")]
         extra = df.loc[keep_idx, extra_cols].reset_index(drop=True)
         time = time[keep_idx]
@@ -233,7 +280,8 @@ class Games:
                                                      keep_idx, line_offset, _source)
         return cls(time=time, a=inv[:k], b=inv[k:], score=num[keep_idx], neutral=neu[keep_idx] == 1,
                    period=period_codes, players=players.astype(object), extra=extra, row=keep_idx,
-                   dropped=dropped)
+                   dropped=dropped, score_a=None if sides is None else sides["score_a"][keep_idx],
+                   score_b=None if sides is None else sides["score_b"][keep_idx])
 
     @classmethod
     def from_csv(cls, path: str | os.PathLike, *, errors: str = "raise", **read_csv_kwargs) -> "Games":
@@ -277,6 +325,11 @@ class Games:
         return int(self.players.size)
 
     @property
+    def has_scores(self) -> bool:
+        """Whether the games carry each side's points or goals (``score_a``, ``score_b``)."""
+        return bool(self.score_a.size) and not np.isnan(self.score_a[0])
+
+    @property
     def is_datetime(self) -> bool:
         return np.issubdtype(self.time.dtype, np.datetime64)
 
@@ -313,9 +366,21 @@ class Games:
                            "neutral": self.neutral.astype(int)})
         if self.period is not None:
             df["period"] = self.period
+        if self.has_scores:
+            df["score_a"] = self.score_a
+            df["score_b"] = self.score_b
         for c in self.extra.columns:
-            df[c] = self.extra[c].to_numpy()
+            if c not in df.columns:
+                df[c] = self.extra[c].to_numpy()
         return df
+
+    def _replace(self, **changes) -> "Games":
+        """A new table with the same columns except ``changes``."""
+        kwargs = {name: getattr(self, name) for name in (
+            "time", "a", "b", "score", "neutral", "period", "players", "extra", "row", "dropped", "weight",
+            "score_a", "score_b")}
+        kwargs.update(changes)
+        return Games(**kwargs)
 
     # ------------------------------------------------------------------ derived tables
     def take(self, idx: Iterable[int]) -> "Games":
@@ -323,10 +388,10 @@ class Games:
         idx = np.asarray(list(idx) if not isinstance(idx, np.ndarray) else idx, dtype=np.int64)
         if idx.size == 0:
             raise GamesError("the games table is empty: no rows selected")
-        return Games(time=self.time[idx], a=self.a[idx], b=self.b[idx], score=self.score[idx],
-                     neutral=self.neutral[idx], period=None if self.period is None else self.period[idx],
-                     players=self.players, extra=self.extra.iloc[idx], row=self.row[idx], dropped=self.dropped,
-                     weight=self.weight[idx])
+        return self._replace(time=self.time[idx], a=self.a[idx], b=self.b[idx], score=self.score[idx],
+                             neutral=self.neutral[idx], period=None if self.period is None else self.period[idx],
+                             extra=self.extra.iloc[idx], row=self.row[idx], weight=self.weight[idx],
+                             score_a=self.score_a[idx], score_b=self.score_b[idx])
 
     def split(self, fraction: float = 0.7) -> tuple["Games", "Games"]:
         """Split in time order: the first ``fraction`` of games (by time) and the rest.
@@ -393,9 +458,7 @@ class Games:
             if origin is not None:
                 t = t - (Games.from_arrays([origin], ["x"], ["y"], [1]).days()[0] if not isinstance(origin, (int, float)) else origin)
             codes = np.floor(t / length + 1e-9).astype(np.int64)
-        return Games(time=self.time, a=self.a, b=self.b, score=self.score, neutral=self.neutral,
-                     period=codes, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped,
-                     weight=self.weight)
+        return self._replace(period=codes)
 
     def with_weights(self, weights=None, *, margin: tuple[str, str] | None = None, power: float = 0.0) -> "Games":
         """A new table whose games carry likelihood weights (Elo, Glicko, Glicko-2, the EKF and
@@ -420,12 +483,15 @@ class Games:
         if power != 0 and margin is None:
             raise ValueError("power= shapes the margin weights: give it with margin=(column_a, column_b)")
         if margin is not None:
-            missing = [c for c in margin if c not in self.extra.columns]
-            if missing:
-                raise GamesError(f"no column {missing[0]!r} for the margin (extra columns: "
-                                 f"{', '.join(self.extra.columns) or 'none'})", column=missing[0])
-            sa = pd.to_numeric(self.extra[margin[0]], errors="coerce").to_numpy(float)
-            sb = pd.to_numeric(self.extra[margin[1]], errors="coerce").to_numpy(float)
+            if tuple(margin) == _SIDE_SCORES and self.has_scores:
+                sa, sb = self.score_a, self.score_b
+            else:
+                missing = [c for c in margin if c not in self.extra.columns]
+                if missing:
+                    raise GamesError(f"no column {missing[0]!r} for the margin (extra columns: "
+                                     f"{', '.join(self.extra.columns) or 'none'})", column=missing[0])
+                sa = pd.to_numeric(self.extra[margin[0]], errors="coerce").to_numpy(float)
+                sb = pd.to_numeric(self.extra[margin[1]], errors="coerce").to_numpy(float)
             bad = np.flatnonzero(~np.isfinite(sa - sb))
             if bad.size:
                 raise GamesError(f"columns {margin}: {bad.size} rows without a numeric score "
@@ -443,9 +509,7 @@ class Games:
             if bad.size:
                 raise GamesError(f"weights must be finite and > 0 ({_describe_rows(self.row[bad], list(w[bad]), None, None)})",
                                  self.row[bad].tolist(), "weight")
-        return Games(time=self.time, a=self.a, b=self.b, score=self.score, neutral=self.neutral,
-                     period=self.period, players=self.players, extra=self.extra, row=self.row, dropped=self.dropped,
-                     weight=w)
+        return self._replace(weight=w)
 
     def batches(self) -> np.ndarray:
         """Start positions (in time order, ``order``) of each rating period, plus ``len(self)``.
