@@ -11,15 +11,13 @@ from .glicko import Glicko, Glicko2  # noqa: E402
 from .trueskill import TrueSkill  # noqa: E402
 from .wenglin import WengLin  # noqa: E402
 
-#: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
-REGISTRY = {
-    "elo": Elo,
-    "elo_fide": Elo.fide,
-    "glicko": Glicko,
-    "glicko2": Glicko2,
-    "trueskill": TrueSkill,
-    "wenglin": WengLin,
-    "ekf": EKF,
-}
+from statespace.registry import collect as _collect  # noqa: E402
 
-__all__ = ["Filter", "FilterRun", "FilterState", "EKF", "Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "REGISTRY"]
+#: Names used by ``statespace compare --methods`` and ``statespace rate --method``: the
+#: ``METHODS = {name: factory}`` of every module here (names starting with ``_`` skipped), so a
+#: new filter is one new file ending with its ``METHODS`` (see :mod:`statespace.registry`);
+#: ``NOT_BY_DEFAULT``: those of them left out of the default method list.
+REGISTRY, NOT_BY_DEFAULT = _collect(__name__)
+
+__all__ = ["Filter", "FilterRun", "FilterState", "EKF", "Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "REGISTRY",
+           "NOT_BY_DEFAULT"]

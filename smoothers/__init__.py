@@ -28,7 +28,9 @@ def __getattr__(name):
     raise AttributeError(f"module 'smoothers' has no attribute {name!r}")
 
 
-#: Names used by ``statespace compare --methods`` and ``statespace rate --method``.
+#: The smoothers' names in :mod:`statespace.registry` (``statespace compare --methods``,
+#: ``statespace rate --method``); declared here rather than as per-module ``METHODS`` so that
+#: listing them never imports PyMC.
 REGISTRY = {
     "laplace": LaplaceSmoother,
     "bradley_terry": BradleyTerry,

@@ -34,8 +34,10 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from . import registry as _registry
 from .compare import MODES, compare
 from .games import DroppedRowsWarning, Games, GamesError
+from .protocols import is_online
 
 __all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
 
@@ -54,12 +56,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------------- methods
-def registry() -> dict[str, Callable]:
-    """Every method name the CLI knows: filters, then smoothers."""
-    import filters
-    import smoothers
-
-    return {**filters.REGISTRY, **smoothers.REGISTRY}
+def registry(default_only: bool = False) -> dict[str, Callable]:
+    """Every method name the CLI knows, with its factory: :mod:`statespace.registry` (the
+    built-in filters and smoothers, then third-party methods of the ``statespace.methods`` entry
+    point group). ``default_only``: the default method list (without PyMC's smoother)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", _registry.RegistryWarning)
+        known = _registry.factories(default_only=default_only)
+    for w in caught:  # a broken plugin: one line on stderr, and the rest works
+        if issubclass(w.category, _registry.RegistryWarning):
+            print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return known
 
 
 def _convert(text: str) -> Any:
@@ -90,9 +99,8 @@ def _keywords(ctor) -> list[str] | None:
     params = list(sig.parameters.values())
     names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if any(p.kind is p.VAR_KEYWORD for p in params):
-        owner = getattr(ctor, "__self__", None)
-        if isinstance(owner, type):
-            inner = _keywords(owner)
+        if inspect.ismethod(ctor) and isinstance(ctor.__self__, type):
+            inner = _keywords(ctor.__self__)
             return None if inner is None else list(dict.fromkeys(names + inner))
         return None
     return names
@@ -147,23 +155,19 @@ def _split_specs(text: str) -> list[str]:
 
 
 def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str, Any]:
-    """``--methods`` values -> ``{display name: method}``; default: every registered method
-    (in online mode, those that can run online)."""
-    known = registry()
+    """``--methods`` values -> ``{display name: method}``; default: every method of the default
+    list (in online mode, those that learn game by game: :func:`statespace.protocols.is_online`)."""
     if not values:
-        import smoothers
-
         out = {}
-        for name, ctor in known.items():
-            if name in getattr(smoothers, "NOT_BY_DEFAULT", ()):
-                continue
+        for name, ctor in registry(default_only=True).items():
             method = ctor()
-            if mode == "online" and not hasattr(method, "run"):
+            if mode == "online" and not is_online(method):
                 continue
             out[name] = method
         if not out:
             raise CLIError("no registered methods to compare")
         return out
+    known = registry()
     out = {}
     for value in values:
         for spec in _split_specs(value):
@@ -202,7 +206,7 @@ def parse_periods(spec: str | None):
 # ---------------------------------------------------------------------------- data
 def _load(args, err) -> tuple[Games, str, Any]:
     """Games from ``--data``/CSV or a scenario; returns (games, description, simulation or None)."""
-    path = getattr(args, "data", None)
+    path = args.data
     if path is not None:
         if os.path.isdir(path):
             raise CLIError(f"{path} is a folder, not a games CSV file")
@@ -229,7 +233,7 @@ def _load(args, err) -> tuple[Games, str, Any]:
         sim = scenarios.get(name, seed=args.seed)
         games = sim.games
         source = f"scenario {name} (seed {args.seed})"
-    periods = parse_periods(getattr(args, "periods", None))
+    periods = parse_periods(args.periods)
     if periods is not None:
         try:
             games = games.with_periods(**periods)
@@ -351,14 +355,7 @@ def _write_comparison_plot(path, table, games, methods, sim, source, err) -> Non
     best = table.index[0]
     method = methods[best]
     fitted = method.fit(games)
-    truth = None
-    if sim is not None:
-        model = None
-        try:
-            model = getattr(method, "model", None)
-        except NotImplementedError:
-            pass
-        truth = plots.truth_in_units(sim.truth, sim.model, model) if model is not None else sim.truth
+    truth = None if sim is None else plots.truth_in_units(sim.truth, sim.model, method.model)
     fig = plots.plot_comparison(table, fitted, truth,
                                 title=f"{source}: {len(games):,} games, {table.attrs['mode']} forecasts "
                                       f"of the last {1 - table.attrs['split']:.0%}; trajectories of "
@@ -442,12 +439,14 @@ def _cmd_scenarios(args, out, err) -> int:
 
 def _cmd_methods(args, out, err) -> int:
     known = registry()
+    default = set(registry(default_only=True))
     width = max(map(len, known), default=0)
     for name, ctor in known.items():
         allowed = _keywords(ctor)
-        doc = _first_line(getattr(ctor, "__doc__", ""))
+        doc = _first_line(inspect.getdoc(ctor))
         settings = f"  [settings: {', '.join(allowed)}]" if allowed else ""
-        print(f"{name.ljust(width)}  {doc}{settings}", file=out)
+        mark = "" if name in default else "  (not compared by default)"
+        print(f"{name.ljust(width)}  {doc}{settings}{mark}", file=out)
     return 0
 
 

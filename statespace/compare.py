@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import metrics
 from .games import Games
+from .protocols import Forecaster, is_online, is_tunable
 
 __all__ = ["compare", "MODES"]
 
@@ -41,7 +42,10 @@ def _named(methods) -> dict[str, Any]:
             methods = [methods]
         out = {}
         for m in methods:
-            name = getattr(m, "name", type(m).__name__)
+            try:
+                name = m.name
+            except AttributeError:
+                raise TypeError(f"{m!r} has no name: give the methods as a mapping {{name: method}}") from None
             if name in out:  # same kind twice: tell them apart by their settings
                 name = repr(m)
             base, k = name, 2
@@ -50,6 +54,10 @@ def _named(methods) -> dict[str, Any]:
             out[name] = m
     if not out:
         raise ValueError("compare needs at least one method")
+    for name, m in out.items():
+        if not isinstance(m, Forecaster):
+            raise TypeError(f"method {name!r} ({type(m).__name__}) has no fit(games): it is not a rating method "
+                            f"(see statespace.protocols.Method)")
     return out
 
 
@@ -92,7 +100,7 @@ def _walk_forward(method, games: Games, test: Games, every) -> np.ndarray:
 
 def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None) -> tuple[np.ndarray, float]:
     t0 = time.perf_counter()
-    online = hasattr(method, "run")
+    online = is_online(method)
     if mode == "frozen":
         proba = method.fit(train).predict_proba(test)
     elif online:  # online and walk-forward: filters learn from every game before each forecast
@@ -109,7 +117,11 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
             tune_options: dict | None = None) -> pd.DataFrame:
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
-    ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``).
+    ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``); each
+    needs at least ``fit(games)`` returning an object with ``predict_proba(games)``
+    (:class:`statespace.protocols.Forecaster`). Online and walk-forward modes run the methods
+    that learn game by game (:func:`statespace.protocols.is_online`: the filters) with
+    ``method.run``.
     ``every``: the block length of ``mode="walk_forward"`` (days, or ``"week"``/``"month"``/
     ``"year"``; default 30 days). Returns one row per method (index ``method``), best log loss first, with columns
 
@@ -119,8 +131,8 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     - ``delta_log_loss`` and ``delta_se``: each method's log loss minus the best one's, with
       the paired standard error over the same games.
 
-    With ``tune=True`` every method that has a ``tune`` method is first tuned on the
-    training part only (``tune_options`` are passed on, e.g. ``{"burn_in": 0.2}``); the table
+    With ``tune=True`` every method that is a :class:`statespace.protocols.TunableMethod` with
+    something to tune on these games is first tuned on the training part only (``tune_options`` are passed on, e.g. ``{"burn_in": 0.2}``); the table
     then has ``tune_seconds`` and ``result.attrs["tuned"]`` the fitted settings (each a
     ``filters.tuning.TuneResult``, whose ``objective_name`` says what was minimised). Unless
     ``tune_options`` gives an ``"objective"``, each method gets its own default: the
@@ -142,11 +154,11 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     tuned = {}
     for name, method in named.items():
         tune_seconds = float("nan")
-        if tune and hasattr(method, "tune") and (not hasattr(method, "tunable") or method.tunable(train)):
+        if tune and is_tunable(method, train):
             t0 = time.perf_counter()
             method = method.tune(train, **(tune_options or {}))
             tune_seconds = time.perf_counter() - t0
-            tuned[name] = getattr(method, "tuning", None)
+            tuned[name] = method.tuning
         proba, seconds = _forecast(method, train, test, games, mode, every)
         probas[name] = proba
         losses[name] = metrics.log_loss(y, proba, per_game=True)

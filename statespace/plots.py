@@ -33,6 +33,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from . import metrics  # noqa: E402
 from .model import ELO_SCALE, SkillModel  # noqa: E402
+from .protocols import Fitted  # noqa: E402
 
 __all__ = ["plot_trajectories", "plot_calibration", "plot_comparison", "truth_in_units"]
 
@@ -48,22 +49,15 @@ def _new_axes(ax, figsize=(7.5, 4.5)):
     return ax
 
 
-def _method_of(fitted):
-    return getattr(fitted, "method", None)
+def _method_label(fitted: Fitted) -> str:
+    return repr(fitted.method)
 
 
-def _method_label(fitted) -> str:
-    method = _method_of(fitted)
-    if method is None:
-        return type(fitted).__name__
-    return repr(method)
-
-
-def _model_of(fitted) -> SkillModel | None:
-    method = _method_of(fitted)
+def _model_of(fitted: Fitted) -> SkillModel | None:
+    """The model the fitted method assumes (``None`` for a method that declares none)."""
     try:
-        model = getattr(method, "model", None) if method is not None else getattr(fitted, "model", None)
-    except NotImplementedError:
+        model = fitted.method.model
+    except NotImplementedError:  # the abstract Filter base
         return None
     return model if isinstance(model, SkillModel) else None
 
@@ -95,7 +89,7 @@ def truth_in_units(truth: pd.DataFrame, source: SkillModel, target: SkillModel) 
 
 
 # ---------------------------------------------------------------------------- trajectories
-def plot_trajectories(fitted, players: Sequence[str] | None = None, top: int = 6,
+def plot_trajectories(fitted: Fitted, players: Sequence[str] | None = None, top: int = 6,
                       truth: pd.DataFrame | None = None, band: float = 2.0, ax=None,
                       colors: Sequence | None = None):
     """Rating trajectories of some competitors from ``fitted.trajectories()``.
@@ -103,8 +97,9 @@ def plot_trajectories(fitted, players: Sequence[str] | None = None, top: int = 6
     Parameters
     ----------
     fitted:
-        A fitted method (``method.fit(games)``) with ``trajectories()`` (columns ``time``,
-        ``player``, ``mean`` and, where the method tracks it, ``sd``) and ``ratings()``.
+        A fitted method (``method.fit(games)``, a :class:`statespace.protocols.Fitted`): its
+        ``trajectories()`` (columns ``time``, ``player``, ``mean`` and, where the method tracks
+        it, ``sd``), ``ratings()``, ``games`` and ``method`` (whose ``model`` gives the units).
     players:
         Competitor names to draw; default: the ``top`` best by final mean rating.
     truth:
@@ -164,8 +159,7 @@ def plot_trajectories(fitted, players: Sequence[str] | None = None, top: int = 6
         labels.append(f"\u00b1{band:g} sd")
     ax.legend(handles, labels, fontsize="small", loc="best", ncol=2 if len(handles) > 8 else 1,
               framealpha=0.85)
-    games = getattr(fitted, "games", None)
-    dated = games.is_datetime if games is not None else pd.api.types.is_datetime64_any_dtype(traj["time"])
+    dated = fitted.games.is_datetime
     ax.set_xlabel("date" if dated else "time")
     ax.set_ylabel(f"rating ({_units(fitted)})")
     ax.set_title(f"{_method_label(fitted)}: rating after each game, {chosen}")
@@ -207,7 +201,7 @@ def plot_calibration(score, forecasts, bins: int = 10, ax=None):
 
 
 # ---------------------------------------------------------------------------- comparison
-def plot_comparison(table: pd.DataFrame, fitted=None, truth: pd.DataFrame | None = None, *,
+def plot_comparison(table: pd.DataFrame, fitted: Fitted | None = None, truth: pd.DataFrame | None = None, *,
                     top: int = 6, bins: int = 10, title: str | None = None):
     """Figure summing up a :func:`statespace.compare` result.
 

@@ -97,9 +97,13 @@ class _SdMethod:
 
 @pytest.fixture
 def with_sd_method(monkeypatch):
-    known = {**cli.registry(), "sdmethod": _SdMethod}
-    monkeypatch.setattr(cli, "registry", lambda: dict(known))
-    return known
+    """``sdmethod`` registered (through statespace.registry) for one test."""
+    from statespace import registry
+
+    registry.names()  # the built-ins and entry points first
+    monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+    registry.register("sdmethod", _SdMethod)
+    return cli.registry()
 
 
 # ---------------------------------------------------------------------------- compare
@@ -360,6 +364,7 @@ def test_parse_methods_grouping():
     assert list(named) == ["elo:k=24,home=60", "elo_fide", "elo:k=10"]
     assert named["elo:k=10"].k == 10
     assert set(parse_methods(None)) == set(cli.registry()) - smoothers.NOT_BY_DEFAULT
+    assert set(parse_methods(None)) == set(cli.registry(default_only=True))
 
 
 def test_parse_periods():
