@@ -91,7 +91,8 @@ def _convert(text: str) -> Any:
 
 def _keywords(ctor) -> list[str] | None:
     """Keyword names a constructor accepts, or ``None`` if it takes any keyword. A classmethod
-    variant taking ``**kwargs`` (such as ``Elo.fide``) is read through its class."""
+    variant taking ``**kwargs`` (such as ``Elo.fide``) is read through its class, and a subclass
+    whose ``__init__`` passes ``**kwargs`` on through its parent class."""
     try:
         sig = inspect.signature(ctor)
     except (TypeError, ValueError):
@@ -101,8 +102,11 @@ def _keywords(ctor) -> list[str] | None:
     if any(p.kind is p.VAR_KEYWORD for p in params):
         if inspect.ismethod(ctor) and isinstance(ctor.__self__, type):
             inner = _keywords(ctor.__self__)
-            return None if inner is None else list(dict.fromkeys(names + inner))
-        return None
+        elif isinstance(ctor, type) and len(ctor.__mro__) > 2 and ctor.__mro__[1] is not object:
+            inner = _keywords(ctor.__mro__[1])
+        else:
+            inner = None
+        return None if inner is None else list(dict.fromkeys(names + inner))
     return names
 
 

@@ -216,6 +216,8 @@ def test_new_filter_file_runs_everywhere_without_other_edits(tmp_path, monkeypat
         out, err = capsys.readouterr()
         assert code == 0, err
         assert {r["method"] for r in json.loads(out)["methods"]} == {"tiny_elo:k=12", "elo"}
+        assert cli.main(["compare", "--methods", "tiny_elo:kk=1"]) == 2  # settings read through Elo
+        assert "its settings are k, home, initial_rating" in capsys.readouterr().err
         assert cli.main(["compare", "--methods", "tiny_elo", "--tune"]) == 0
         assert cli.main(["rate", "--scenario", "balanced", "--method", "tiny_elo", "--top", "3"]) == 0
         assert cli.main(["methods"]) == 0
