@@ -338,12 +338,32 @@ def test_compare_refuses_objects_that_are_not_methods(games):
         compare([object()], games)
 
 
-def test_tunable_methods_are_tuned_and_others_left(games):
-    table = compare({"elo": Elo(), "laplace": smoothers.LaplaceSmoother()}, games, tune=True,
+def test_only_methods_with_something_to_tune_are_tuned(games):
+    class Settled(Elo):
+        """Tunable in form, with nothing to tune."""
+
+        name = "settled"
+
+        def tunable(self, games):
+            return {}
+
+    class Coin:
+        """Not tunable at all."""
+
+        name = "coin"
+
+        def fit(self, games):
+            return self
+
+        def predict_proba(self, games):
+            return np.tile([0.5, 0.0, 0.5], (len(games), 1))
+
+    assert isinstance(Settled(), TunableMethod) and not isinstance(Coin(), TunableMethod)
+    table = compare({"elo": Elo(), "settled": Settled(), "coin": Coin()}, games, tune=True,
                     tune_options={"standard_errors": False, "maxiter": 10})
     tuned = table.attrs["tuned"]
     assert set(tuned) == {"elo"} and set(tuned["elo"].params) == set(Elo().tunable(games))
-    assert np.isnan(table.loc["laplace", "tune_seconds"])
+    assert np.isnan(table.loc["settled", "tune_seconds"]) and np.isnan(table.loc["coin", "tune_seconds"])
 
 
 def test_warnings_from_other_categories_are_not_swallowed(fresh, monkeypatch):
