@@ -2,7 +2,7 @@
 
 The win/draw/loss forecast follows from the distribution of the difference of two Poisson
 counts (Skellam), with the Gaussian uncertainty of the skill difference integrated out by
-Gauss-Hermite quadrature.
+quadrature over the skill difference.
 """
 
 from __future__ import annotations
@@ -14,21 +14,30 @@ import numpy as np
 from numba import njit, types
 
 from .margin import _positive_number
-from .observation import FORECAST_SIG, LIK_SIG, Observation, gauss_hermite
+from .observation import FORECAST_SIG, LIK_SIG, Observation
 
 __all__ = ["Goals"]
 
-#: Nodes of the Gauss-Hermite rule that integrates the skill uncertainty out of the forecast:
-#: exact for polynomials of degree 79 in d, and the Skellam probabilities are smooth in d.
-GH_NODES = 40
-_GH_X, _GH_W = gauss_hermite(GH_NODES)
+#: The forecast integrates the Gaussian skill uncertainty out by the trapezoid rule on
+#: ``z = (d - mean) / sd`` over ``|z| <= Z_MAX`` (the Gaussian mass beyond is below 1e-22).
+Z_MAX = 10.0
+
+#: Widest trapezoid step in ``z``: the error of the rule on a Gaussian bump of width ``w`` sampled
+#: every ``h`` falls like ``exp(-2 pi^2 w^2 / h^2)``, e^-79 at ``h = w / 2``.
+MAX_STEP = 0.5
 
 #: A Poisson sum stops once the mass of the terms not yet added is below this (its tail bound):
 #: far below the digits a probability keeps.
 TAIL = 1e-17
 
-#: Upper bound on the terms of a Poisson sum (reached only at rates of hundreds of thousands).
-MAX_TERMS = 1_000_000
+#: Rates above which the sums are replaced by the normal approximation of the difference,
+#: ``X - Y ~ N(rate_a - rate_b, rate_a + rate_b)`` with a continuity correction of 1/2 (its
+#: error shrinks like one over the square root of the rate); summing would take millions of terms.
+MAX_RATE = 1e6
+
+#: Standardised gap ``(rate_a - rate_b) / sqrt(rate_a + rate_b)`` beyond which the weaker side's
+#: chance of a draw or better is below e^-600 (Bernstein's inequality), so the forecast is certain.
+CERTAIN = 40.0
 
 _f8 = types.float64
 
@@ -44,10 +53,21 @@ def skellam_outcome(rate_a, rate_b):
     their relative precision. The pmf runs by ``log p(k) = log p(k - 1) + log rate - log k``
     from ``log p(0) = -rate``; past the larger rate the tail after ``k`` is below
     ``p(k) r / (1 - r)``, ``r = rate / (k + 2)``, and the sums stop once both tails are below
-    :data:`TAIL`.
+    :data:`TAIL`. Beyond :data:`CERTAIN` the result is certain; above :data:`MAX_RATE` the
+    difference is taken as normal.
     """
     if not (rate_a > 0.0 and rate_b > 0.0 and rate_a < math.inf and rate_b < math.inf):
         return math.nan, math.nan, math.nan
+    sd = math.sqrt(rate_a + rate_b)
+    gap = (rate_a - rate_b) / sd
+    if gap > CERTAIN:
+        return 1.0, 0.0, 0.0
+    if gap < -CERTAIN:
+        return 0.0, 0.0, 1.0
+    if max(rate_a, rate_b) > MAX_RATE:
+        pw = 0.5 * math.erfc(-(gap - 0.5 / sd) / math.sqrt(2.0))
+        pl = 0.5 * math.erfc(-(-gap - 0.5 / sd) / math.sqrt(2.0))
+        return pw, max(1.0 - pw - pl, 0.0), pl
     la = math.log(rate_a)
     lb = math.log(rate_b)
     lpa = -rate_a
@@ -58,7 +78,8 @@ def skellam_outcome(rate_a, rate_b):
     pd = 0.0
     pl = 0.0
     top = max(rate_a, rate_b)
-    for k in range(MAX_TERMS):
+    k = 0
+    while True:
         pa = math.exp(lpa)
         pb = math.exp(lpb)
         pw += pa * cdf_b
@@ -71,7 +92,8 @@ def skellam_outcome(rate_a, rate_b):
             rb = rate_b / (k + 2.0)
             if pa * ra / (1.0 - ra) < TAIL and pb * rb / (1.0 - rb) < TAIL:
                 break
-        lk = math.log(k + 1.0)
+        k += 1
+        lk = math.log(k)
         lpa += la - lk
         lpb += lb - lk
     total = pw + pd + pl
@@ -98,23 +120,35 @@ def goals_loglik(params, score, score_a, score_b, d):
 
 @njit(FORECAST_SIG, cache=True)
 def goals_forecast(params, d, var):
-    """:func:`skellam_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)`` by the
-    :data:`GH_NODES`-point Gauss-Hermite rule."""
+    """:func:`skellam_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
+
+    The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
+    are ``e^base`` and the difference has sd ``sqrt(2 e^base)``: there they move over a width
+    ``w = 1 / sqrt(2 e^base)`` of ``u`` (at most 1, the width of ``1 - exp(-e^u)`` when a rate
+    is small). The trapezoid rule on ``z`` takes steps of ``w / 2`` in ``u``, at most
+    :data:`MAX_STEP`, over ``|z| <= Z_MAX``, its Gaussian weights normalised to sum to 1.
+    """
     c = 0.5 / params[1]
     if var <= 0.0:
         return skellam_outcome(math.exp(params[0] + c * d), math.exp(params[0] - c * d))
-    sd = math.sqrt(2.0 * var)
+    sd = math.sqrt(var)
+    width_u = min(1.0, 1.0 / math.sqrt(2.0 * math.exp(params[0])))
+    step = min(MAX_STEP, 0.5 * width_u / (c * sd))
+    n = int(math.ceil(Z_MAX / step))
     pw = 0.0
     pd = 0.0
     pl = 0.0
-    for k in range(_GH_X.shape[0]):
-        x = d + sd * _GH_X[k]
+    mass = 0.0
+    for k in range(-n, n + 1):
+        z = k * step
+        weight = math.exp(-0.5 * z * z)
+        x = d + sd * z
         w, dr, lo = skellam_outcome(math.exp(params[0] + c * x), math.exp(params[0] - c * x))
-        pw += _GH_W[k] * w
-        pd += _GH_W[k] * dr
-        pl += _GH_W[k] * lo
-    total = pw + pd + pl
-    return pw / total, pd / total, pl / total
+        pw += weight * w
+        pd += weight * dr
+        pl += weight * lo
+        mass += weight
+    return pw / mass, pd / mass, pl / mass
 
 
 @dataclass(frozen=True)
@@ -132,7 +166,7 @@ class Goals(Observation):
 
     Win/draw/loss: the sign of ``score_a - score_b``, a Skellam variable (Karlis and Ntzoufras
     2003, "Analysis of sports data by using bivariate Poisson models", JRSS D 52); with skill
-    uncertainty ``d ~ N(mean, var)`` averaged by Gauss-Hermite quadrature. No exact tilted
+    uncertainty ``d ~ N(mean, var)`` averaged by quadrature over ``d`` (:func:`goals_forecast`). No exact tilted
     moments (:meth:`moments` raises ``NotImplementedError``).
 
     Parameters

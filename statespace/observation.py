@@ -86,7 +86,8 @@ def _moments_loop(moments, params, score, score_a, score_b, mean, var, out):
 
 
 def _flat(x) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(x, dtype=float).reshape(-1))
+    """A C-contiguous, writeable float64 vector (the compiled loops' signature), copied only if needed."""
+    return np.require(np.asarray(x, dtype=float).reshape(-1), requirements=["C", "W"])
 
 
 class Observation:
