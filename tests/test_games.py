@@ -511,3 +511,115 @@ def test_margin_weight_power_is_box_cox_of_one_plus_margin():
         g.with_weights([1.0, 1.0, 1.0, 1.0], power=0.5)
     with pytest.raises(ValueError, match="finite"):
         g.with_weights(margin=("score_a", "score_b"), power=float("nan"))
+
+
+# ---------------------------------------------------------------------------- score_a / score_b
+def _side_frame():
+    return pd.DataFrame({"time": [3, 1, 2, 4], "a": ["x", "y", "x", "z"], "b": ["y", "z", "z", "x"],
+                         "score": [1, 0.5, 0, 1], "score_a": [3, 2, 0, 24], "score_b": [1, 2, 1, 17]})
+
+
+def test_side_scores_round_trip_through_every_derived_table(tmp_path):
+    f = _side_frame()
+    g = Games.from_frame(f)
+    assert g.has_scores and g.score_a.dtype == np.float64
+    np.testing.assert_array_equal(g.score_a, [3, 2, 0, 24])
+    np.testing.assert_array_equal(g.score_b, [1, 2, 1, 17])
+    path = tmp_path / "g.csv"
+    g.to_frame().to_csv(path, index=False)
+    for h in (Games.from_csv(path), Games.from_frame(g.to_frame()),
+              Games.from_arrays(f.time, f.a, f.b, f.score, score_a=f.score_a, score_b=f.score_b),
+              g.with_periods(2), g.with_weights(np.arange(1.0, 5.0))):
+        np.testing.assert_array_equal(h.score_a, g.score_a)
+        np.testing.assert_array_equal(h.score_b, g.score_b)
+    t = g.take([3, 0])
+    assert t.score_a.tolist() == [24, 3] and t.score_b.tolist() == [17, 1]
+    first, rest = g.split(0.5)  # time order: rows 1, 2 | 0, 3
+    assert first.score_a.tolist() == [2, 0] and rest.score_b.tolist() == [1, 17]
+    # read-only like every other column
+    with pytest.raises(ValueError):
+        g.score_a[0] = 9
+
+
+def test_without_side_scores_they_are_nan():
+    g = Games.from_arrays([1, 2], ["x", "y"], ["y", "x"], [1, 0])
+    assert not g.has_scores and np.isnan(g.score_a).all() and np.isnan(g.score_b).all()
+    assert "score_a" not in g.to_frame().columns
+    assert not g.take([1]).has_scores
+
+
+def test_score_is_derived_from_side_scores():
+    g = Games.from_arrays([1, 2, 3], ["x", "y", "x"], ["y", "z", "z"], score_a=[2, 1, 0.0], score_b=[1, 1, 3.5])
+    assert g.score.tolist() == [1.0, 0.5, 0.0]
+    f = _side_frame().drop(columns="score")
+    assert Games.from_frame(f).score.tolist() == [1.0, 0.5, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("col, value, words", [
+    ("score_a", -1, "negative score_a"),
+    ("score_b", "two", "non-numeric or infinite score_b"),
+    ("score_a", float("nan"), "missing score_a"),
+    ("score_b", None, "missing score_b"),
+    ("score_a", float("inf"), "non-numeric or infinite score_a"),
+])
+def test_bad_side_score_names_row_and_column(col, value, words):
+    f = _side_frame().astype({col: object})
+    f.loc[2, col] = value
+    with pytest.raises(GamesError, match=re.escape(words)) as info:
+        Games.from_frame(f)
+    assert info.value.rows == [2] and info.value.column == col
+    assert f"column '{col}'" in str(info.value) and "row 2" in str(info.value)
+    with pytest.warns(DroppedRowsWarning, match="row 2"):
+        g = Games.from_frame(f, errors="drop")
+    assert g.row.tolist() == [0, 1, 3] and g.score_a.tolist() == [3, 2, 24]
+
+
+def test_bad_side_score_in_csv_names_the_line(tmp_path):
+    path = tmp_path / "g.csv"
+    f = _side_frame().astype({"score_b": object})
+    f.loc[1, "score_b"] = -3
+    f.to_csv(path, index=False)
+    with pytest.raises(GamesError, match=r"row 1 \(line 3 of g.csv\)"):
+        Games.from_csv(path)
+
+
+def test_score_must_agree_with_side_scores():
+    f = _side_frame()
+    f.loc[1, "score"] = 1.0  # 2-2 is a draw
+    f.loc[3, "score"] = 0.0  # 24-17 is a's win
+    with pytest.raises(GamesError, match="disagrees") as info:
+        Games.from_frame(f)
+    assert info.value.rows == [1, 3] and "score_a" in info.value.column
+    assert "row 1" in str(info.value) and "score_a 2, score_b 2" in str(info.value)
+
+
+def test_one_side_score_without_the_other_is_an_error():
+    f = _side_frame().drop(columns="score_b")
+    with pytest.raises(GamesError, match="score_b") as info:
+        Games.from_frame(f)
+    assert info.value.column == "score_b"
+    with pytest.raises(GamesError, match="score"):
+        Games.from_frame(f.drop(columns="score"))
+
+
+def test_margin_weights_read_first_class_side_scores():
+    g = Games.from_frame(_side_frame())
+    m = np.maximum(np.abs(np.array([3, 2, 0, 24.0]) - np.array([1, 2, 1, 17.0])), 1.0)
+    np.testing.assert_allclose(g.with_weights(margin=("score_a", "score_b")).weight, np.log1p(m) / np.log1p(m).mean())
+    # tables built without them as columns keep reading extra columns of other names
+    f = _side_frame().rename(columns={"score_a": "pa", "score_b": "pb"})
+    h = Games.from_frame(f)
+    assert not h.has_scores
+    np.testing.assert_allclose(h.with_weights(margin=("pa", "pb")).weight, np.log1p(m) / np.log1p(m).mean())
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["intl_football", "nfl", "england_football"])
+def test_real_data_side_scores_load_and_agree(name):
+    if not has_data(name):
+        pytest.skip(f"{name} not found")
+    raw = pd.read_csv(data_path(name), usecols=["score", "score_a", "score_b"])
+    g = Games.from_csv(data_path(name))
+    assert g.has_scores
+    np.testing.assert_array_equal(g.score_a, raw["score_a"].to_numpy(float))
+    np.testing.assert_array_equal(np.sign(g.score_a - g.score_b), np.sign(2 * raw["score"].to_numpy() - 1))
