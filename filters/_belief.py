@@ -3,12 +3,40 @@ performance noise beta and a dynamics noise tau."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
+import numpy as np
+from numba import njit
+
+from . import _kernels as K
 from ._common import finite
 from .base import Filter
 
+#: the kernels' parameters both filters share, first in their ``theta``: the performance noise,
+#: the dynamics noise, the draw margin (skill units), the home advantage and whether ``tau^2``
+#: is added per unit of time (1) or per game played (0)
+PARAMS = ("beta", "tau", "draw_margin", "home", "per_time")
+_BETA, _TAU, _EPS, _HOME, _TIME = range(len(PARAMS))
 _MU, _SIGMA = 0, 1
+
+
+@K.predict_kernel
+def predict(x, i, theta, dt):
+    """``sigma^2 += tau^2 dt`` (the random walk, with ``dynamics="time"``)."""
+    if theta[_TIME] != 0.0:
+        s = x[i, _SIGMA]
+        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
+
+
+@njit(cache=True)
+def prior_var(x, i, theta, scratch):
+    """The variance a period's games update: ``sigma^2``, plus ``tau^2`` for each of the period's
+    games with ``dynamics="game"`` (``scratch[i, 0]`` of them)."""
+    s = x[i, _SIGMA]
+    v = s * s
+    if theta[_TIME] == 0.0:
+        v += scratch[i, 0] * theta[_TAU] * theta[_TAU]
+    return v
 
 
 class GaussianBeliefFilter(Filter):
@@ -23,6 +51,8 @@ class GaussianBeliefFilter(Filter):
     columns = ("mu", "sigma")
     sd_column = "sigma"
     time_unit = "period"
+    _predict = predict
+    rule = K.RULE_GAUSSIAN
 
     def _init_belief(self, label: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
         self.mu = finite(f"{label}mu", mu)
@@ -34,6 +64,11 @@ class GaussianBeliefFilter(Filter):
         self.dynamics = dynamics
         self.home = finite(f"{label}home", home)
         self.period_days = finite(f"{label}period_days", period_days, positive=True)
+
+    def kernel_value(self, name: str) -> float:
+        if name == "per_time":
+            return float(self.dynamics == "time")
+        return super().kernel_value(name)
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``beta`` in [sigma/50, 5 sigma], ``tau`` in [sigma/10^4, sigma/2], ``home`` where some game

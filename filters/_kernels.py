@@ -1,27 +1,42 @@
 """The compiled run loop that every filter shares, and the kernel signatures it calls.
 
-A filter is three small compiled functions over a state matrix ``x`` (one row per competitor,
-columns in the filter's own units) and a parameter vector ``theta``:
+A filter is its per-game *site*: from the two competitors' pre-game beliefs and one game's
+record, the contribution that game makes to each competitor's belief. The loop below builds
+both the rating-period update (sites summed from the pre-period state, then applied once per
+competitor) and the one-game path (a period of one game) from that same function, so the two
+cannot disagree. A filter supplies compiled functions over a state matrix ``x`` (one row per
+competitor, columns in the filter's own units) and a parameter vector ``theta``:
 
-- ``predict(x, i, theta, dt)``: time update of competitor ``i`` over ``dt`` units of time;
-- ``proba(x, a, b, at_home, theta) -> (win, draw, loss)``: forecast of one game;
-- ``game(x, count, theta, a, b, score, at_home, weight) -> (win, draw, loss)`` (optional): forecast
-  one game and update on it, the sequential special case of ``proba`` + ``update`` fused so
-  that the expected score is computed once and no batch bookkeeping runs; used when every
-  game is its own rating period, and it must give the same numbers as the two kernels;
-- ``update(x, count, theta, a, b, score, at_home, weight, start, stop, scratch)``: the observation
-  update of one rating period, the games ``start:stop`` of the time-sorted arrays, all
-  computed from the pre-period state; it also adds each competitor's games to ``count``
-  (``scratch`` is zeroed working space, one row per competitor, that the kernel must leave
-  zeroed). ``weight`` is each game's likelihood weight (1 unless the games carry weights,
-  e.g. from the score margin; see ``Games.with_weights``): filters that honour it temper the
-  game's log-likelihood by it.
+- ``predict(x, i, theta, dt)``: time update of row ``i`` over ``dt`` units of time;
+- ``proba(forecast, obs, x, a, b, at_home, theta) -> (win, draw, loss)``: the forecast of one
+  game from the current state (``forecast`` and ``obs`` are the model's observation kernel and
+  its parameter vector, :mod:`statespace.observation`);
+- ``site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch)
+  -> (win, draw, loss)``: forecast one game and add its contributions to the accumulator rows
+  ``scratch[a]`` and ``scratch[b]``, reading only the pre-period state (``x`` is not written);
+- ``apply(x, count, theta, i, scratch)``: turn row ``i``'s accumulated sites into its new belief
+  (needed only by filters whose combination rule is not one of the built-in ones below).
+
+Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the current period
+(set by the loop before any site runs; sites may read it). The built-in combination rules:
+
+- :data:`RULE_SHIFT` (Elo, the scalar EKF): the mean moves by the sum of the sites' shifts,
+  ``x[i, 0] += scratch[i, 1]``;
+- :data:`RULE_GAUSSIAN` (Glicko-1, TrueSkill, Weng-Lin, the diagonal EKF): a Gaussian belief
+  ``N(x[i, 0], x[i, 1]^2)`` times Gaussian sites in natural parameters. A site adds its precision
+  to ``scratch[i, 1]`` and its gradient (precision times mean shift) to ``scratch[i, 2]``, and
+  sets ``scratch[i, 3]`` to the prior variance it was computed from (the pre-period variance,
+  widened where the filter adds noise per game played); then with ``P = 1 / scratch[i, 3] +
+  scratch[i, 1]``: ``mean += scratch[i, 2] / P``, ``sd = P^(-1/2)`` (:func:`gaussian_site`);
+- :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
+
+A rule that is not a sum of sites over the whole period at all (the full-covariance EKF's joint
+update) supplies ``update(lik, obs, x, count, theta, a, b, score, score_a, score_b, home, weight,
+start, stop)`` instead and runs in :func:`period_loop`.
 
 A filter may keep one *shared* state row besides the competitors' (the EKF's latent home
-advantage, ``SkillModel.home_drift > 0``): the loops take its index ``shared`` (-1: none) and
-move it forward in time with ``predict`` at every batch, like a competitor who plays every
-game; the kernels find it as the last row of ``x`` (in frozen forecasts, the third row of the
-two-competitor working copy).
+advantage): the loops take its index ``shared`` (-1: none), move it forward in time at every
+period, and apply its accumulated sites when a site marked it (``scratch[shared, 0] > 0``).
 
 The loops take these as first-class function values with fixed signatures, so each loop is
 compiled once, cached on disk, and shared by all filters (a per-filter closure would defeat
@@ -35,6 +50,8 @@ import math
 import numpy as np
 from numba import njit, types
 
+from statespace.observation import ForecastFn, LikFn
+
 f8 = types.float64
 i8 = types.int64
 f8_2d = types.float64[:, ::1]
@@ -42,14 +59,23 @@ f8_1d = types.float64[::1]
 i8_1d = types.int64[::1]
 
 PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
-PROBA_SIG = types.UniTuple(f8, 3)(f8_2d, i8, i8, f8, f8_1d)
-UPDATE_SIG = types.void(f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, i8, i8, f8_2d)
-GAME_SIG = types.UniTuple(f8, 3)(f8_2d, i8_1d, f8_1d, i8, i8, f8, f8, f8)
+PROBA_SIG = types.UniTuple(f8, 3)(ForecastFn, f8_1d, f8_2d, i8, i8, f8, f8_1d)
+SITE_SIG = types.UniTuple(f8, 3)(LikFn, ForecastFn, f8_1d, f8_2d, f8_1d, i8, i8, f8, f8, f8, f8, f8, f8_2d)
+APPLY_SIG = types.void(f8_2d, i8_1d, f8_1d, i8, f8_2d)
+UPDATE_SIG = types.void(LikFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d,
+                        i8, i8)
 
 PredictFn = types.FunctionType(PREDICT_SIG)
 ProbaFn = types.FunctionType(PROBA_SIG)
+SiteFn = types.FunctionType(SITE_SIG)
+ApplyFn = types.FunctionType(APPLY_SIG)
 UpdateFn = types.FunctionType(UPDATE_SIG)
-GameFn = types.FunctionType(GAME_SIG)
+
+RULE_CUSTOM = 0
+RULE_SHIFT = 1
+RULE_GAUSSIAN = 2
+#: accumulator columns every filter has (games in the period, three sums)
+SCRATCH_WIDTH = 4
 
 
 def predict_kernel(fn):
@@ -58,18 +84,23 @@ def predict_kernel(fn):
 
 
 def proba_kernel(fn):
-    """Compile ``fn`` as a proba kernel (explicit signature, cached)."""
+    """Compile ``fn`` as a forecast kernel (explicit signature, cached)."""
     return njit(PROBA_SIG, cache=True)(fn)
 
 
+def site_kernel(fn):
+    """Compile ``fn`` as a per-game site kernel (explicit signature, cached)."""
+    return njit(SITE_SIG, cache=True)(fn)
+
+
+def apply_kernel(fn):
+    """Compile ``fn`` as a custom combination rule (explicit signature, cached)."""
+    return njit(APPLY_SIG, cache=True)(fn)
+
+
 def update_kernel(fn):
-    """Compile ``fn`` as an update kernel (explicit signature, cached)."""
+    """Compile ``fn`` as a whole-period update (explicit signature, cached)."""
     return njit(UPDATE_SIG, cache=True)(fn)
-
-
-def game_kernel(fn):
-    """Compile ``fn`` as a one-game kernel (explicit signature, cached)."""
-    return njit(GAME_SIG, cache=True)(fn)
 
 
 @njit(PREDICT_SIG, cache=True)
@@ -78,7 +109,51 @@ def no_predict(x, i, theta, dt):
     return
 
 
-@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True)
+@njit(APPLY_SIG, cache=True)
+def no_apply(x, count, theta, i, scratch):
+    """Placeholder ``apply`` of the filters that use a built-in rule."""
+    return
+
+
+@njit(UPDATE_SIG, cache=True)
+def no_update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
+    """Placeholder ``update`` of the filters made of sites."""
+    return
+
+
+@njit(cache=True)
+def gaussian_site(scratch, i, prior_var, precision, gradient):
+    """Add a Gaussian site to row ``i`` (:data:`RULE_GAUSSIAN`): its precision, its gradient
+    (precision times the mean shift it asks for) and the prior variance it was computed from."""
+    scratch[i, 1] += precision
+    scratch[i, 2] += gradient
+    scratch[i, 3] = prior_var
+
+
+@njit(cache=True)
+def moment_site(scratch, i, prior_var, mean_shift, post_var):
+    """The site ``posterior / prior`` of a one-game posterior ``N(m + mean_shift, post_var)`` from
+    the prior ``N(m, prior_var)``: precision ``1 / post_var - 1 / prior_var``, gradient
+    ``mean_shift / post_var``."""
+    gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, mean_shift / post_var)
+
+
+@njit(types.void(i8, ApplyFn, f8_2d, i8_1d, f8_1d, i8, f8_2d), cache=True, inline="always")
+def _combine(rule, apply, x, count, theta, i, scratch):
+    """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row."""
+    if rule == RULE_SHIFT:
+        x[i, 0] += scratch[i, 1]
+    elif rule == RULE_GAUSSIAN:
+        precision = 1.0 / scratch[i, 3] + scratch[i, 1]
+        x[i, 0] += scratch[i, 2] / precision
+        x[i, 1] = math.sqrt(1.0 / precision)
+    else:
+        apply(x, count, theta, i, scratch)
+    for c in range(scratch.shape[1]):
+        scratch[i, c] = 0.0
+
+
+@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True, inline="always")
 def _advance(predict, x, last, theta, i, t):
     """Move row ``i`` forward to time ``t`` (``predict`` with the time since it was last seen);
     a first appearance keeps its initial row and only records the time."""
@@ -90,53 +165,127 @@ def _advance(predict, x, last, theta, i, t):
         last[i] = t
 
 
-@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True)
-def _advance_shared(predict, x, last, theta, shared, t):
-    """Move the shared row (if any) forward to time ``t``; its first time is the first game's."""
-    if shared >= 0:
-        _advance(predict, x, last, theta, shared, t)
+@njit(types.void(SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
+                 f8_1d, f8_1d, f8_1d, i8, i8, f8_2d, f8_2d, i8), cache=True)
+def period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
+           out_p, scratch, shared):
+    """One rating period, the games ``start:stop``: every site from the pre-period state, then
+    each competitor's sites combined once; forecasts into ``out_p[start:stop]``."""
+    for g in range(start, stop):
+        scratch[a[g], 0] += 1.0
+        scratch[b[g], 0] += 1.0
+    for g in range(start, stop):
+        pw, pd, pl = site(lik, forecast, obs, x, theta, a[g], b[g], score[g], ya[g], yb[g], home[g], weight[g],
+                          scratch)
+        out_p[g, 0] = pw
+        out_p[g, 1] = pd
+        out_p[g, 2] = pl
+    for g in range(start, stop):
+        for side in range(2):
+            i = a[g] if side == 0 else b[g]
+            n = scratch[i, 0]
+            if n != 0.0:
+                _combine(rule, apply, x, count, theta, i, scratch)
+                count[i] += int(n)
+    if shared >= 0 and scratch[shared, 0] != 0.0:
+        _combine(rule, apply, x, count, theta, shared, scratch)
 
 
-@njit(types.void(PredictFn, ProbaFn, UpdateFn, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
-def run_loop(predict, proba, update, x, count, last, theta, a, b, score, home, weight, t, starts, out_p, out_post,
-             scratch, shared):
-    """Filter the time-sorted games batch by batch.
-
-    For each batch (rating period) ``starts[k]:starts[k+1]``: every competitor in it is moved
-    forward to the batch time ``t[start]`` (``predict`` with the time since its last
-    appearance; a first appearance keeps its initial row), every game is forecast from that
-    pre-period state into ``out_p``, then ``update`` applies the whole batch; ``out_post``
-    records the first ``out_post.shape[1] // 2`` columns of both competitors' rows after the
-    batch (a's columns first).
-    """
+@njit(types.void(f8_2d, f8_2d, i8_1d, i8_1d, i8, i8), cache=True)
+def _record(out_post, x, a, b, start, stop):
+    """Both competitors' first ``out_post.shape[1] // 2`` state columns after games ``start:stop``."""
     k = out_post.shape[1] // 2
-    nb = starts.shape[0] - 1
-    for j in range(nb):
+    for g in range(start, stop):
+        for c in range(k):
+            out_post[g, c] = x[a[g], c]
+            out_post[g, k + c] = x[b[g], c]
+
+
+@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
+                 i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
+def site_loop(predict, site, apply, rule, lik, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home,
+              weight, t, starts, out_p, out_post, scratch, shared):
+    """Filter the time-sorted games period by period (``starts[k]:starts[k+1]``): every
+    competitor of the period is moved forward to its time ``t[start]`` (a first appearance
+    keeps its initial row), then :func:`period`; ``out_post`` records both competitors' state
+    after their period."""
+    for j in range(starts.shape[0] - 1):
         s = starts[j]
         e = starts[j + 1]
         tb = t[s]
-        _advance_shared(predict, x, last, theta, shared, tb)
+        if shared >= 0:
+            _advance(predict, x, last, theta, shared, tb)
+        for g in range(s, e):
+            _advance(predict, x, last, theta, a[g], tb)
+            _advance(predict, x, last, theta, b[g], tb)
+        period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e,
+               out_p, scratch, shared)
+        _record(out_post, x, a, b, s, e)
+
+
+@njit(types.void(PredictFn, types.boolean, SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d,
+                 f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
+def game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta, a, b, score, ya,
+              yb, home, weight, t, out_p, out_post, scratch, shared):
+    """:func:`site_loop` when every game is its own rating period, without the period
+    bookkeeping: the same ``site`` and combination rule, one game at a time."""
+    k = out_post.shape[1] // 2
+    for g in range(a.shape[0]):
+        ia = a[g]
+        ib = b[g]
+        tg = t[g]
+        if shared >= 0:
+            _advance(predict, x, last, theta, shared, tg)
+        if has_predict:
+            _advance(predict, x, last, theta, ia, tg)
+            _advance(predict, x, last, theta, ib, tg)
+        else:
+            last[ia] = tg
+            last[ib] = tg
+        scratch[ia, 0] = 1.0
+        scratch[ib, 0] = 1.0
+        pw, pd, pl = site(lik, forecast, obs, x, theta, ia, ib, score[g], ya[g], yb[g], home[g], weight[g], scratch)
+        out_p[g, 0] = pw
+        out_p[g, 1] = pd
+        out_p[g, 2] = pl
+        _combine(rule, apply, x, count, theta, ia, scratch)
+        _combine(rule, apply, x, count, theta, ib, scratch)
+        count[ia] += 1
+        count[ib] += 1
+        if shared >= 0 and scratch[shared, 0] != 0.0:
+            _combine(rule, apply, x, count, theta, shared, scratch)
+        for c in range(k):
+            out_post[g, c] = x[ia, c]
+            out_post[g, k + c] = x[ib, c]
+
+
+@njit(types.void(PredictFn, ProbaFn, UpdateFn, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
+                 i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, i8), cache=True)
+def period_loop(predict, proba, update, lik, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
+                t, starts, out_p, out_post, shared):
+    """:func:`site_loop` for a filter whose period update is not a sum of per-competitor sites
+    (the full-covariance EKF): forecasts from the pre-period state, then ``update``."""
+    for j in range(starts.shape[0] - 1):
+        s = starts[j]
+        e = starts[j + 1]
+        tb = t[s]
+        if shared >= 0:
+            _advance(predict, x, last, theta, shared, tb)
         for g in range(s, e):
             _advance(predict, x, last, theta, a[g], tb)
             _advance(predict, x, last, theta, b[g], tb)
         for g in range(s, e):
-            pw, pd, pl = proba(x, a[g], b[g], home[g], theta)
+            pw, pd, pl = proba(forecast, obs, x, a[g], b[g], home[g], theta)
             out_p[g, 0] = pw
             out_p[g, 1] = pd
             out_p[g, 2] = pl
-        update(x, count, theta, a, b, score, home, weight, s, e, scratch)
-        for g in range(s, e):
-            ia = a[g]
-            ib = b[g]
-            for c in range(k):
-                out_post[g, c] = x[ia, c]
-                out_post[g, k + c] = x[ib, c]
+        update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e)
+        _record(out_post, x, a, b, s, e)
 
 
-@njit(types.void(PredictFn, ProbaFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d, f8_2d, i8),
-      cache=True)
-def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp, shared):
+@njit(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d,
+                 f8_2d, i8), cache=True)
+def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, out_p, tmp, shared):
     """Forecast games from a fixed state without updating it (the "frozen" forecast).
 
     Each game's competitors are copied into the first two rows of ``tmp`` and moved forward to
@@ -158,40 +307,12 @@ def forecast_loop(predict, proba, x, last, theta, a, b, home, t, out_p, tmp, sha
             li = last[i]
             if not math.isnan(li) and t[g] > li:
                 predict(tmp, side, theta, t[g] - li)
-        pw, pd, pl = proba(tmp, 0, 1, home[g], theta)
+        pw, pd, pl = proba(forecast, obs, tmp, 0, 1, home[g], theta)
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl
 
 
-@njit(types.void(PredictFn, GameFn, types.boolean, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_1d, f8_2d, f8_2d, i8), cache=True)
-def sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, home, weight, t, out_p,
-                    out_post, shared):
-    """:func:`run_loop` when every game is its own rating period, with the fused ``game``
-    kernel: one indirect call per game (plus the time updates when the filter has any)."""
-    k = out_post.shape[1] // 2
-    for g in range(a.shape[0]):
-        ia = a[g]
-        ib = b[g]
-        tg = t[g]
-        _advance_shared(predict, x, last, theta, shared, tg)
-        if has_predict:
-            for side in range(2):
-                i = ia if side == 0 else ib
-                if tg > last[i]:  # False for NaN: a first appearance keeps its initial row
-                    predict(x, i, theta, tg - last[i])
-        last[ia] = tg  # times are sorted, so this never moves back
-        last[ib] = tg
-        pw, pd, pl = game(x, count, theta, ia, ib, score[g], home[g], weight[g])
-        out_p[g, 0] = pw
-        out_p[g, 1] = pd
-        out_p[g, 2] = pl
-        for c in range(k):
-            out_post[g, c] = x[ia, c]
-            out_post[g, k + c] = x[ib, c]
-
-
-def empty_scratch(n_players: int, width: int = 4) -> np.ndarray:
-    """Zeroed working space for update kernels."""
-    return np.zeros((n_players, width))
+def empty_scratch(n_rows: int, width: int = SCRATCH_WIDTH) -> np.ndarray:
+    """Zeroed accumulator rows for the site loops."""
+    return np.zeros((n_rows, width))

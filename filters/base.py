@@ -32,6 +32,7 @@ import pandas as pd
 from statespace import Games, SkillModel
 
 from . import _kernels as K
+from .run import FilterRun
 
 __all__ = ["Filter", "FilterState", "FilterRun"]
 
@@ -61,6 +62,42 @@ class FilterState:
                            self.columns)
 
 
+@dataclass(frozen=True)
+class _GameArrays:
+    """A table's columns as the compiled loops take them: contiguous, in time order (the rows'
+    own order when they are already sorted, the usual case, so no permutation is paid)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    score: np.ndarray
+    score_a: np.ndarray
+    score_b: np.ndarray
+    home: np.ndarray
+    weight: np.ndarray
+    t: np.ndarray
+    order: np.ndarray
+    in_order: bool
+
+    @classmethod
+    def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None) -> "_GameArrays":
+        """``ids`` maps the games' competitor ids to state rows (None: the same); ``times`` in the
+        filter's unit (None: a single period, all at time 0, kept in the given order)."""
+        order = games.order if times is not None else np.arange(len(games))
+        in_order = bool(np.all(order[1:] > order[:-1]))
+
+        def by_time(x, dtype=np.float64):
+            return np.array(x if in_order else x[order], dtype=dtype, order="C")
+
+        n = len(games)
+        nan = np.full(n, np.nan)
+        return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
+                   b=by_time(games.b if ids is None else ids[games.b], np.int64),
+                   score=by_time(games.score), score_a=by_time(getattr(games, "score_a", nan)),
+                   score_b=by_time(getattr(games, "score_b", nan)), home=by_time(~games.neutral),
+                   weight=by_time(games.weight), t=by_time(np.zeros(n) if times is None else times),
+                   order=order, in_order=in_order)
+
+
 class Filter:
     """Base class of every filter. Subclasses set the class attributes and :meth:`theta`.
 
@@ -77,11 +114,17 @@ class Filter:
     columns: ClassVar[tuple[str, ...]] = ("mean",)
     sd_column: ClassVar[str | None] = None
     time_unit: ClassVar[str] = "period"
-    scratch_width: ClassVar[int] = 4
+    #: the names of ``theta``'s entries, in order (see :meth:`theta`)
+    params: ClassVar[tuple[str, ...]] = ()
+    #: the compiled kernels (see :mod:`filters._kernels`): a filter made of sites sets ``_site``
+    #: and ``rule`` (and ``_apply`` for :data:`~filters._kernels.RULE_CUSTOM`); a filter whose
+    #: period update is joint sets ``_update`` instead
     _predict: ClassVar[Any] = K.no_predict
     _proba: ClassVar[Any]
-    _update: ClassVar[Any]
-    _game: ClassVar[Any] = None  # optional fused one-game kernel (see filters._kernels)
+    _site: ClassVar[Any] = None
+    _apply: ClassVar[Any] = K.no_apply
+    rule: ClassVar[int] = K.RULE_CUSTOM
+    _update: ClassVar[Any] = None
     #: how many leading state columns a run records after each game (None: all of them)
     record_columns: ClassVar[int | None] = None
 
@@ -91,9 +134,14 @@ class Filter:
         """The :class:`statespace.SkillModel` this filter assumes, in its own units."""
         raise NotImplementedError
 
-    def theta(self) -> np.ndarray:  # pragma: no cover - abstract
-        """Parameter vector passed to the kernels."""
-        raise NotImplementedError
+    def theta(self) -> np.ndarray:
+        """Parameter vector passed to the kernels: :meth:`kernel_value` of each name in
+        :attr:`params`, in order."""
+        return np.array([float(self.kernel_value(n)) for n in self.params], dtype=np.float64)
+
+    def kernel_value(self, name: str) -> float:
+        """The number the kernels read under ``name`` (default: the attribute of that name)."""
+        return getattr(self, name)
 
     def prior_row(self) -> np.ndarray:  # pragma: no cover - abstract
         """State row of a newcomer."""
@@ -181,10 +229,18 @@ class Filter:
                              f"{', '.join(weighted_filters())} or any smoother (smoothers.LaplaceSmoother, "
                              f"BradleyTerry, PyMCSmoother) — or drop the weights")
 
-    def fused_game_kernel(self):
-        """The one-game kernel used when every game is its own period, or None to use the
-        period kernels for those too."""
-        return type(self)._game
+    def site_kernels(self):
+        """``(site, apply, rule)`` the loops combine games with (the class's, unless a setting
+        chooses another rule, as FIDE's K does for Elo)."""
+        cls = type(self)
+        return cls._site, cls._apply, cls.rule
+
+    def observation_kernels(self):
+        """``(lik, forecast, obs)``: the compiled log-likelihood and forecast of :attr:`model`'s
+        observation and its parameter vector, which the loops hand to every kernel."""
+        model = self.model
+        o = model.observation
+        return o.lik_kernel, o.forecast_kernel, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """Extra leaderboard columns computed from state rows (e.g. TrueSkill's mu - 3 sigma)."""
@@ -252,12 +308,18 @@ class Filter:
         """
         self.check_games(batch)
         out, ids = self._aligned(state, batch)
-        a, b = ids[batch.a], ids[batch.b]
-        home = (~batch.neutral).astype(np.float64)
-        scratch = K.empty_scratch(out.values.shape[0], self.scratch_width)
-        type(self)._update(out.values, out.count, self.theta(), np.ascontiguousarray(a), np.ascontiguousarray(b),
-                     np.array(batch.score, dtype=np.float64), home,
-                                 np.array(batch.weight, dtype=np.float64), 0, len(batch), scratch)
+        g = _GameArrays.of(batch, ids, None)
+        lik, forecast, obs = self.observation_kernels()
+        cls = type(self)
+        theta = self.theta()
+        if cls._update is not None:
+            cls._update(lik, obs, out.values, out.count, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home,
+                        g.weight, 0, len(batch))
+        else:
+            site, apply, rule = self.site_kernels()
+            K.period(site, apply, rule, lik, forecast, obs, out.values, out.count, theta, g.a, g.b,
+                     g.score, g.score_a, g.score_b, g.home, g.weight, 0, len(batch), np.empty((len(batch), 3)),
+                     K.empty_scratch(out.values.shape[0]), self.shared_row(out.values.shape[0]))
         return out
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
@@ -278,7 +340,8 @@ class Filter:
         cls = type(self)
         out = np.empty((a.size, 3))
         shared = self.shared_row(values.shape[0])
-        K.forecast_loop(cls._predict, cls._proba, values, last, self.theta(), a, b, home, t, out,
+        _, forecast, obs = self.observation_kernels()
+        K.forecast_loop(cls._predict, cls._proba, forecast, obs, values, last, self.theta(), a, b, home, t, out,
                         np.empty((2 if shared < 0 else 3, values.shape[1])), shared)
         return out
 
@@ -309,34 +372,30 @@ class Filter:
             ids = np.arange(games.n_players)
         else:
             st, ids = self._aligned(state, games, initial)
-        order = games.order
-        # rows already in time order (the usual case): skip every permutation, which would
-        # otherwise cost more than the compiled loop itself on big tables
-        in_order = bool(np.all(order[1:] > order[:-1]))
-
-        def by_time(x: np.ndarray) -> np.ndarray:  # a fresh, writeable, contiguous copy
-            return np.array(x if in_order else x[order], order="C")
-
-        a = by_time(games.a) if state is None else by_time(ids[games.a])
-        b = by_time(games.b) if state is None else by_time(ids[games.b])
-        score = by_time(games.score)
-        home = by_time(~games.neutral).astype(np.float64)
-        weight = by_time(games.weight)
-        t = by_time(self.times(games)).astype(np.float64, copy=False)
+        g = _GameArrays.of(games, None if state is None else ids, self.times(games))
         starts = games.batches()
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k))
         cls = type(self)
+        theta = self.theta()
         shared = self.shared_row(st.values.shape[0])
-        if games.period is None and self.fused_game_kernel() is not None:
-            # every game its own period: the fused one-game path (same numbers, faster)
-            K.sequential_loop(cls._predict, self.fused_game_kernel(), cls._predict is not K.no_predict, st.values, st.count,
-                              st.last, self.theta(), a, b, score, home, weight, t, out_p, out_post, shared)
+        lik, forecast, obs = self.observation_kernels()
+        site, apply, rule = self.site_kernels()
+        if cls._update is not None:
+            K.period_loop(cls._predict, cls._proba, cls._update, lik, forecast, obs, st.values, st.count, st.last,
+                          theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts, out_p,
+                          out_post, shared)
+        elif games.period is None:  # every game its own period: no period bookkeeping
+            K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, lik,
+                        forecast, obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
+                        g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0]),
+                        shared)
         else:
-            scratch = K.empty_scratch(st.values.shape[0], self.scratch_width)
-            K.run_loop(cls._predict, cls._proba, cls._update, st.values, st.count, st.last, self.theta(),
-                       a, b, score, home, weight, t, starts, out_p, out_post, scratch, shared)
+            K.site_loop(cls._predict, site, apply, rule, lik, forecast, obs, st.values, st.count,
+                        st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts,
+                        out_p, out_post, K.empty_scratch(st.values.shape[0]), shared)
+        order, in_order = g.order, g.in_order
         if in_order:
             proba = out_p
         else:
@@ -374,114 +433,19 @@ class Filter:
         return out, ids
 
 
-class FilterRun:
-    """A filter run over a table of games: the fitted interface shared by every method.
-
-    Attributes: ``method``, ``games``, ``state`` (final :class:`FilterState`), ``proba``
-    (one-step-ahead win/draw/loss forecasts, input row order).
-    """
-
-    def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray, post: np.ndarray):
-        # ``post``: both competitors' state rows after each game, in time order (games.order)
-        self.method = method
-        self.games = games
-        self.state = state
-        self.proba = proba
-        self._post = post
-
-    def __repr__(self) -> str:
-        return f"FilterRun({self.method!r}, {self.games!r})"
-
-    @property
-    def expected_score(self) -> np.ndarray:
-        """One-step-ahead expected score ``P(win) + P(draw) / 2`` of each game."""
-        return self.proba[:, 0] + 0.5 * self.proba[:, 1]
-
-    def predict_proba(self, games: Games) -> np.ndarray:
-        """Frozen forecasts (n, 3) of ``games`` from the final state, without learning.
-
-        Each competitor is moved forward from its last appearance to the game's time (so
-        uncertainty grows where the method tracks it); newcomers start from the prior.
-        """
-        method = self.method
-        self._check_time_basis(games)
-        st, ids = method._aligned(self.state, games)
-        return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
-                                    np.ascontiguousarray(ids[games.b]),
-                                    np.ascontiguousarray((~games.neutral).astype(np.float64)),
-                                    np.ascontiguousarray(method.times(games), dtype=np.float64))
-
-    def continue_run(self, games: Games) -> "FilterRun":
-        """Keep filtering: run ``games`` starting from this run's final state."""
-        self._check_time_basis(games)
-        return self.method.run(games, state=self.state)
-
-    def _check_time_basis(self, games: Games) -> None:
-        """Times are rating-period codes when the games have periods and days otherwise: the
-        two cannot be mixed between the fitted games and new ones."""
-        if self.method.time_unit == "period" and (self.games.period is None) != (games.period is None):
-            fitted = "with" if self.games.period is not None else "without"
-            given = "with" if games.period is not None else "without"
-            raise ValueError(f"{self.method.name}: fitted on games {fitted} rating periods but given games "
-                             f"{given}; group the whole table with Games.with_periods(...) before splitting")
-
-    def _columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
-        """``mean``, ``sd`` (if the method tracks one) and the method's shown state columns."""
-        m = self.method
-        cols = {"mean": values[:, 0]}
-        if m.sd_column is not None:
-            cols["sd"] = values[:, m.columns.index(m.sd_column)]
-        for c in m.shown_columns:
-            cols[c] = values[:, m.columns.index(c)]
-        cols.update(m.derived_columns(values))
-        return cols
-
-    def ratings(self) -> pd.DataFrame:
-        """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the method's own
-        columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
-        are left out."""
-        st = self.state
-        cols = self._columns(st.values)
-        df = pd.DataFrame({"player": st.players, "mean": cols.pop("mean")})
-        if "sd" in cols:
-            df["sd"] = cols.pop("sd")
-        df["games"] = st.count
-        for c, v in cols.items():
-            df[c] = v
-        df = df[df["games"] > 0]
-        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
-
-    def trajectories(self) -> pd.DataFrame:
-        """Long table of each competitor's state after each of its games (time order):
-        ``time``, ``player``, ``mean``, ``sd`` (if tracked) and the state columns, with ``row``
-        the game's input row."""
-        g = self.games
-        k = self._post.shape[1] // 2
-        order = g.order
-        post = self._post  # already in time order
-        rows = np.concatenate([order, order])
-        players = np.concatenate([g.a[order], g.b[order]])
-        vals = np.vstack([post[:, :k], post[:, k:]])
-        # interleave so that a game's two rows are adjacent and time order is kept
-        n = order.size
-        inter = np.empty(2 * n, dtype=np.int64)
-        inter[0::2] = np.arange(n)
-        inter[1::2] = np.arange(n, 2 * n)
-        df = pd.DataFrame({"time": g.time[rows[inter]], "player": g.players[players[inter]],
-                           "row": g.row[rows[inter]]})
-        for c, v in self._columns(vals[inter]).items():
-            df[c] = v
-        return df
-
-
 def weighted_filters() -> list[str]:
     """Names of this package's filter classes whose update honours game weights (read from each
-    class's ``honours_weights`` flag, so the list in error messages cannot go stale)."""
+    class's ``honours_weights`` flag, so the list in error messages cannot go stale); a variant
+    of a listed class (``EKF``'s covariance forms) is not listed again."""
+    def public(cls):
+        return not cls.__name__.startswith("_") and cls.__module__.startswith("filters.")
+
     out, todo = [], list(Filter.__subclasses__())
     while todo:
         cls = todo.pop(0)
         todo.extend(cls.__subclasses__())
-        if (cls.honours_weights and not cls.__name__.startswith("_") and cls.__module__.startswith("filters.")
-                and cls.__name__ not in out):
+        listed_parent = any(public(p) and getattr(p, "honours_weights", False) for p in cls.__mro__[1:]
+                            if issubclass(p, Filter) and p is not Filter)
+        if cls.honours_weights and public(cls) and not listed_parent and cls.__name__ not in out:
             out.append(cls.__name__)
     return sorted(out)

@@ -52,12 +52,11 @@ game at ``a``'s home: ``J = e_a - e_b + e_h``, so ``S = v_a + v_b + v_h`` and ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 from numba import njit
-
-import dataclasses
 
 from statespace import Games, SkillModel
 from statespace import _numeric as nx
@@ -65,34 +64,36 @@ from statespace import _numeric as nx
 from . import _kernels as K
 from .base import Filter, FilterState
 
-__all__ = ["EKF", "steady_state_variance", "HOME_ROW"]
+__all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW"]
 
 #: Name of the state row that holds the latent home advantage (``SkillModel.home_drift > 0``):
 #: the last row of the EKF's state, never a competitor (``ratings()`` leaves it out).
 HOME_ROW = "(home advantage)"
 
-_LINK, _DRAW, _DTH, _SCALE, _DRIFT, _HOME, _ITERS, _TOL, _MODE, _FIXED_VAR, _KAPPA0, _REV, _MU0, _HDRIFT = range(14)
-_DIAG, _SCALAR, _FULL = 0, 1, 2
+#: the kernels' parameters, in ``theta`` order (shared by the three covariance forms): the
+#: model's drift, home advantage, mean reversion, prior mean and home drift; the Newton
+#: iterations and their tolerance; the scalar filter's fixed variance and frozen curvature
+PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0")
+_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0 = range(len(PARAMS))
 _MEAN, _SD = 0, 1
 
 
 @njit(cache=True)
-def _linearise(d0, S, theta, score, w):
-    """Linearisation point d (d0 for the EKF, the mode for the iterated EKF), g = l'(d) and
-    kappa = -l''(d) >= 0 there."""
-    link = int(theta[_LINK])
-    draw = int(theta[_DRAW])
+def linearise(lik, obs, d0, S, theta, score, ya, yb, w):
+    """Linearisation point ``d`` (``d0`` for the EKF, the mode for the iterated EKF), ``g = l'(d)``
+    and ``kappa = -l''(d) >= 0`` there, for the observation's log-likelihood ``l`` tempered by the
+    game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method."""
     iters = int(theta[_ITERS])
     d = d0
-    g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+    _, g, h = lik(obs, score, ya, yb, d)
     g *= w
     h *= w
     if iters > 1:
         for _ in range(iters):
             kappa = max(-h, 0.0)
-            step = (d0 + S * g - d) / (1.0 + S * kappa)  # Newton on d - d0 - S l'(d) = 0
+            step = (d0 + S * g - d) / (1.0 + S * kappa)
             d += step
-            g, h = nx.loglik_derivs(link, draw, theta[_DTH], score, d, theta[_SCALE])
+            _, g, h = lik(obs, score, ya, yb, d)
             g *= w
             h *= w
             if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
@@ -101,10 +102,27 @@ def _linearise(d0, S, theta, score, w):
 
 
 @njit(cache=True)
-def _var(x, i, theta):
-    if int(theta[_MODE]) == _SCALAR:
-        return theta[_FIXED_VAR]
-    return x[i, _SD] * x[i, _SD]
+def transition(theta, dt):
+    """``(a, v)`` of the skill's transition over ``dt``: ``s' = mu_0 + a (s - mu_0) + N(0, v)``;
+    the random walk ``(1, q dt)``, or Ornstein-Uhlenbeck ``(e^(-lambda dt), q (1 - a^2) / (2 lambda))``
+    (:meth:`statespace.SkillModel.transition`)."""
+    lam = theta[_REV]
+    if lam > 0.0:
+        return math.exp(-lam * dt), theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
+    return 1.0, theta[_DRIFT] * dt
+
+
+@K.predict_kernel
+def _predict(x, i, theta, dt):
+    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent home advantage (the last
+    row, ``home_drift > 0``) is a random walk of its own."""
+    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:
+        x[i, _SD] = math.sqrt(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt)
+        return
+    a, add = transition(theta, dt)
+    if theta[_REV] > 0.0:
+        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
+    x[i, _SD] = math.sqrt(a * a * x[i, _SD] * x[i, _SD] + add)
 
 
 @njit(cache=True)
@@ -117,239 +135,65 @@ def _home(x, at_home, theta):
     return theta[_HOME] * at_home, 0.0
 
 
-@njit(cache=True)
-def _diff_var(x, a, b, theta):
-    S = _var(x, a, theta) + _var(x, b, theta)
-    if int(theta[_MODE]) == _FULL:
-        S -= 2.0 * x[a, 2 + b]
-    return S
-
-
-@K.predict_kernel
-def _predict(x, i, theta, dt):
-    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:  # the latent home advantage: a random walk
-        x[i, _SD] = math.sqrt(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt)
-        return
-    mode = int(theta[_MODE])
-    lam = theta[_REV]
-    if lam > 0.0:  # Ornstein-Uhlenbeck: pull the mean towards mu_0, shrink then refill the variance
-        a = math.exp(-lam * dt)
-        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
-        if mode == _SCALAR:
-            return
-        add = theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
-        if mode == _FULL:  # P <- A P A^T + Q with A = a e_i e_i^T + (I - e_i e_i^T)
-            for j in range(x.shape[0]):
-                x[i, 2 + j] *= a
-                x[j, 2 + i] *= a
-            v = x[i, 2 + i] + add
-            x[i, 2 + i] = v
-            x[i, _SD] = math.sqrt(v)
-            return
-        v = a * a * x[i, _SD] * x[i, _SD] + add
-        x[i, _SD] = math.sqrt(v)
-        return
-    if mode == _SCALAR:
-        return
-    add = theta[_DRIFT] * dt
-    v = x[i, _SD] * x[i, _SD] + add
-    x[i, _SD] = math.sqrt(v)
-    if mode == _FULL:
-        x[i, 2 + i] = v
-
-
 @K.proba_kernel
-def _proba(x, a, b, at_home, theta):
+def _proba(forecast, obs, x, a, b, at_home, theta):
     h, vh = _home(x, at_home, theta)
-    d = x[a, _MEAN] - x[b, _MEAN] + h
-    link = int(theta[_LINK])
-    s = nx.effective_scale(link, theta[_SCALE], _diff_var(x, a, b, theta) + vh)
-    return nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
+    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
 
-@njit(cache=True)
-def _site(x, theta, a, b, score, at_home, w):
-    """One game's Gaussian site from the current values: (d0, S, d_lin, g, kappa)."""
+@K.site_kernel
+def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """One Newton step on the game's log posterior from the prior ``N(m, diag(v))``: with
+    ``S = v_a + v_b (+ v_h)`` and ``g``, ``kappa`` at the linearisation point ``d``, the
+    difference's posterior mean moves by ``S * shift``, ``shift = (g + kappa (d - d0)) / (1 + kappa S)``;
+    each participant ``i`` (sign ``+1`` for a, ``-1`` for b, ``at_home`` for the latent home
+    advantage) moves by ``sign v_i shift`` to variance ``v_i - kappa v_i^2 sign^2 / (1 + kappa S)``."""
+    p = _proba(forecast, obs, x, a, b, at_home, theta)
     h, vh = _home(x, at_home, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
-    S = _diff_var(x, a, b, theta) + vh
-    d, g, kappa = _linearise(d0, S, theta, score, w)
-    if int(theta[_MODE]) == _SCALAR:
-        kappa = w * theta[_KAPPA0]  # steady state: a fixed gain, as Elo's
-    return d0, S, d, g, kappa
-
-
-@K.game_kernel
-def _game(x, count, theta, a, b, score, at_home, weight):
-    # diagonal and scalar covariance, one game
-    p = _proba(x, a, b, at_home, theta)
-    d0, S, d, g, kappa = _site(x, theta, a, b, score, at_home, weight)
-    # posterior mean of d from the site linearised at d: (d0 / S + g + kappa d) / (1 / S + kappa)
-    shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)  # = (d_post - d0) / S
-    va = _var(x, a, theta)
-    vb = _var(x, b, theta)
-    x[a, _MEAN] += va * shift
-    x[b, _MEAN] -= vb * shift
-    if int(theta[_MODE]) == _DIAG:
-        f = kappa / (1.0 + kappa * S)
-        x[a, _SD] = math.sqrt(va - f * va * va)
-        x[b, _SD] = math.sqrt(vb - f * vb * vb)
-        if theta[_HDRIFT] > 0.0 and at_home != 0.0:  # the latent home advantage is on a's side
-            k = x.shape[0] - 1
-            vh = x[k, _SD] * x[k, _SD]
-            x[k, _MEAN] += at_home * vh * shift
-            x[k, _SD] = math.sqrt(max(vh - f * vh * vh * at_home * at_home, 0.0))
-    count[a] += 1
-    count[b] += 1
+    va = x[a, _SD] * x[a, _SD]
+    vb = x[b, _SD] * x[b, _SD]
+    S = va + vb + vh
+    d, g, kappa = linearise(lik, obs, d0, S, theta, score, score_a, score_b, weight)
+    shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
+    f = kappa / (1.0 + kappa * S)
+    K.moment_site(scratch, a, va, va * shift, va - f * va * va)
+    K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
+    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
+        k = x.shape[0] - 1
+        v = x[k, _SD] * x[k, _SD]
+        K.moment_site(scratch, k, v, at_home * v * shift, v - f * v * v * at_home * at_home)
+        scratch[k, 0] += 1.0
     return p
 
 
-@njit(cache=True)
-def _update_full(x, count, theta, a, b, score, home, weight, start, stop):
-    """Full-covariance update with the m games of one period (a rank-m Woodbury update):
-    P' = P - P J^T M J P, m' = m + P J^T (c - M (J m + A c)), M = K (I + A K)^(-1), A = J P J^T,
-    K = diag(kappa), c = g + kappa (d_lin - d0) + kappa (J m) per game (see the module docstring)."""
-    n = x.shape[0]
-    m = stop - start
-    kap = np.empty(m)
-    c = np.empty(m)
-    u = np.empty(m)
-    PJ = np.empty((n, m))
-    for j in range(m):
-        ia = a[start + j]
-        ib = b[start + j]
-        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[start + j], home[start + j], weight[start + j])
-        kap[j] = kappa
-        u[j] = x[ia, _MEAN] - x[ib, _MEAN]
-        # site linear coefficient on s: eta - kappa h, eta = g + kappa d_lin, h = d0 - u
-        c[j] = g + kappa * d - kappa * (d0 - u[j])
-        for i in range(n):
-            PJ[i, j] = x[i, 2 + ia] - x[i, 2 + ib]
-    A = np.empty((m, m))
-    for j in range(m):
-        for k in range(m):
-            A[j, k] = PJ[a[start + j], k] - PJ[b[start + j], k]
-    IAK = np.eye(m)
-    for j in range(m):
-        for k in range(m):
-            IAK[j, k] += A[j, k] * kap[k]
-    # M = K (I + A K)^-1
-    inv = np.linalg.inv(IAK)
-    M = np.empty((m, m))
-    for j in range(m):
-        for k in range(m):
-            M[j, k] = kap[j] * inv[j, k]
-    r = u + A @ c
-    w = c - M @ r
-    PJM = PJ @ M
-    for i in range(n):
-        acc = 0.0
-        for j in range(m):
-            acc += PJ[i, j] * w[j]
-        x[i, _MEAN] += acc
-    for i in range(n):
-        for k in range(n):
-            acc = 0.0
-            for j in range(m):
-                acc += PJM[i, j] * PJ[k, j]
-            x[i, 2 + k] -= acc
-    for i in range(n):
-        x[i, _SD] = math.sqrt(max(x[i, 2 + i], 1e-300))
-    for j in range(m):
-        count[a[start + j]] += 1
-        count[b[start + j]] += 1
+@K.predict_kernel
+def _predict_scalar(x, i, theta, dt):
+    """The fixed variance does not grow; mean reversion still pulls the mean."""
+    if theta[_REV] > 0.0:
+        a, _ = transition(theta, dt)
+        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
 
 
-@K.update_kernel
-def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    mode = int(theta[_MODE])
-    if mode == _FULL:
-        _update_full(x, count, theta, a, b, score, home, weight, start, stop)
-        return
-    # diagonal / scalar: each game's site from the pre-period prior, multiplied in.
-    # scratch: 0 games, 1 sum of site precisions on the competitor, 2 sum of site precision-means,
-    # 3 sum of mean shifts (scalar mode, where the variance stays fixed)
-    latent = theta[_HDRIFT] > 0.0
-    hrow = x.shape[0] - 1
-    for j in range(start, stop):
-        ia = a[j]
-        ib = b[j]
-        d0, S, d, g, kappa = _site(x, theta, ia, ib, score[j], home[j], weight[j])
-        shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
-        # the latent home advantage takes part on a's side, with coefficient at_home
-        sides = 3 if (latent and home[j] != 0.0 and x[hrow, _SD] > 0.0) else 2
-        for side in range(sides):
-            i = ia if side == 0 else (ib if side == 1 else hrow)
-            sign = 1.0 if side == 0 else (-1.0 if side == 1 else home[j])
-            v = _var(x, i, theta)
-            m_post = x[i, _MEAN] + sign * v * shift
-            v_post = v - kappa / (1.0 + kappa * S) * v * v * sign * sign
-            scratch[i, 0] += 1.0
-            scratch[i, 1] += 1.0 / v_post - 1.0 / v
-            scratch[i, 2] += m_post / v_post - x[i, _MEAN] / v
-            scratch[i, 3] += sign * v * shift
-    for j in range(start, stop):
-        for side in range(3 if latent else 2):
-            i = a[j] if side == 0 else (b[j] if side == 1 else hrow)
-            if scratch[i, 0] != 0.0:
-                if mode == _SCALAR:
-                    x[i, _MEAN] += scratch[i, 3]
-                else:
-                    v = x[i, _SD] * x[i, _SD]
-                    prec = 1.0 / v + scratch[i, 1]
-                    x[i, _MEAN] = (x[i, _MEAN] / v + scratch[i, 2]) / prec
-                    x[i, _SD] = math.sqrt(1.0 / prec)
-                if not (latent and i == hrow):  # the home advantage plays no games of its own
-                    count[i] += int(scratch[i, 0])
-                for c in range(4):
-                    scratch[i, c] = 0.0
+@K.proba_kernel
+def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
+    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home, 2.0 * theta[_FIXED_VAR])
 
 
-@njit(cache=True)
-def _full_forecast(x, last, theta, a, b, home, t):
-    """Frozen forecasts with full covariance: Var(d) = P_aa + P_bb - 2 P_ab, each competitor
-    moved forward by the dynamics since its last game (the cross term only shrinks, by the
-    mean reversion)."""
-    n = a.shape[0]
-    out = np.empty((n, 3))
-    link = int(theta[_LINK])
-    lam = theta[_REV]
-    mu0 = theta[_MU0]
-    for g in range(n):
-        ia = a[g]
-        ib = b[g]
-        # each competitor moved forward by its own idle time (random walk or Ornstein-Uhlenbeck)
-        fa = 1.0
-        fb = 1.0
-        va = x[ia, 2 + ia]
-        vb = x[ib, 2 + ib]
-        ma = x[ia, _MEAN]
-        mb = x[ib, _MEAN]
-        for side in range(2):
-            i = ia if side == 0 else ib
-            gap = t[g] - last[i] if (not math.isnan(last[i]) and t[g] > last[i]) else 0.0
-            if lam > 0.0:
-                f = math.exp(-lam * gap)
-                add = theta[_DRIFT] * (-math.expm1(-2.0 * lam * gap)) / (2.0 * lam)
-            else:
-                f = 1.0
-                add = theta[_DRIFT] * gap
-            if side == 0:
-                fa = f
-                va = f * f * va + add
-                ma = mu0 + f * (ma - mu0)
-            else:
-                fb = f
-                vb = f * f * vb + add
-                mb = mu0 + f * (mb - mu0)
-        S = va + vb - 2.0 * fa * fb * x[ia, 2 + ib]
-        d = ma - mb + theta[_HOME] * home[g]
-        s = nx.effective_scale(link, theta[_SCALE], S)
-        pw, pd, pl = nx.outcome_proba(link, int(theta[_DRAW]), theta[_DTH], d, s)
-        out[g, 0] = pw
-        out[g, 1] = pd
-        out[g, 2] = pl
-    return out
+@K.site_kernel
+def _site_scalar(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """The diagonal site with every variance fixed at ``v`` and the curvature frozen at its
+    steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters._kernels.RULE_SHIFT`)."""
+    p = _proba_scalar(forecast, obs, x, a, b, at_home, theta)
+    d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
+    v = theta[_FIXED_VAR]
+    S = 2.0 * v
+    d, g, _ = linearise(lik, obs, d0, S, theta, score, score_a, score_b, weight)
+    kappa = weight * theta[_KAPPA0]
+    shift = v * (g + kappa * (d - d0)) / (1.0 + kappa * S)
+    scratch[a, 1] += shift
+    scratch[b, 1] -= shift
+    return p
 
 
 def expected_curvature(model: SkillModel) -> float:
@@ -413,10 +257,21 @@ class EKF(Filter):
     columns = ("mean", "sd")
     sd_column = "sd"
     time_unit = "period"
+    params = PARAMS
     _predict = _predict
     _proba = _proba
-    _update = _update
-    _game = _game
+    _site = _site
+    rule = K.RULE_GAUSSIAN
+
+    def __new__(cls, model: SkillModel | None = None, covariance: str = "diagonal", **kwargs):
+        """``EKF(covariance=...)`` builds the class of that covariance form: :class:`EKF` itself
+        (diagonal), :class:`ScalarEKF` or :class:`filters.ekf_full.FullEKF`."""
+        if cls is EKF and covariance == "scalar":
+            cls = ScalarEKF
+        elif cls is EKF and covariance == "full":
+            from .ekf_full import FullEKF
+            cls = FullEKF
+        return super().__new__(cls)
 
     def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
                  tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0):
@@ -450,13 +305,8 @@ class EKF(Filter):
         elif variance is not None:
             raise ValueError("variance= is the fixed variance of covariance='scalar' only")
         self.variance = None if variance is None else float(variance)
-        if covariance == "full":
-            self.name = "ekf_full"
-            self.record_columns = 2
-        elif covariance == "scalar":
-            self.name = "ekf_scalar"
         if self.iterations > 1:
-            self.name += "_iterated"
+            self.name = type(self).name + "_iterated"
 
     def _describe(self) -> str:
         m = self.skill_model
@@ -536,21 +386,15 @@ class EKF(Filter):
             raise ValueError(f"{self.name}: the model's draw model is 'none' but the games have draws "
                              f"(column 'score', rows {rows}...); use draw='half', 'threshold' or 'davidson'")
 
-    def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
-        if self.covariance != "full":
-            return super()._frozen_proba(values, last, a, b, home, t)
-        return _full_forecast(values, last, self.theta(), a, b, home, t)
-
-    def fused_game_kernel(self):
-        # full covariance: the period kernel's rank-m update covers one game too
-        return None if self.covariance == "full" else type(self)._game
-
-    def theta(self) -> np.ndarray:
+    def kernel_value(self, name: str) -> float:
         m = self.skill_model
-        mode = {"diagonal": _DIAG, "scalar": _SCALAR, "full": _FULL}[self.covariance]
-        return np.array([m.link_code, m.draw_code, m.draw.theta, m.scale, m.drift, m.home, self.iterations,
-                         self.tol, mode, self.variance or 0.0, expected_curvature(m), m.reversion, m.prior_mean,
-                         m.home_drift])
+        if name in ("drift", "home", "reversion", "prior_mean", "home_drift"):
+            return getattr(m, name)
+        if name == "fixed_var":
+            return self.variance or 0.0
+        if name == "kappa0":
+            return expected_curvature(m) if self.covariance == "scalar" else 0.0
+        return super().kernel_value(name)
 
     def prior_row(self) -> np.ndarray:
         m = self.skill_model
@@ -604,15 +448,7 @@ class EKF(Filter):
                 row = self.initial_row(initial[HOME_ROW])[None, :]
             return FilterState(np.append(players, HOME_ROW), np.ascontiguousarray(np.vstack([st.values, row])),
                                np.append(st.count, 0), np.append(st.last, np.nan), st.columns)
-        st = super().init_state(players, initial)
-        if self.covariance != "full":
-            return st
-        n = st.values.shape[0]
-        values = np.zeros((n, 2 + n))
-        values[:, :2] = st.values
-        values[np.arange(n), 2 + np.arange(n)] = st.values[:, _SD] ** 2
-        cols = ("mean", "sd") + tuple(f"cov_{j}" for j in range(n))
-        return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, cols)
+        return super().init_state(players, initial)
 
     def _aligned(self, state, games, initial=None):
         if self.latent_home:
@@ -638,31 +474,10 @@ class EKF(Filter):
                               np.append(core.count, state.count[-1]), np.append(core.last, state.last[-1]),
                               state.columns)
             return out, np.array([index[p] for p in players], dtype=np.int64)
-        if self.covariance != "full":
-            return super()._aligned(state, games, initial)
-        players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
-        index = {p: i for i, p in enumerate(state.players)}
-        new = [p for p in players if p not in index]
-        if not new:
-            return state.copy(), np.array([index[p] for p in players], dtype=np.int64)
-        extra = self.init_state(np.asarray(new, dtype=object), initial)
-        n0, n1 = len(state.players), len(new)
-        values = np.zeros((n0 + n1, 2 + n0 + n1))
-        values[:n0, :2] = state.values[:, :2]
-        values[n0:, :2] = extra.values[:, :2]
-        values[:n0, 2:2 + n0] = state.values[:, 2:]
-        values[n0:, 2 + n0:] = extra.values[:, 2:]
-        players = np.concatenate([state.players, extra.players])
-        cols = ("mean", "sd") + tuple(f"cov_{j}" for j in range(n0 + n1))
-        st = FilterState(players, np.ascontiguousarray(values), np.concatenate([state.count, extra.count]),
-                         np.concatenate([state.last, extra.last]), cols)
-        index.update({p: n0 + j for j, p in enumerate(new)})
-        return st, np.array([index[p] for p in players], dtype=np.int64)
+        return super()._aligned(state, games, initial)
 
     def covariance_matrix(self, state: FilterState) -> np.ndarray:
-        """The competitors' posterior covariance (full covariance), or its diagonal."""
-        if self.covariance == "full":
-            return state.values[:, 2:].copy()
+        """The competitors' posterior covariance: here its diagonal."""
         return np.diag(state.values[:, _SD] ** 2)
 
     @property
@@ -673,6 +488,19 @@ class EKF(Filter):
         if self.covariance != "scalar":
             raise ValueError("gain is defined for covariance='scalar'")
         return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
+
+
+
+class ScalarEKF(EKF):
+    """``EKF(model, covariance="scalar")``: every competitor keeps the same fixed variance and the
+    curvature is frozen at its steady-state value, so the gain is fixed: Elo's filter (see the
+    module docstring and :attr:`gain`)."""
+
+    name = "ekf_scalar"
+    _predict = _predict_scalar
+    _proba = _proba_scalar
+    _site = _site_scalar
+    rule = K.RULE_SHIFT
 
 
 #: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.

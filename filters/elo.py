@@ -30,95 +30,63 @@ import numpy as np
 from numba import njit
 
 from statespace import SkillModel
+from statespace._numeric import LOGISTIC, cdf
 
 from . import _kernels as K
 from .base import Filter
 
 __all__ = ["Elo"]
 
-# theta layout
-_K, _HOME, _SCALE, _BASE, _FIDE = 0, 1, 2, 3, 4
+#: the kernels' parameters, in ``theta`` order (``scale`` is the model's: points / ln(base))
+PARAMS = ("k", "home", "logistic_scale", "is_fide")
+_K, _HOME, _SCALE, _FIDE = range(len(PARAMS))
 # state columns
 _RATING, _REACHED = 0, 1
 
 
+@njit(cache=True)
+def _expected(x, a, b, at_home, theta):
+    """``E_a = F((r_a - r_b + H) / s)``, F the logistic cdf of the model's outcome numerics."""
+    return cdf(LOGISTIC, (x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home) / theta[_SCALE])
+
+
 @K.proba_kernel
-def _proba(x, a, b, at_home, theta):
-    d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
-    e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
+def _proba(forecast, obs, x, a, b, at_home, theta):
+    e = _expected(x, a, b, at_home, theta)
     return e, 0.0, 1.0 - e
 
 
-@njit(cache=True)
-def _fide_k(x, count, i, n_period):
+@K.site_kernel
+def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """``S_a - E_a`` (weighted): times K for :data:`~filters._kernels.RULE_SHIFT`; under FIDE
+    rules from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
+    e = _expected(x, a, b, at_home, theta)
+    if theta[_FIDE] != 0.0:
+        d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
+        r = weight * (score - cdf(LOGISTIC, min(400.0, max(-400.0, d)) / theta[_SCALE]))
+    else:
+        r = theta[_K] * weight * (score - e)
+    scratch[a, 1] += r
+    scratch[b, 1] -= r
+    return e, 0.0, 1.0 - e
+
+
+@K.apply_kernel
+def _apply_fide(x, count, theta, i, scratch):
+    """FIDE's K (B.02 8.56): 40 for the first 30 games, then 20, 10 once 2400 was reached; with
+    n games in the period, K * n <= 700."""
+    n = scratch[i, 0]
     if count[i] < 30:
         k = 40.0
     elif x[i, _REACHED] != 0.0:
         k = 10.0
     else:
         k = 20.0
-    if k * n_period > 700.0:
-        k = math.floor(700.0 / n_period)
-    return k
-
-
-@K.update_kernel
-def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    # scratch[:, 0] accumulates S - E per player (FIDE: K * (S - E)); scratch[:, 1] counts games
-    fide = theta[_FIDE] != 0.0
-    for g in range(start, stop):
-        scratch[a[g], 1] += 1.0
-        scratch[b[g], 1] += 1.0
-    for g in range(start, stop):
-        ia = a[g]
-        ib = b[g]
-        d = x[ia, _RATING] - x[ib, _RATING] + theta[_HOME] * home[g]
-        if fide:
-            d = min(400.0, max(-400.0, d))
-        e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
-        r = weight[g] * (score[g] - e)
-        if fide:
-            scratch[ia, 0] += _fide_k(x, count, ia, scratch[ia, 1]) * r
-            scratch[ib, 0] -= _fide_k(x, count, ib, scratch[ib, 1]) * r
-        else:
-            scratch[ia, 0] += r
-            scratch[ib, 0] -= r
-    k = theta[_K]
-    for g in range(start, stop):
-        for side in range(2):
-            i = a[g] if side == 0 else b[g]
-            if scratch[i, 1] != 0.0:  # first visit of this player in the period
-                x[i, _RATING] += scratch[i, 0] if fide else k * scratch[i, 0]
-                count[i] += int(scratch[i, 1])
-                if fide and x[i, _RATING] >= 2400.0:
-                    x[i, _REACHED] = 1.0
-                scratch[i, 0] = 0.0
-                scratch[i, 1] = 0.0
-
-
-@K.game_kernel
-def _game(x, count, theta, a, b, score, at_home, weight):
-    # one game as its own period: forecast and update fused (same numbers as _proba + _update)
-    d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
-    e = 1.0 / (1.0 + theta[_BASE] ** (-d / theta[_SCALE]))
-    if theta[_FIDE] != 0.0:
-        dc = min(400.0, max(-400.0, d))
-        r = weight * (score - 1.0 / (1.0 + theta[_BASE] ** (-dc / theta[_SCALE])))
-        ka = _fide_k(x, count, a, 1.0)
-        kb = _fide_k(x, count, b, 1.0)
-        x[a, _RATING] += ka * r
-        x[b, _RATING] -= kb * r
-        if x[a, _RATING] >= 2400.0:
-            x[a, _REACHED] = 1.0
-        if x[b, _RATING] >= 2400.0:
-            x[b, _REACHED] = 1.0
-    else:
-        r = theta[_K] * weight * (score - e)
-        x[a, _RATING] += r
-        x[b, _RATING] -= r
-    count[a] += 1
-    count[b] += 1
-    return e, 0.0, 1.0 - e
+    if k * n > 700.0:
+        k = math.floor(700.0 / n)
+    x[i, _RATING] += k * scratch[i, 1]
+    if x[i, _RATING] >= 2400.0:
+        x[i, _REACHED] = 1.0
 
 
 class Elo(Filter):
@@ -149,9 +117,10 @@ class Elo(Filter):
     columns = ("rating", "reached_2400")
     sd_column = None
     time_unit = "game"
+    params = PARAMS
     _proba = _proba
-    _update = _update
-    _game = _game
+    _site = _site
+    rule = K.RULE_SHIFT
 
     def __init__(self, k: float = 32.0, *, home: float = 0.0, initial_rating: float = 1500.0,
                  scale: float = 400.0, base: float = 10.0, fide: bool = False):
@@ -188,7 +157,7 @@ class Elo(Filter):
     def model(self) -> SkillModel:
         """Logistic link, scale ``scale / ln(base)`` (400 / ln 10 = 173.72), draws as half a win,
         no drift and no prior variance (Elo tracks none)."""
-        return SkillModel(link="logistic", scale=self.scale / math.log(self.base), prior_mean=self.initial_rating,
+        return SkillModel(link="logistic", scale=self.logistic_scale, prior_mean=self.initial_rating,
                           prior_var=0.0, drift=0.0, draw="half", home=self.home)
 
     @property
@@ -203,8 +172,14 @@ class Elo(Filter):
             out["home"] = (-400.0, 400.0)
         return out
 
-    def theta(self) -> np.ndarray:
-        return np.array([self.k, self.home, self.scale, self.base, 1.0 if self.is_fide else 0.0])
+    def site_kernels(self):
+        """FIDE rules combine a period's games by :func:`_apply_fide` (K set per player)."""
+        return (_site, _apply_fide, K.RULE_CUSTOM) if self.is_fide else super().site_kernels()
+
+    @property
+    def logistic_scale(self) -> float:
+        """The model's scale, ``scale / ln(base)`` points per logistic unit (173.72)."""
+        return self.scale / math.log(self.base)
 
     def prior_row(self) -> np.ndarray:
         return np.array([self.initial_rating, 0.0])

@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from statespace import ELO_SCALE, SkillModel
+from statespace._numeric import DRAW_HALF, LOGISTIC, LOGISTIC_VAR_FACTOR, effective_scale, loglik_derivs
 
 from . import _kernels as K
 from ._common import finite
@@ -53,23 +54,10 @@ __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
 
 Q = math.log(10.0) / 400.0
 _PI2 = math.pi**2
-# theta layout, shared by both
-_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = 0, 1, 2, 3, 4, 5, 6
+#: the kernels' parameters, in ``theta`` order, shared by both versions
+PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
+_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = range(len(PARAMS))
 _R, _RD, _SIGMA = 0, 1, 2
-
-
-@njit(cache=True)
-def _g(phi):
-    """Glickman's g on the logistic-unit scale: 1 / sqrt(1 + 3 phi^2 / pi^2), phi = q RD."""
-    return 1.0 / math.sqrt(1.0 + 3.0 * phi * phi / _PI2)
-
-
-@njit(cache=True)
-def _logistic(z):
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
 
 
 def g(rd):
@@ -98,49 +86,35 @@ def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
     return 1.0 / (1.0 + 10.0 ** (-gg * (r_a - r_b) / 400.0))
 
 
-@njit(cache=True)
-def _forecast(x, a, b, at_home, theta):
-    d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home
-    if theta[_FORM] == 0.0:  # prediction form: combined deviation
-        gg = _g(Q * math.sqrt(x[a, _RD] * x[a, _RD] + x[b, _RD] * x[b, _RD]))
-    else:  # update-time form: the opponent's deviation only
-        gg = _g(Q * x[b, _RD])
-    e = _logistic(gg * Q * d)
-    return e, 0.0, 1.0 - e
-
-
 @K.proba_kernel
-def _proba(x, a, b, at_home, theta):
-    return _forecast(x, a, b, at_home, theta)
+def _proba(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast with the skill-difference variance ``RD_a^2 + RD_b^2`` (Glickman's
+    prediction form, ``g(sqrt(RD_a^2 + RD_b^2))``), or ``RD_b^2`` alone (his update-time form)."""
+    d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home
+    var = x[b, _RD] * x[b, _RD]
+    if theta[_FORM] == 0.0:
+        var += x[a, _RD] * x[a, _RD]
+    return forecast(obs, d, var)
 
 
 @njit(cache=True)
-def _terms(x, theta, a, b, score, at_home, weight):
-    """One game's contributions, from the current values, on the logistic-unit scale
-    (phi = q RD): for a, g_b^2 E_a (1 - E_a) and g_b (s - E_a); for b, the same from b's side."""
-    z = Q * (x[a, _R] - x[b, _R] + theta[_HOME] * at_home)
-    gb = _g(Q * x[b, _RD])
-    ea = _logistic(gb * z)
-    ga = _g(Q * x[a, _RD])
-    eb = _logistic(-ga * z)
-    return (weight * gb * gb * ea * (1.0 - ea), weight * gb * (score - ea),
-            weight * ga * ga * eb * (1.0 - eb), weight * ga * ((1.0 - score) - eb))
+def _side_site(scratch, i, rd_i, rd_opp, score, d, weight):
+    """One game's site for competitor ``i`` (Glickman 1999, eqs. 4-6): the logistic
+    log-likelihood's gradient and curvature at the opponent's effective scale
+    ``s_j = sqrt(s^2 + 3 RD_j^2 / pi^2) = 1 / (q g(RD_j))``, so that the precision is
+    ``q^2 g(RD_j)^2 E (1 - E)`` (Glickman's ``1 / d^2`` term) and the gradient ``q g(RD_j) (s - E)``."""
+    grad, curv = loglik_derivs(LOGISTIC, DRAW_HALF, 0.0, score, d, effective_scale(LOGISTIC, ELO_SCALE,
+                                                                                     rd_opp * rd_opp))
+    K.gaussian_site(scratch, i, rd_i * rd_i, -weight * curv, weight * grad)
 
 
-@njit(cache=True)
-def _accumulate(x, theta, a, b, score, home, weight, start, stop, scratch):
-    """Per competitor over a period, each game from the pre-period values:
-    scratch[:, 0] += g^2 E (1 - E), [:, 1] += g (s - E), [:, 2] += 1 (games)."""
-    for j in range(start, stop):
-        ia = a[j]
-        ib = b[j]
-        wa, ra, wb, rb = _terms(x, theta, ia, ib, score[j], home[j], weight[j])
-        scratch[ia, 0] += wa
-        scratch[ia, 1] += ra
-        scratch[ia, 2] += 1.0
-        scratch[ib, 0] += wb
-        scratch[ib, 1] += rb
-        scratch[ib, 2] += 1.0
+@K.site_kernel
+def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    p = _proba(forecast, obs, x, a, b, at_home, theta)
+    d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home
+    _side_site(scratch, a, x[a, _RD], x[b, _RD], score, d, weight)
+    _side_site(scratch, b, x[b, _RD], x[a, _RD], 1.0 - score, -d, weight)
+    return p
 
 
 # ---------------------------------------------------------------- Glicko-1
@@ -148,16 +122,6 @@ def _accumulate(x, theta, a, b, score, home, weight, start, stop, scratch):
 def _predict1(x, i, theta, dt):
     rd = math.sqrt(x[i, _RD] * x[i, _RD] + theta[_C] * theta[_C] * dt)
     x[i, _RD] = min(rd, theta[_RDMAX])
-
-
-@njit(cache=True)
-def _apply1(x, i, w, r):
-    """Glicko-1 update of competitor i from the period sums w = sum g^2 E (1 - E) = 1 / (q^2 d^2)
-    and r = sum g (s - E)."""
-    phi = Q * x[i, _RD]
-    precision = 1.0 / (phi * phi) + w  # 1/phi^2 + 1/d^2 on the logistic-unit scale
-    x[i, _R] += r / (Q * precision)
-    x[i, _RD] = 1.0 / (Q * math.sqrt(precision))
 
 
 # ---------------------------------------------------------------- Glicko-2
@@ -230,9 +194,12 @@ def _predict2(x, i, theta, dt):
         x[i, _RD] = min(math.sqrt(rd2), theta[_RDMAX])
 
 
-@njit(cache=True)
-def _apply2(x, i, w, r, theta):
-    """Glicko-2 steps 3-8 for competitor i from the period sums w = 1 / v and r = Delta / v."""
+@K.apply_kernel
+def _apply2(x, count, theta, i, scratch):
+    """Glicko-2 steps 3-8 for competitor ``i`` from the period's sites (in rating units):
+    ``1 / v = sum g^2 E (1 - E) = precision * 173.72^2``, ``Delta / v = gradient * 173.72``."""
+    w = scratch[i, 1] * ELO_SCALE * ELO_SCALE
+    r = scratch[i, 2] * ELO_SCALE
     phi = x[i, _RD] / ELO_SCALE
     v = 1.0 / w
     delta = v * r
@@ -247,61 +214,11 @@ def _apply2(x, i, w, r, theta):
     x[i, _SIGMA] = sigma
 
 
-# ---------------------------------------------------------------- the kernels of both
-@njit(cache=True)
-def _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, version):
-    _accumulate(x, theta, a, b, score, home, weight, start, stop, scratch)
-    for j in range(start, stop):
-        for side in range(2):
-            i = a[j] if side == 0 else b[j]
-            if scratch[i, 2] != 0.0:
-                if version == 1:
-                    _apply1(x, i, scratch[i, 0], scratch[i, 1])
-                else:
-                    _apply2(x, i, scratch[i, 0], scratch[i, 1], theta)
-                count[i] += int(scratch[i, 2])
-                scratch[i, 0] = 0.0
-                scratch[i, 1] = 0.0
-                scratch[i, 2] = 0.0
-
-
-@njit(cache=True)
-def _update_game(x, count, theta, a, b, score, at_home, weight, version):
-    p = _forecast(x, a, b, at_home, theta)
-    wa, ra, wb, rb = _terms(x, theta, a, b, score, at_home, weight)
-    if version == 1:
-        _apply1(x, a, wa, ra)
-        _apply1(x, b, wb, rb)
-    else:
-        _apply2(x, a, wa, ra, theta)
-        _apply2(x, b, wb, rb, theta)
-    count[a] += 1
-    count[b] += 1
-    return p
-
-
-@K.update_kernel
-def _update1(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, 1)
-
-
-@K.game_kernel
-def _game1(x, count, theta, a, b, score, at_home, weight):
-    return _update_game(x, count, theta, a, b, score, at_home, weight, 1)
-
-
-@K.update_kernel
-def _update2(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    _update_period(x, count, theta, a, b, score, home, weight, start, stop, scratch, 2)
-
-
-@K.game_kernel
-def _game2(x, count, theta, a, b, score, at_home, weight):
-    return _update_game(x, count, theta, a, b, score, at_home, weight, 2)
-
-
 class _GlickoBase(Filter):
     honours_weights = True
+    params = PARAMS
+    _proba = _proba
+    _site = _site
     sd_column = "rd"
     time_unit = "period"
 
@@ -326,6 +243,13 @@ class _GlickoBase(Filter):
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
         self.form = form
+
+    def kernel_value(self, name: str) -> float:
+        """``update_form`` is 1 for Glickman's update-time forecast; a setting the version does
+        not have (Glicko-1's ``tau``, Glicko-2's ``c``) is 0."""
+        if name == "update_form":
+            return float(self.form == "update")
+        return getattr(self, name, 0.0)
 
     def _check_row(self, row: np.ndarray) -> np.ndarray:
         if not row[_RD] > 0:
@@ -375,9 +299,7 @@ class Glicko(_GlickoBase):
     name = "glicko"
     columns = ("rating", "rd")
     _predict = _predict1
-    _proba = _proba
-    _update = _update1
-    _game = _game1
+    rule = K.RULE_GAUSSIAN
 
     def __init__(self, c: float = math.sqrt((350.0**2 - 50.0**2) / 100.0), *, initial_rating: float = 1500.0,
                  initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 30.0,
@@ -399,10 +321,6 @@ class Glicko(_GlickoBase):
         draws as half a win."""
         return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2, self.c**2, "half",
                           self.home)
-
-    def theta(self) -> np.ndarray:
-        return np.array([self.c, self.rd_max, self.home, 0.0 if self.form == "prediction" else 1.0,
-                         0.0, 0.0, 0.0])
 
     def prior_row(self) -> np.ndarray:
         return np.array([self.initial_rating, self.initial_rd])
@@ -431,9 +349,8 @@ class Glicko2(_GlickoBase):
     name = "glicko2"
     columns = ("rating", "rd", "volatility")
     _predict = _predict2
-    _proba = _proba
-    _update = _update2
-    _game = _game2
+    _apply = _apply2
+    rule = K.RULE_CUSTOM
 
     def __init__(self, tau: float = 0.5, *, initial_rating: float = 1500.0, initial_rd: float = 350.0,
                  initial_volatility: float = 0.06, rd_max: float = 350.0, home: float = 0.0,
@@ -460,10 +377,6 @@ class Glicko2(_GlickoBase):
         period at the initial volatility (Glicko-2 lets each competitor's drift vary)."""
         return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2,
                           (ELO_SCALE * self.initial_volatility) ** 2, "half", self.home)
-
-    def theta(self) -> np.ndarray:
-        return np.array([0.0, self.rd_max, self.home, 0.0 if self.form == "prediction" else 1.0,
-                         self.tau, self.eps, float(self.max_iter)])
 
     def prior_row(self) -> np.ndarray:
         return np.array([self.initial_rating, self.initial_rd, self.initial_volatility])

@@ -38,16 +38,16 @@ from numba import njit
 from scipy.stats import norm
 
 from statespace import SkillModel, Threshold
+from statespace._gaussian import v_draw, v_win, w_draw, w_win
+from statespace._numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
 
 from . import _kernels as K
-from ._belief import GaussianBeliefFilter
+from ._belief import _BETA, _EPS, _HOME, PARAMS, GaussianBeliefFilter, prior_var
 from ._common import parse_teams, parse_weights, shape_like
 from ._ep import rate_teams
-from statespace._gaussian import cdf, v_draw, v_win, w_draw, w_win
 
 __all__ = ["TrueSkill", "draw_margin"]
 
-_BETA, _TAU, _EPS, _HOME, _TIME = 0, 1, 2, 3, 4
 _MU, _SIGMA = 0, 1
 
 
@@ -61,14 +61,9 @@ def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> flo
 
 @njit(cache=True)
 def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps):
+    """The model's threshold-probit forecast at ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
     c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
-    d = mu_a - mu_b + d_home
-    pw = cdf((d - eps) / c)
-    pl = cdf((-d - eps) / c)
-    pd = 1.0 - pw - pl
-    if pd < 0.0:
-        pd = 0.0
-    return pw, pd, pl
+    return outcome_proba(PROBIT, DRAW_THRESHOLD, eps, mu_a - mu_b + d_home, c)
 
 
 @njit(cache=True)
@@ -92,84 +87,23 @@ def _adf(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps):
             mu_b - sign * s2_b / c * v, s2_b * (1.0 - s2_b / c2 * w))
 
 
-@K.predict_kernel
-def _predict(x, i, theta, dt):
-    if theta[_TIME] != 0.0:
-        s = x[i, _SIGMA]
-        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
-
-
 @K.proba_kernel
-def _proba(x, a, b, at_home, theta):
-    return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
-                          theta[_HOME] * at_home,
-                          theta[_BETA], theta[_EPS])
+def _proba(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast with the skill-difference variance ``sigma_a^2 + sigma_b^2``."""
+    return forecast(obs, x[a, _MU] - x[b, _MU] + theta[_HOME] * at_home,
+                    x[a, _SIGMA] * x[a, _SIGMA] + x[b, _SIGMA] * x[b, _SIGMA])
 
 
-@K.game_kernel
-def _game(x, count, theta, a, b, score, at_home, weight):
-    s2a = x[a, _SIGMA] * x[a, _SIGMA]
-    s2b = x[b, _SIGMA] * x[b, _SIGMA]
-    d_home = theta[_HOME] * at_home
-    p = _win_draw_loss(x[a, _MU], s2a, x[b, _MU], s2b, d_home, theta[_BETA], theta[_EPS])
-    if theta[_TIME] == 0.0:
-        t2 = theta[_TAU] * theta[_TAU]
-        s2a += t2
-        s2b += t2
-    ma, s2a, mb, s2b = _adf(x[a, _MU], s2a, x[b, _MU], s2b, score, d_home, theta[_BETA], theta[_EPS])
-    x[a, _MU] = ma
-    x[a, _SIGMA] = math.sqrt(s2a)
-    x[b, _MU] = mb
-    x[b, _SIGMA] = math.sqrt(s2b)
-    count[a] += 1
-    count[b] += 1
+@K.site_kernel
+def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """The ADF posterior of the game from the period's prior, as a site ``posterior / prior``."""
+    p = _proba(forecast, obs, x, a, b, at_home, theta)
+    va = prior_var(x, a, theta, scratch)
+    vb = prior_var(x, b, theta, scratch)
+    ma, pa, mb, pb = _adf(x[a, _MU], va, x[b, _MU], vb, score, theta[_HOME] * at_home, theta[_BETA], theta[_EPS])
+    K.moment_site(scratch, a, va, ma - x[a, _MU], pa)
+    K.moment_site(scratch, b, vb, mb - x[b, _MU], pb)
     return p
-
-
-@K.update_kernel
-def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
-    # 3 marks a competitor whose prior has been widened by tau^2 per game this period
-    if stop - start == 1:  # one game: the ADF posterior itself (as the fused kernel computes it)
-        _game(x, count, theta, a[start], b[start], score[start], home[start], 1.0)
-        return
-    for j in range(start, stop):
-        scratch[a[j], 0] += 1.0
-        scratch[b[j], 0] += 1.0
-    if theta[_TIME] == 0.0:
-        t2 = theta[_TAU] * theta[_TAU]
-        for j in range(start, stop):
-            for side in range(2):
-                i = a[j] if side == 0 else b[j]
-                if scratch[i, 3] == 0.0:
-                    s = x[i, _SIGMA]
-                    x[i, _SIGMA] = math.sqrt(s * s + scratch[i, 0] * t2)
-                    scratch[i, 3] = 1.0
-    for j in range(start, stop):
-        ia = a[j]
-        ib = b[j]
-        s2a = x[ia, _SIGMA] * x[ia, _SIGMA]
-        s2b = x[ib, _SIGMA] * x[ib, _SIGMA]
-        ma, pa, mb, pb = _adf(x[ia, _MU], s2a, x[ib, _MU], s2b, score[j], theta[_HOME] * home[j],
-                              theta[_BETA], theta[_EPS])
-        # message = posterior / prior, in natural parameters
-        scratch[ia, 1] += 1.0 / pa - 1.0 / s2a
-        scratch[ia, 2] += ma / pa - x[ia, _MU] / s2a
-        scratch[ib, 1] += 1.0 / pb - 1.0 / s2b
-        scratch[ib, 2] += mb / pb - x[ib, _MU] / s2b
-    for j in range(start, stop):
-        for side in range(2):
-            i = a[j] if side == 0 else b[j]
-            if scratch[i, 0] != 0.0:
-                s2 = x[i, _SIGMA] * x[i, _SIGMA]
-                prec = 1.0 / s2 + scratch[i, 1]
-                x[i, _MU] = (x[i, _MU] / s2 + scratch[i, 2]) / prec
-                x[i, _SIGMA] = math.sqrt(1.0 / prec)
-                count[i] += int(scratch[i, 0])
-                scratch[i, 0] = 0.0
-                scratch[i, 1] = 0.0
-                scratch[i, 2] = 0.0
-                scratch[i, 3] = 0.0
 
 
 class TrueSkill(GaussianBeliefFilter):
@@ -198,10 +132,9 @@ class TrueSkill(GaussianBeliefFilter):
     """
 
     name = "trueskill"
-    _predict = _predict
+    params = PARAMS
     _proba = _proba
-    _update = _update
-    _game = _game
+    _site = _site
 
     def __init__(self, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float | None = None,
                  tau: float | None = None, draw_probability: float = 0.10, *, dynamics: str = "game",
@@ -229,9 +162,6 @@ class TrueSkill(GaussianBeliefFilter):
         or per unit of time) and the threshold draw model with the draw margin."""
         return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
                           Threshold(self.draw_margin), self.home)
-
-    def theta(self) -> np.ndarray:
-        return np.array([self.beta, self.tau, self.draw_margin, self.home, 1.0 if self.dynamics == "time" else 0.0])
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:

@@ -63,16 +63,19 @@ import numpy as np
 from numba import njit
 
 from statespace import SkillModel, Threshold
+from statespace._gaussian import v_draw, v_win, w_draw, w_win
+from statespace._numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
 
 from . import _kernels as K
-from statespace._gaussian import cdf, v_draw, v_win, w_draw, w_win
-from ._belief import GaussianBeliefFilter
+from ._belief import _BETA, _EPS, _HOME, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
 from ._common import finite, parse_teams, parse_weights, shape_like
 
 __all__ = ["WengLin"]
 
-# theta layout
-_BETA, _TAU, _EPS, _HOME, _TIME, _KAPPA, _MODEL = 0, 1, 2, 3, 4, 5, 6
+#: the kernels' parameters, in ``theta`` order: the Gaussian-belief ones, the variance-shrink
+#: floor and the variant's code
+PARAMS = _BELIEF_PARAMS + ("kappa", "model_code")
+_KAPPA, _MODEL = len(_BELIEF_PARAMS), len(_BELIEF_PARAMS) + 1
 # state columns
 _MU, _SIGMA = 0, 1
 # model codes
@@ -83,27 +86,29 @@ _SHORT = {"bradley_terry": "bt", "thurstone_mosteller": "tm", "plackett_luce": "
 
 
 @njit(cache=True)
-def _logistic(x):
-    """1 / (1 + e^-x) without overflow for any x."""
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-@njit(cache=True)
 def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps, model):
-    """One-vs-one forecast (see the module docstring)."""
+    """One-vs-one forecast (see the module docstring): the outcome model's forecast at
+    ``c = sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)``."""
     c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
     d = mu_a - mu_b + d_home
     if model == TM:
-        pw = cdf((d - eps) / c)
-        pl = cdf((-d - eps) / c)
-        pd = 1.0 - pw - pl
-        if pd < 0.0:
-            pd = 0.0
-        return pw, pd, pl
-    return _logistic(d / c), 0.0, _logistic(-d / c)
+        return outcome_proba(PROBIT, DRAW_THRESHOLD, eps, d, c)
+    return outcome_proba(LOGISTIC, DRAW_HALF, 0.0, d, c)
+
+
+@njit(cache=True)
+def _omega_delta(t, e, s, model):
+    """``(Omega, Delta)`` before scaling, for ``i`` at ``t = (mu_i - mu_q) / c`` with score ``s``
+    (1, 0.5, 0): Bradley-Terry the logistic log-likelihood's gradient ``s - p`` and curvature
+    ``p (1 - p)`` in ``t``; Thurstone-Mosteller the truncated-Gaussian ``v`` and ``w`` at margin ``e``."""
+    if model == TM:
+        if s == 1.0:
+            return v_win(t, e), w_win(t, e)
+        if s == 0.0:
+            return -v_win(-t, e), w_win(-t, e)
+        return v_draw(t, e), w_draw(t, e)
+    grad, curv = loglik_derivs(LOGISTIC, DRAW_HALF, 0.0, s, t, 1.0)
+    return grad, -curv
 
 
 @njit(cache=True)
@@ -113,22 +118,7 @@ def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
     ``q``, 0.5 for a tie, 0 behind. ``Delta_i`` includes ``gamma = sigma_i / c_iq``."""
     c2 = s2_i + s2_q + 2.0 * beta * beta
     c = math.sqrt(c2)
-    t = (mu_i - mu_q) / c
-    if model == TM:
-        e = eps / c
-        if s == 1.0:
-            v = v_win(t, e)
-            w = w_win(t, e)
-        elif s == 0.0:
-            v = -v_win(-t, e)
-            w = w_win(-t, e)
-        else:
-            v, w = v_draw(t, e), w_draw(t, e)
-    else:
-        p = _logistic(t)
-        q = _logistic(-t)
-        v = q if s == 1.0 else (-p if s == 0.0 else 0.5 - p)
-        w = p * q
+    v, w = _omega_delta((mu_i - mu_q) / c, eps / c, s, model)
     return s2_i / c * v, math.sqrt(s2_i) / c * s2_i / c2 * w
 
 
@@ -137,114 +127,30 @@ def _posterior(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps, kappa, model):
     """One-vs-one Weng-Lin update: (mu_a, s2_a, mu_b, s2_b) after a's score 1, 0.5 or 0."""
     c2 = 2.0 * beta * beta + s2_a + s2_b
     c = math.sqrt(c2)
-    t = (mu_a - mu_b + d_home) / c
-    if model == TM:
-        e = eps / c
-        if score == 0.5:
-            g, w = v_draw(t, e), w_draw(t, e)
-        elif score == 1.0:
-            g = v_win(t, e)
-            w = w_win(t, e)
-        else:
-            g = -v_win(-t, e)
-            w = w_win(-t, e)
-    else:  # Bradley-Terry; Plackett-Luce is the same for two teams
-        p = _logistic(t)
-        q = _logistic(-t)
-        g = q if score == 1.0 else (-p if score == 0.0 else 0.5 - p)
-        w = p * q
+    g, w = _omega_delta((mu_a - mu_b + d_home) / c, eps / c, score, model)
     fa = 1.0 - math.sqrt(s2_a) / c * s2_a / c2 * w
     fb = 1.0 - math.sqrt(s2_b) / c * s2_b / c2 * w
     return (mu_a + s2_a / c * g, s2_a * max(fa, kappa),
             mu_b - s2_b / c * g, s2_b * max(fb, kappa))
 
 
-@K.predict_kernel
-def _predict(x, i, theta, dt):
-    if theta[_TIME] != 0.0:
-        s = x[i, _SIGMA]
-        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
-
-
 @K.proba_kernel
-def _proba(x, a, b, at_home, theta):
+def _proba(forecast, obs, x, a, b, at_home, theta):
     return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
                           theta[_HOME] * at_home, theta[_BETA], theta[_EPS], int(theta[_MODEL]))
 
 
-@K.game_kernel
-def _game(x, count, theta, a, b, score, at_home, weight):
-    model = int(theta[_MODEL])
-    s2a = x[a, _SIGMA] * x[a, _SIGMA]
-    s2b = x[b, _SIGMA] * x[b, _SIGMA]
-    d_home = theta[_HOME] * at_home
-    p = _win_draw_loss(x[a, _MU], s2a, x[b, _MU], s2b, d_home, theta[_BETA], theta[_EPS], model)
-    if theta[_TIME] == 0.0:
-        t2 = theta[_TAU] * theta[_TAU]
-        s2a += 1.0 * t2
-        s2b += 1.0 * t2
-    ma, s2a, mb, s2b = _posterior(x[a, _MU], s2a, x[b, _MU], s2b, score, d_home, theta[_BETA], theta[_EPS],
-                                  theta[_KAPPA], model)
-    x[a, _MU] = ma
-    x[a, _SIGMA] = math.sqrt(s2a)
-    x[b, _MU] = mb
-    x[b, _SIGMA] = math.sqrt(s2b)
-    count[a] += 1
-    count[b] += 1
+@K.site_kernel
+def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """The game's Weng-Lin posterior from the period's prior, as a site ``posterior / prior``."""
+    p = _proba(forecast, obs, x, a, b, at_home, theta)
+    va = prior_var(x, a, theta, scratch)
+    vb = prior_var(x, b, theta, scratch)
+    ma, pa, mb, pb = _posterior(x[a, _MU], va, x[b, _MU], vb, score, theta[_HOME] * at_home, theta[_BETA],
+                                theta[_EPS], theta[_KAPPA], int(theta[_MODEL]))
+    K.moment_site(scratch, a, va, ma - x[a, _MU], pa)
+    K.moment_site(scratch, b, vb, mb - x[b, _MU], pb)
     return p
-
-
-@K.update_kernel
-def _update(x, count, theta, a, b, score, home, weight, start, stop, scratch):
-    # scratch: 0 games in period, 1 sum of message precisions, 2 sum of message precision-means,
-    # 3 pre-period variance (with tau^2 per game under dynamics="game"), 4-5 the posterior mean
-    # and variance of the last game (taken as is when the period has one game, so that this
-    # path gives the same bits as the fused _game kernel)
-    model = int(theta[_MODEL])
-    for j in range(start, stop):
-        scratch[a[j], 0] += 1.0
-        scratch[b[j], 0] += 1.0
-    t2 = theta[_TAU] * theta[_TAU]
-    for j in range(start, stop):
-        for side in range(2):
-            i = a[j] if side == 0 else b[j]
-            if scratch[i, 3] == 0.0:
-                v = x[i, _SIGMA] * x[i, _SIGMA]
-                if theta[_TIME] == 0.0:
-                    v += scratch[i, 0] * t2
-                scratch[i, 3] = v
-    for j in range(start, stop):
-        ia = a[j]
-        ib = b[j]
-        s2a = scratch[ia, 3]
-        s2b = scratch[ib, 3]
-        ma, pa, mb, pb = _posterior(x[ia, _MU], s2a, x[ib, _MU], s2b, score[j], theta[_HOME] * home[j],
-                                    theta[_BETA], theta[_EPS], theta[_KAPPA], model)
-        # message = posterior / prior, in natural parameters
-        scratch[ia, 1] += 1.0 / pa - 1.0 / s2a
-        scratch[ia, 2] += ma / pa - x[ia, _MU] / s2a
-        scratch[ia, 4] = ma
-        scratch[ia, 5] = pa
-        scratch[ib, 1] += 1.0 / pb - 1.0 / s2b
-        scratch[ib, 2] += mb / pb - x[ib, _MU] / s2b
-        scratch[ib, 4] = mb
-        scratch[ib, 5] = pb
-    for j in range(start, stop):
-        for side in range(2):
-            i = a[j] if side == 0 else b[j]
-            n = scratch[i, 0]
-            if n != 0.0:
-                if n == 1.0:
-                    x[i, _MU] = scratch[i, 4]
-                    x[i, _SIGMA] = math.sqrt(scratch[i, 5])
-                else:
-                    s2 = scratch[i, 3]
-                    prec = 1.0 / s2 + scratch[i, 1]
-                    x[i, _MU] = (x[i, _MU] / s2 + scratch[i, 2]) / prec
-                    x[i, _SIGMA] = math.sqrt(1.0 / prec)
-                count[i] += int(n)
-                for c in range(6):
-                    scratch[i, c] = 0.0
 
 
 class WengLin(GaussianBeliefFilter):
@@ -293,11 +199,9 @@ class WengLin(GaussianBeliefFilter):
     """
 
     name = "wenglin"
-    scratch_width = 6
-    _predict = _predict
+    params = PARAMS
     _proba = _proba
-    _update = _update
-    _game = _game
+    _site = _site
 
     def __init__(self, model: str = "bradley_terry", mu: float = 25.0, sigma: float = 25.0 / 3.0,
                  beta: float | None = None, tau: float | None = None, kappa: float = 1e-4,
@@ -357,9 +261,8 @@ class WengLin(GaussianBeliefFilter):
         return SkillModel("logistic", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
                           "half", self.home)
 
-    def theta(self) -> np.ndarray:
-        return np.array([self.beta, self.tau, self.epsilon, self.home, 1.0 if self.dynamics == "time" else 0.0,
-                         self.kappa, float(self.model_code)])
+    def kernel_value(self, name: str) -> float:
+        return self.epsilon if name == "draw_margin" else super().kernel_value(name)
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
