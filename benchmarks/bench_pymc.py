@@ -17,6 +17,7 @@ Usage::
     python benchmarks/bench_pymc.py --cores 1               # chains one after the other
     python benchmarks/bench_pymc.py --sampler nutpie --cores 2
     python benchmarks/bench_pymc.py --quick                 # 500 games, 200 draws (smoke test)
+    python benchmarks/bench_pymc.py --diagnostics           # r-hat/ESS: ours against ArviZ, no sampling
     python benchmarks/bench_pymc.py --cores 2 --init jitter+adapt_diag --likelihood graph   # as before the speed-ups
 """
 
@@ -41,6 +42,52 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def diagnostics(games, chains: int, draws: int, seed: int, repeats: int = 2) -> int:
+    """Rank-normalised split r-hat and bulk ESS of every node's z, as PyMCSmoother computes them
+    (``smoothers._diagnostics``, the ranks shared by both) and as ArviZ does (``az.rhat(method=
+    "rank")``, ``az.ess(method="bulk")`` on an xarray Dataset), on AR(1) draws (phi 0.7) of shape
+    chains x draws x nodes; wall and CPU seconds, best of ``repeats``, and the largest difference."""
+    import arviz as az
+    import xarray as xr
+
+    from smoothers._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
+    from smoothers.base import timeline
+
+    n = timeline(games, games.period.astype(float)).n_nodes
+    rng = np.random.default_rng(seed)
+    e = rng.standard_normal((chains, draws, n))
+    x = np.empty_like(e)
+    x[:, 0] = e[:, 0]
+    for t in range(1, draws):
+        x[:, t] = 0.7 * x[:, t - 1] + e[:, t]
+    ds = xr.Dataset({"z": (("chain", "draw", "node"), x)})
+    xv = np.ascontiguousarray(np.moveaxis(x, -1, 0))
+
+    def ours():
+        z = z_scale(split_chains(xv))
+        return rhat_rank(xv, z), ess_bulk(xv, z)
+
+    def arviz():
+        return np.asarray(az.rhat(ds, method="rank")["z"]), np.asarray(az.ess(ds, method="bulk")["z"])
+
+    ours()  # compile
+    print(f"r-hat and bulk ESS of {n:,} variables, {chains} chains x {draws:,} draws (AR(1) draws, phi 0.7); "
+          f"best of {repeats}")
+    out = {}
+    for name, fn in (("smoothers._diagnostics", ours), ("ArviZ az.rhat + az.ess", arviz)):
+        best = (float("inf"), float("inf"))
+        for _ in range(repeats):
+            w, c = time.perf_counter(), time.process_time()
+            out[name] = fn()
+            best = min(best, (time.perf_counter() - w, time.process_time() - c))
+        print(f"  {name:24s} wall {best[0]:6.2f} s   CPU {best[1]:6.2f} s")
+    (r1, e1), (r2, e2) = out.values()
+    print(f"  largest difference: r-hat {np.nanmax(np.abs(r1 - r2)):.1e}, ESS (relative) "
+          f"{np.nanmax(np.abs(e1 / e2 - 1)):.1e}")
+    print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} cores")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sampler", default="nuts", choices=["nuts", "nutpie", "numpyro", "advi"])
@@ -60,6 +107,9 @@ def main(argv=None) -> int:
     ap.add_argument("--likelihood", default="auto", choices=["auto", "compiled", "graph"],
                     help="the games' log-likelihood: the compiled Op or the plain PyTensor graph")
     ap.add_argument("--quick", action="store_true", help="500 games, 200 draws and tune")
+    ap.add_argument("--diagnostics", action="store_true",
+                    help="only time r-hat and bulk ESS (smoothers._diagnostics against ArviZ) on AR(1) draws of "
+                         "this run's shape: chains x draws x the stream's nodes; no sampling")
     args = ap.parse_args(argv)
     if args.quick:
         args.games, args.draws, args.tune = 500, 200, 200
@@ -67,6 +117,8 @@ def main(argv=None) -> int:
     truth = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=args.drift)
     games = ss.simulate(truth, n_players=args.players, n_games=args.games, days=args.periods,
                         seed=args.seed).games.with_periods(1)
+    if args.diagnostics:
+        return diagnostics(games, args.chains, args.draws, args.seed)
     opts = dict(sampler=args.sampler, chains=args.chains, cores=args.cores, target_accept=args.target_accept,
                 seed=args.seed + 1, progressbar=False, init=args.init, likelihood=args.likelihood)
 

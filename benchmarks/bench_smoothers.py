@@ -52,6 +52,7 @@ Usage::
     python benchmarks/bench_smoothers.py                # everything (peers take a minute or two)
     python benchmarks/bench_smoothers.py --quick        # ours only, no profile, no ATP: seconds
     python benchmarks/bench_smoothers.py --peers whr,choix --no-atp
+    python benchmarks/bench_smoothers.py --no-peers --no-atp --no-profile --cholmod   # against CHOLMOD
 """
 
 from __future__ import annotations
@@ -196,13 +197,13 @@ def peer_choix(st: Stream, how: str):
 # ---------------------------------------------------------------------------- profile
 def profile(train, test, model, repeats: int) -> None:
     """Where the fixed-drift fit's time goes."""
-    import smoothers.laplace as lap
+    import smoothers._chains as chains
     from smoothers import LaplaceSmoother
     from smoothers.base import timeline
 
     method = LaplaceSmoother(model)
-    seconds = {"_solve": [], "_logdet": []}
-    originals = {name: getattr(lap, name) for name in seconds}
+    seconds = {"solve": [], "logdet": []}
+    originals = {name: getattr(chains, name) for name in seconds}
 
     def wrap(name):
         fn = originals[name]
@@ -218,11 +219,11 @@ def profile(train, test, model, repeats: int) -> None:
     whole, fit = best_of(lambda: method.fit(train), repeats)
     try:
         for name in seconds:
-            setattr(lap, name, wrap(name))
+            setattr(chains, name, wrap(name))
         t_fit, fit = best_of(lambda: method.fit(train), 1)
     finally:
         for name, fn in originals.items():
-            setattr(lap, name, fn)
+            setattr(chains, name, fn)
     t_tl, tl = best_of(lambda: timeline(train, method._node_times(train, model)), repeats)
     x0 = method._start(tl, None)
     t_mode, (x, H, it) = best_of(lambda: method._mode(train, tl, model, x0), repeats)
@@ -235,7 +236,7 @@ def profile(train, test, model, repeats: int) -> None:
 
     t_games, _ = best_of(lambda: Games.from_arrays(train.time, train.a_name, train.b_name, train.score,
                                                    period=train.period), repeats)
-    solve = sum(seconds["_solve"])
+    solve = sum(seconds["solve"])
     print(f"\nWhere the time of LaplaceSmoother(drift={model.drift:g}).fit(train) goes "
           f"({tl.n_nodes:,} nodes, {len(train):,} games, {it} Newton steps; best of {repeats}):")
     kind = fit.info["variances"]
@@ -244,8 +245,8 @@ def profile(train, test, model, repeats: int) -> None:
         ("  whole fit", whole),
         ("    timeline (nodes, links)", t_tl),
         ("    Newton to the mode (_mode)", t_mode),
-        (f"      of which {len(seconds['_solve'])} linear solves "
-         f"({'CG, chain-preconditioned' if tl.n_nodes >= lap._CG_FROM else 'sparse LU'})", solve),
+        (f"      of which {len(seconds['solve'])} linear solves "
+         f"({'CG, chain-preconditioned' if tl.n_nodes >= chains.CG_FROM else 'sparse LU'})", solve),
         (f"    ordering and symbolic factor ({order})", t_plan),
         ("    numeric L D L^T of H at the mode", t_factor),
         (f"    marginal variances ({kind})", t_var),
@@ -256,6 +257,77 @@ def profile(train, test, model, repeats: int) -> None:
     for label, sec in lines:
         print(f"{label:{width}s}{sec * 1e3:8.1f} ms")
     print(f"{'  (building the Games table: not in the fit time)':{width}s}{t_games * 1e3:8.1f} ms")
+
+
+# ---------------------------------------------------------------------------- CHOLMOD
+def cholmod(train, model, repeats: int) -> None:
+    """The hand-written sparse factor and selected inverse (``smoothers._sparse``) against
+    CHOLMOD (scikit-sparse) on the Hessian at the mode: the benchmark's training part and, with
+    ../shared/data, NFL and international football (``LaplaceSmoother()`` defaults,
+    ``period_days=1``). CHOLMOD gives the factor and log det H but no selected inverse: its
+    variances are either n solves (the benchmark only) or our Takahashi pass on its simplicial
+    ``L D L^T``."""
+    import scipy.sparse as sp
+
+    import statespace as ss
+    from smoothers import LaplaceSmoother
+    from smoothers._sparse import SparsePlan, _selected_inverse
+    from smoothers.base import timeline
+
+    try:
+        from sksparse.cholmod import analyze
+    except ImportError:
+        print("\nCHOLMOD: scikit-sparse is not installed (it builds against the SuiteSparse system library: "
+              "apt-get install libsuitesparse-dev, then pip install scikit-sparse); skipped")
+        return
+    cases = [("benchmark, training part", train, LaplaceSmoother(model))]
+    for name in ("nfl", "intl_football"):
+        path = DATA / name / "games.csv"
+        if path.is_file():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cases.append((name, ss.Games.from_csv(path, errors="drop"), LaplaceSmoother()))
+    print(f"\nSparse factor and variances: ours (smoothers._sparse) against CHOLMOD (scikit-sparse), best of {repeats}")
+    for label, games, method in cases:
+        m = method.model
+        tl = timeline(games, method._node_times(games, m))
+        _, H, _ = method._mode(games, tl, m, method._start(tl, None))
+        H = H.tocsc()
+        n = tl.n_nodes
+        linked = np.flatnonzero(tl.prev >= 0)
+        t_plan, plan = best_of(lambda: SparsePlan.build(tl, math.inf, math.inf), repeats)
+        t_num, factor = best_of(lambda: plan.factor(H), repeats)
+        t_sel, (var, _) = best_of(lambda: factor.selected_inverse(linked, tl.prev[linked]), repeats)
+        print(f"  {label}: {n:,} nodes")
+        print(f"    ours: ordering + pattern {t_plan:.3f} s ({plan.ordering}, nnz(L) {plan.nnz:,}), numeric L D L^T "
+              f"{t_num:.3f} s, selected inverse {t_sel:.3f} s: {t_plan + t_num + t_sel:.3f} s")
+        for mode in ("supernodal", "simplicial"):
+            t_an, sym = best_of(lambda: analyze(H, mode=mode), repeats)
+            t_f, f = best_of(lambda: sym.cholesky(H), repeats)
+            gap = abs(f.logdet() - factor.logdet)
+            print(f"    CHOLMOD {mode}: analyse {t_an:.3f} s, numeric {t_f:.3f} s: {t_an + t_f:.3f} s "
+                  f"(nnz(L) {f.L().nnz:,}; |log det difference| {gap:.1e})")
+
+        def takahashi_on_cholmod():
+            L, D = sym.cholesky(H).L_D()
+            low = sp.tril(L, -1, format="csc")
+            low.sort_indices()
+            zd, _, ok = _selected_inverse(low.indptr.astype(np.int64), low.indices.astype(np.int64), low.data,
+                                          D.diagonal())
+            out = np.empty(n)
+            out[f.P()] = zd
+            return out, ok
+
+        t_hyb, (var_h, ok) = best_of(takahashi_on_cholmod, repeats)
+        note = f"max relative difference {np.max(np.abs(var_h / var - 1)):.1e}" if ok else "pattern not closed"
+        print(f"    CHOLMOD simplicial factor + our selected inverse on it: {t_hyb:.3f} s ({note})")
+        if n <= 5000:
+            def by_solves():
+                return np.asarray(f.solve_A(sp.identity(n, format="csc")).diagonal())
+
+            t_sol, var_s = best_of(by_solves, 1)
+            print(f"    CHOLMOD variances by {n:,} solves (solve_A of the identity): {t_sol:.3f} s "
+                  f"(max relative difference {np.max(np.abs(var_s / var - 1)):.1e})")
 
 
 # ---------------------------------------------------------------------------- ATP
@@ -314,6 +386,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ttt-iterations", type=int, default=30, help="trueskillthroughtime's convergence() cap")
     ap.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None)
     ap.add_argument("--atp", action=argparse.BooleanOptionalAction, default=None)
+    ap.add_argument("--cholmod", action="store_true", help="also time CHOLMOD (scikit-sparse, if installed) against "
+                    "our sparse factor and selected inverse")
     ap.add_argument("--quick", action="store_true", help="ours only, no profile, no ATP")
     args = ap.parse_args(argv)
     do_profile = (not args.quick) if args.profile is None else args.profile
@@ -426,6 +500,8 @@ def main(argv=None) -> int:
 
     if do_profile:
         profile(train, test, model, args.repeats)
+    if args.cholmod:
+        cholmod(train, model, args.repeats)
     if do_atp:
         atp(1 if args.quick else min(args.repeats, 2))
     return 0

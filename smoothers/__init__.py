@@ -6,12 +6,20 @@
 - :class:`PyMCSmoother`: the Bayesian gold standard, NUTS on the Gaussian-random-walk
   Bradley-Terry model in PyMC (imported lazily: ``from smoothers import PyMCSmoother``).
 
-All return a :class:`smoothers.base.SmootherFit` with the filters' fitted interface
-(``predict_proba``, ``ratings``, ``trajectories``).
+All are :class:`smoothers.base.Smoother` objects (the filters' ``get_params``, ``with_params``,
+``tunable``, ``tune``) and return a :class:`smoothers.base.SmootherFit` with the filters' fitted
+interface (``predict_proba``, ``ratings``, ``trajectories``).
+
+Modules: ``laplace`` (Newton and the evidence), ``bradley_terry`` (the static fit, Ford's
+condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
+tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
+start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS),
+``_pytensor_config`` (PyTensor's compile directory).
 """
 
-from .base import SmootherFit, Timeline, timeline
-from .laplace import BradleyTerry, LaplaceSmoother
+from .base import Smoother, SmootherFit, Timeline, timeline
+from .bradley_terry import BradleyTerry
+from .laplace import LaplaceSmoother
 
 
 def _pymc(**kwargs):
@@ -40,5 +48,5 @@ REGISTRY = {
 #: Registered but left out of the default method list (minutes, not seconds, on real data).
 NOT_BY_DEFAULT = {"pymc"}
 
-__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "SmootherFit", "Timeline", "timeline",
+__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "Smoother", "SmootherFit", "Timeline", "timeline",
            "REGISTRY", "NOT_BY_DEFAULT"]

@@ -3,11 +3,12 @@
 Why: PyMC's NUTS spends nearly all its time in the gradient of the log density, and the plain
 PyTensor graph of the model (a segmented cumulative sum for the non-centred walk, gathers of
 the two competitors' skills, the link's log cdf, scatters back, the reversed cumulative sum
-of the gradient) runs about a dozen separate C loops over the nodes and games per leapfrog
-step. Here one numba loop does all of it, forward and backward, in one pass each, using the
-same scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``).
+of the gradient) runs as many separate C loops over the nodes and games per leapfrog step.
+Here one numba loop does all of it, forward and backward, in one pass each, using the same
+scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``);
+docs/benchmarks.md has the speed-up.
 
-The model (DESIGN.md; ``smoothers.pymc_smoother`` explains the non-centred form): nodes sorted
+The model (DESIGN.md; ``smoothers._pymc_model`` explains the non-centred form): nodes sorted
 by competitor then time, ``first`` marks each competitor's first node, ``dt`` the time since
 the competitor's previous node (0 at first nodes),
 
@@ -19,12 +20,12 @@ and the gradient follows by the chain rule: dlogL/dincrement_k is the sum of dlo
 the competitor's nodes from k on (a reversed cumulative sum), from which the gradients in
 ``z``, ``prior_sd`` and ``drift_sd`` are one product each.
 
-The pure PyTensor graph stays in ``pymc_smoother`` for the samplers that compile the graph
+The pure PyTensor graph stays in ``_pymc_model`` for the samplers that compile the graph
 themselves (nutpie to numba, numpyro to JAX), and the tests check that both give the same
 log density and gradient.
 
 Importing this module imports PyTensor: ``pymc_smoother`` imports it only after pointing
-PyTensor's compile directory where it belongs (``configure_pytensor``).
+PyTensor's compile directory where it belongs (``smoothers._pytensor_config``).
 """
 
 from __future__ import annotations
@@ -159,8 +160,8 @@ class WalkGamesLogp(Op):
         skill = np.empty_like(z)
         g_z = np.empty_like(z)
         if self.bradley_terry:
-            # the common case with the transcendental functions in NumPy's SIMD loops (several
-            # times faster than scalar calls in a compiled loop); the walk stays compiled
+            # the common case with the transcendental functions in NumPy's SIMD loops rather than
+            # scalar calls in a compiled loop (docs/benchmarks.md); the walk stays compiled
             x = np.empty(self.bt_sign.size)
             walk_oriented_diffs(z, prior_sd, drift_sd, home, self.prior_mean, self.first, self.sqrt_dt, self.bt_a,
                                 self.bt_b, self.bt_sign, self.bt_home, self.scale, skill, x)

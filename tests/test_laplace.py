@@ -43,7 +43,8 @@ import statespace as ss
 from statespace import ELO_SCALE, Games, SkillModel, metrics
 from smoothers import BradleyTerry, LaplaceSmoother, SmootherFit
 from smoothers.base import Timeline
-from smoothers.laplace import SparseCovariance
+from smoothers._sparse import SparseCovariance, SparsePlan
+import smoothers._chains as chains_module
 import smoothers.laplace as laplace_module
 
 
@@ -340,9 +341,9 @@ def test_chain_variances_are_each_competitors_own_block(small_dynamic):
 
 def test_conjugate_gradients_and_sparse_lu_give_the_same_mode(small_dynamic, monkeypatch):
     games, model = small_dynamic
-    monkeypatch.setattr(laplace_module, "_CG_FROM", 10**9)
+    monkeypatch.setattr(chains_module, "CG_FROM", 10**9)
     lu = LaplaceSmoother(model).fit(games)
-    monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+    monkeypatch.setattr(chains_module, "CG_FROM", 0)
     cg = LaplaceSmoother(model).fit(games)
     np.testing.assert_allclose(cg.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
     np.testing.assert_allclose(cg.var, lu.var, rtol=1e-9)
@@ -406,11 +407,11 @@ def test_selected_inverse_is_the_dense_inverse_on_its_pattern(n_players, n_perio
     assert logdet[0] == 1.0
     linked = np.flatnonzero(tl.prev >= 0)
     Hs = sps.csc_matrix(H)
-    plans = {"chosen": laplace_module._SparsePlan.build(tl, math.inf, math.inf),
-             "rcm": laplace_module._SparsePlan.from_order(tl, reverse_cuthill_mckee(Hs.tocsr(), symmetric_mode=True))}
+    plans = {"chosen": SparsePlan.build(tl, math.inf, math.inf),
+             "rcm": SparsePlan.from_order(tl, reverse_cuthill_mckee(Hs.tocsr(), symmetric_mode=True))}
     if n < 2000:  # orders that fill most of L (too slow for the large case)
-        plans["chains in turn"] = laplace_module._SparsePlan.from_order(tl, np.arange(n))
-        plans["random"] = laplace_module._SparsePlan.from_order(tl, np.random.default_rng(seed).permutation(n))
+        plans["chains in turn"] = SparsePlan.from_order(tl, np.arange(n))
+        plans["random"] = SparsePlan.from_order(tl, np.random.default_rng(seed).permutation(n))
     for name, plan in plans.items():
         # the symbolic count is SuperLU's for the same order (no pivoting: D's pivots are H's)
         P = Hs[plan.order][:, plan.order].tocsc()
@@ -875,7 +876,7 @@ def test_weight_two_is_the_game_played_twice(small_dynamic, monkeypatch, route):
     doubled = games.take(np.r_[np.arange(n), twice])
     kwargs = {}
     if route == "cg-chains":
-        monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+        monkeypatch.setattr(chains_module, "CG_FROM", 0)
         kwargs = {"variances": "blocks"}
     w_fit = LaplaceSmoother(model, **kwargs).fit(weighted)
     d_fit = LaplaceSmoother(model, **kwargs).fit(doubled)
@@ -917,9 +918,9 @@ def test_chains_follow_the_ou_links(small_dynamic, monkeypatch):
     games, model = small_dynamic
     model = dataclasses.replace(model, reversion=0.5)
     wh = WholeHistory(games, model)
-    monkeypatch.setattr(laplace_module, "_CG_FROM", 10**9)
+    monkeypatch.setattr(chains_module, "CG_FROM", 10**9)
     lu = LaplaceSmoother(model).fit(games)
-    monkeypatch.setattr(laplace_module, "_CG_FROM", 0)
+    monkeypatch.setattr(chains_module, "CG_FROM", 0)
     chain = LaplaceSmoother(model, variances="blocks").fit(games)
     np.testing.assert_allclose(chain.mean, lu.mean, rtol=0, atol=1e-9 * model.scale)
     order = wh.order_of(chain)
@@ -1093,7 +1094,7 @@ def _games(rows):
 def test_bradley_terry_warns_when_the_maximum_likelihood_fit_does_not_exist():
     """A beats B and C, B beats C: no finite maximum (Ford 1957), A never lost, C never won;
     a cycle A > B > C > A (or a draw closing it) has one, and fits without a warning."""
-    from smoothers.laplace import ford_groups
+    from smoothers.bradley_terry import ford_groups
 
     chain = _games([("A", "B", 1.0), ("A", "C", 1.0), ("B", "C", 1.0)])
     message = ford_groups(chain)
@@ -1120,3 +1121,68 @@ def test_a_proper_prior_needs_no_warning():
         warnings.simplefilter("error")
         fit = BradleyTerry(model).fit(chain)
     assert fit.ratings()["mean"].max() < 2.0
+
+
+# ------------------------------------------------------------ the parameter protocol (smoothers.base.Smoother)
+@pytest.mark.parametrize("method", [
+    LaplaceSmoother(),
+    LaplaceSmoother(SkillModel("probit", 2.0, 0.0, 1.0, 0.3), drift="auto", period_days=7.0, tol=1e-6, max_iter=50,
+                    variances="blocks", dense_cov_limit=10, drift_bounds=(1e-3, 5.0)),
+    LaplaceSmoother(SkillModel("logistic", 1.0, 0.0, 1.0, 0.2, reversion=0.1), drift=0.05),
+    BradleyTerry(),
+    BradleyTerry(SkillModel("logistic", 1.0, 0.0, 4.0), variances="exact", tol=1e-9),
+], ids=["laplace", "laplace-settings", "laplace-ou", "bradley_terry", "bradley_terry-settings"])
+def test_get_params_rebuild_the_smoother(method):
+    params = method.get_params()
+    clone = type(method)(**params)
+    assert clone.get_params() == params
+    assert repr(clone) == repr(method)
+    assert clone.auto_drift == method.auto_drift and clone.drift_bounds == method.drift_bounds
+    assert method.with_params().get_params() == params
+    with pytest.raises(ValueError, match="known: "):
+        method.with_params(bogus=1)
+
+
+def test_with_params_changes_what_it_is_given():
+    m = LaplaceSmoother(SkillModel("logistic", 1.0, 0.0, 1.0, 0.2), variances="blocks")
+    changed = m.with_params(drift=0.05)
+    assert changed.model.drift == 0.05 and changed.variances == "blocks" and not changed.auto_drift
+    assert m.with_params(drift="auto").auto_drift
+    assert BradleyTerry().with_params(variances="blocks").variances == "blocks"
+    with pytest.raises(ValueError, match="unknown settings \\['drift'\\]"):
+        BradleyTerry().with_params(drift=1.0)  # static: no drift
+
+
+def test_tune_fits_the_drift_by_type_ii_maximum_likelihood(small_dynamic):
+    """tune() is the search of drift="auto" run once: the same drift and evidence, then fixed."""
+    games, model = small_dynamic
+    fixed = LaplaceSmoother(model)
+    auto = LaplaceSmoother(model, drift="auto")
+    assert fixed.tunable(games) == {"drift": fixed.drift_bounds}
+    assert auto.tunable(games) == {} and BradleyTerry().tunable(games) == {}
+    tuned = fixed.tune(games)
+    res = tuned.tuning
+    ref = auto.fit(games)
+    assert tuned.model.drift == res.params["drift"] == ref.model.drift
+    assert not tuned.auto_drift and tuned.get_params()["drift"] is None
+    assert res.objective_name == "log_evidence" and res.objective == ref.info["log_evidence"]
+    assert len(res.trace) == len(ref.info["drift_trace"]) and res.n_games == len(games)
+    assert tuned.fit(games).info["log_evidence"] == pytest.approx(res.objective, rel=1e-9)
+    assert np.isfinite(res.se["drift"]) and res.se["drift"] > 0
+    assert fixed.tune(games, standard_errors=False).tuning.se == {}
+    narrow = fixed.tune(games, bounds={"drift": (0.5, 1.0)}, standard_errors=False)
+    assert 0.5 <= narrow.model.drift <= 1.0
+    for bad in (dict(params=["prior_var"]), dict(objective="log_loss"), dict(burn_in=0.2),
+                dict(bounds={"home": (0.0, 1.0)}), dict(bounds={"drift": (1.0, 0.5)})):
+        with pytest.raises(ValueError):
+            fixed.tune(games, **bad)
+    with pytest.raises(ValueError, match="nothing to tune"):
+        BradleyTerry().tune(games)
+
+
+def test_compare_tunes_the_laplace_smoother_by_its_evidence(small_dynamic):
+    games, model = small_dynamic
+    table = ss.compare({"laplace": LaplaceSmoother(model), "auto": LaplaceSmoother(model, drift="auto"),
+                        "bt": BradleyTerry()}, games, split=0.7, tune=True)
+    assert set(table.attrs["tuned"]) == {"laplace"}
+    assert table.attrs["tuned"]["laplace"].objective_name == "log_evidence"

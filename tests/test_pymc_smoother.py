@@ -19,8 +19,10 @@ import pytest
 
 import statespace as ss
 from smoothers.base import SmootherFit, timeline
-from smoothers.pymc_smoother import (ConvergenceWarning, PyMCSmoother, configure_pytensor, default_compile_dir,
-                                     ess_bulk, rhat_rank, segment_cumsum, segment_starts)
+from smoothers._diagnostics import ess_bulk, rhat_rank
+from smoothers._pymc_model import build_model, laplace_point, laplace_start, segment_cumsum, segment_starts
+from smoothers._pytensor_config import configure_pytensor, default_compile_dir
+from smoothers.pymc_smoother import ConvergenceWarning, PyMCSmoother
 
 TRUE_DRIFT = 0.06
 
@@ -192,7 +194,7 @@ def test_game_likelihood_is_the_skill_models(link, draw, compiled):
     assert (draw == "none") == (not np.any(games.score == 0.5))
     smoother = PyMCSmoother(model, drift=0.05, prior_var=1.0, home=0.4, draw_param=model.draw.theta)
     tl = timeline(games, smoother.times(games))
-    pmodel, free = smoother._build(games, tl, compiled=compiled)
+    pmodel, free = build_model(smoother, games, tl, compiled=compiled)
     assert free == []
     fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
     z = rng.normal(size=tl.n_nodes)
@@ -219,8 +221,8 @@ def test_compiled_op_has_the_graphs_log_density_and_gradient(link, draw):
     games = games.with_weights(rng.uniform(0.5, 2.0, len(games)))
     smoother = PyMCSmoother(model)
     tl = timeline(games, smoother.times(games))
-    fast, free = smoother._build(games, tl, compiled=True)
-    plain, free_plain = smoother._build(games, tl, compiled=False)
+    fast, free = build_model(smoother, games, tl, compiled=True)
+    plain, free_plain = build_model(smoother, games, tl, compiled=False)
     assert free == free_plain and "home" in free and len(free) == (4 if draw != "half" else 3)
     values = [fast.rvs_to_values[fast[name]] for name in [*free, "z"]]
     logp_fast, dlogp_fast = (fast.compile_fn(f, inputs=values, mode="FAST_COMPILE", point_fn=False)
@@ -247,7 +249,7 @@ def test_compiled_op_in_numba_mode_is_the_same_function():
     games = ss.simulate(model, n_players=6, n_games=80, days=8, home_fraction=0.5, seed=4).games.with_periods(1)
     smoother = PyMCSmoother(model)
     tl = timeline(games, smoother.times(games))
-    pmodel, free = smoother._build(games, tl, compiled=True)
+    pmodel, free = build_model(smoother, games, tl, compiled=True)
     values = [pmodel.rvs_to_values[pmodel[name]] for name in [*free, "z"]]
     rng = np.random.default_rng(2)
     point = [rng.normal(scale=0.7, size=() if v.type.ndim == 0 else tl.n_nodes) for v in values]
@@ -292,9 +294,9 @@ def test_laplace_start_is_the_laplace_mode_in_sampler_coordinates(draw):
     games = ss.simulate(model, n_players=7, n_games=120, days=10, home_fraction=0.5, seed=8).games.with_periods(1)
     smoother = PyMCSmoother(model, chains=3, drift=0.05, prior_var=0.8)
     tl = timeline(games, smoother.times(games))
-    pmodel, free = smoother._build(games, tl)
-    mean, var = smoother._laplace_point(games, tl, pmodel)
-    _, inits = smoother._laplace_start(games, tl, pmodel, np.random.default_rng(0))
+    pmodel, free = build_model(smoother, games, tl)
+    mean, var = laplace_point(smoother, games, tl, pmodel)
+    _, inits = laplace_start(smoother, games, tl, pmodel, np.random.default_rng(0))
     lap = LaplaceSmoother(model).fit(games)
     first = tl.prev < 0
     np.testing.assert_allclose(var["z"][first], np.minimum(lap.var[first] / 0.8, 1.0))
@@ -375,7 +377,7 @@ def test_compile_dir_is_set_before_pytensor_is_imported(tmp_path):
     and a compile directory already chosen in PYTENSOR_FLAGS is respected."""
     code = textwrap.dedent(f"""
         import sys
-        from smoothers.pymc_smoother import configure_pytensor
+        from smoothers._pytensor_config import configure_pytensor
         configure_pytensor({str(tmp_path / 'cache')!r})
         assert 'pytensor' not in sys.modules
         import pytensor
@@ -397,3 +399,25 @@ def test_timeline_nodes_feed_the_model(small):
     """The game likelihood reads each game's two nodes; a node per competitor and time."""
     tl = timeline(small, PyMCSmoother().times(small))
     assert tl.n_nodes == len({(p, t) for p, t in zip(np.r_[small.a, small.b], np.r_[small.days(), small.days()])})
+
+
+def test_get_params_rebuild_the_smoother_with_every_argument():
+    """get_params() gives every constructor argument (init and likelihood included), so
+    type(m)(**m.get_params()) is the same smoother; nothing is tunable."""
+    m = PyMCSmoother(ss.SkillModel("probit", 2.0, draw="threshold"), drift=0.1, home=0.3, sampler="advi", draws=50,
+                     tune=20, chains=3, cores=1, target_accept=0.8, seed=3, progressbar=False, period_days=7.0,
+                     compile_dir="/nonexistent/cache", keep_draws=10, advi_iterations=100, max_rhat=1.1, min_ess=50,
+                     prior_scales={"home": 2.0}, init="adapt_diag", likelihood="graph")
+    params = m.get_params()
+    assert params["init"] == "adapt_diag" and params["likelihood"] == "graph" and params["tune"] == 20
+    clone = PyMCSmoother(**params)
+    assert clone.get_params() == params and repr(clone) == repr(m)
+    default = PyMCSmoother()
+    assert PyMCSmoother(**default.get_params()).get_params() == default.get_params()
+    fewer = m.with_params(draws=10)
+    assert fewer.draws == 10 and fewer.init == "adapt_diag" and fewer.likelihood == "graph"
+    with pytest.raises(ValueError, match="known: "):
+        m.with_params(bogus=1)
+    assert m.tunable(None) == {}
+    with pytest.raises(ValueError, match="nothing to tune"):
+        m.tune(None)

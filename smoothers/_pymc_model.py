@@ -1,0 +1,265 @@
+"""The PyMC model of :class:`smoothers.pymc_smoother.PyMCSmoother` and its Laplace start.
+
+The non-centred random walk. There is one skill variable ("node") per competitor and distinct
+time at which it plays (``smoothers.base.timeline``). Sampling the skills themselves gives the
+funnel of hierarchical models (the scale of every step depends on ``sigma_drift``), which NUTS
+handles badly. Instead the sampler moves independent standard normals ``z``, one per node, and the
+skills are a deterministic function of them: with the nodes in one flat vector sorted by
+competitor then time,
+
+    increment_k = prior_mean + sigma_prior z_k          if k is a competitor's first node
+                  sigma_drift sqrt(dt_k) z_k            otherwise
+    skill       = segment cumsum of the increments      (restarting at every first node)
+
+computed as ``cumsum(increment) - C[start_k]``, where ``C`` is the cumulative sum with a leading 0
+and ``start_k`` the index of the first node of node k's competitor: one cumulative sum over all
+nodes, no per-competitor loop and no ``[time, competitor]`` matrix (which would be mostly empty
+when competitors play at different times).
+
+The games' log-likelihood is either one compiled Op (``smoothers._walk_logp``: the walk, every
+game and the chain rule back through the walk; PyMC's NUTS and ADVI, and nutpie through
+PyTensor's numba backend) or the plain PyTensor graph below (:func:`graph_walk_loglik`), which
+NumPyro compiles to JAX and the tests use as the Op's reference.
+
+The Laplace start (:func:`laplace_point`, :func:`laplace_start`): the Laplace smoother's
+Gaussian approximation mapped to the sampler's coordinates gives each chain's initial point and
+NUTS's initial diagonal mass matrix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from statespace import Games, SkillModel
+from statespace import _numeric as nx
+from statespace.model import Davidson, Threshold
+
+from ._pytensor_config import configure_pytensor
+
+__all__ = ["segment_starts", "segment_cumsum", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
+           "laplace_start"]
+
+
+def segment_starts(first: np.ndarray) -> np.ndarray:
+    """Index of the segment start of every element, given a boolean mask of segment starts
+    (``first[0]`` must be True)."""
+    idx = np.where(first, np.arange(first.size), 0)
+    return np.maximum.accumulate(idx)
+
+
+def segment_cumsum(x: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Cumulative sums of ``x`` along the last axis restarting at each segment (NumPy; the
+    same formula as the PyTensor graph): ``cumsum(x) - C[start]``, ``C`` with a leading 0."""
+    c = np.cumsum(x, axis=-1)
+    c0 = np.concatenate([np.zeros(x.shape[:-1] + (1,)), c], axis=-1)
+    return c - c0[..., start]
+
+
+def build_model(smoother, games: Games, tl, compiled: bool | None = None):
+    """The PyMC model; returns (pm model, names of the inferred scalar parameters).
+
+    ``compiled``: the games' log-likelihood as one compiled Op (``_walk_logp``; the default
+    for PyMC's own NUTS and ADVI and for nutpie) or as a plain PyTensor graph (the default for
+    numpyro, which compiles the graph to JAX); ``None``: as ``smoother.likelihood`` says."""
+    if compiled is None:
+        compiled = smoother.likelihood == "compiled" or (smoother.likelihood == "auto"
+                                                         and smoother.sampler != "numpyro")
+    configure_pytensor(smoother.compile_dir)  # before the first import of pytensor (idempotent)
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    m = smoother._base
+    s = m.scale
+    ps = smoother.prior_scales
+    at_home = ~games.neutral
+    code = m.draw_code
+    free = []
+    with pm.Model(coords={"node": np.arange(tl.n_nodes)}) as pmodel:
+        if smoother.drift is None:
+            drift_sd = pm.HalfNormal("drift_sd", sigma=ps["drift_sd"] * s)
+            free.append("drift_sd")
+        else:
+            drift_sd = np.float64(math.sqrt(smoother.drift))
+        if smoother.prior_var is None:
+            prior_sd = pm.HalfNormal("prior_sd", sigma=ps["prior_sd"] * s)
+            free.append("prior_sd")
+        else:
+            prior_sd = np.float64(math.sqrt(smoother.prior_var))
+        if smoother.home is not None:
+            home = smoother.home
+        elif at_home.any():
+            home = pm.Normal("home", mu=m.home, sigma=ps["home"] * s)
+            free.append("home")
+        else:
+            home = m.home
+        use_home = bool(at_home.any()) and not (isinstance(home, float) and home == 0.0)
+        theta = None
+        fixed_theta = None if smoother.draw_param is None else np.float64(smoother.draw_param)  # not float32
+        if code == nx.DRAW_THRESHOLD:
+            theta = fixed_theta if fixed_theta is not None else pm.HalfNormal("margin", sigma=ps["margin"] * s)
+        elif code == nx.DRAW_DAVIDSON:
+            theta = fixed_theta if fixed_theta is not None else pm.HalfNormal("nu", sigma=ps["nu"])
+        if theta is not None and smoother.draw_param is None:
+            free.append("margin" if code == nx.DRAW_THRESHOLD else "nu")
+
+        z = pm.Normal("z", 0.0, 1.0, dims="node")
+        if compiled:
+            from ._walk_logp import WalkGamesLogp, register_numba
+
+            if smoother.sampler == "nutpie":
+                register_numba()
+            op = WalkGamesLogp(prior_mean=m.prior_mean, first=tl.prev < 0, sqrt_dt=np.sqrt(tl.dt),
+                               node_a=tl.game_a, node_b=tl.game_b, score=games.score,
+                               at_home=at_home if use_home else np.zeros(len(games)), weight=games.weight,
+                               link=m.link_code, draw=code, scale=s)
+            ll = op(z, prior_sd, drift_sd, home if use_home else 0.0, theta if theta is not None else 0.0)[0]
+        else:
+            ll = graph_walk_loglik(m, pm, pt, games, tl, z, prior_sd, drift_sd,
+                                         home if use_home else None, theta)
+        pm.Potential("games", ll)
+    return pmodel, free
+
+def graph_walk_loglik(model: SkillModel, pm, pt, games: Games, tl, z, prior_sd, drift_sd, home, theta):
+    """The games' log-likelihood as a plain PyTensor graph of ``z`` (the reference the compiled
+    Op is tested against, and what numpyro compiles). All data enter as ``pm.Data`` (shared
+    variables without static shapes), so the compiled code does not depend on the data and
+    PyTensor's cache serves every data set."""
+    first = tl.prev < 0
+    at_home = ~games.neutral
+    score = games.score
+    # decisive games seen from the winner: d = s_winner - s_loser + home * (+1 winner at home,
+    # -1 loser at home, 0 neutral); draws from a's side
+    dec = np.flatnonzero(score != 0.5)
+    drw = np.flatnonzero(score == 0.5)
+    won = score[dec] == 1.0
+    win_home = np.where(won, 1.0, -1.0) * at_home[dec]
+    first_d = pm.Data("first", first.astype(float))
+    sqrt_dt = pm.Data("sqrt_dt", np.sqrt(tl.dt))
+    start = pm.Data("start", segment_starts(first))
+    win = pm.Data("win_node", np.where(won, tl.game_a[dec], tl.game_b[dec]))
+    lose = pm.Data("lose_node", np.where(won, tl.game_b[dec], tl.game_a[dec]))
+    # non-centred random walk, one flat vector of nodes sorted by competitor then time:
+    # increments, then one cumulative sum restarted at each competitor's first node
+    # (dt = 0 at first nodes, so one scale per node covers both cases)
+    inc = (first_d * prior_sd + drift_sd * sqrt_dt) * z + first_d * model.prior_mean
+    csum = pt.cumsum(inc)
+    skill = csum - pt.concatenate([pt.zeros(1), csum])[start]
+    weighted = bool(np.any(games.weight != 1.0))
+    return graph_loglik(model, pm, pt, skill, win, lose, home, theta, win_home,
+                              tl.game_a[drw], tl.game_b[drw], at_home[drw].astype(float),
+                              games.weight[dec] if weighted else None, games.weight[drw] if weighted else None)
+
+def graph_loglik(model: SkillModel, pm, pt, skill, win, lose, home, theta, win_home, draw_a, draw_b, draw_home,
+                  win_weight=None, draw_weight=None):
+    """The games' log-likelihood (a scalar graph) for the model's link and draw model; with
+    weights, each game's log-likelihood is multiplied by its weight (tempered, as the filters do)."""
+    from pymc.distributions.dist_math import log_diff_normal_cdf, normal_lcdf
+
+    m = model
+    s = m.scale
+    code = m.draw_code
+    logistic = m.link == "logistic"
+
+    def log_f(x):
+        return -pt.softplus(-x) if logistic else normal_lcdf(0.0, 1.0, x)
+
+    def total(terms, weight, name):
+        return pt.sum(terms) if weight is None else pt.sum(pm.Data(name, weight) * terms)
+
+    dd = skill[win] - skill[lose]
+    if home is not None and np.any(win_home != 0):
+        dd = dd + home * pm.Data("win_home", win_home)
+    dd = dd / s
+    dr = None
+    if draw_a.size:
+        dr = skill[pm.Data("draw_a", draw_a)] - skill[pm.Data("draw_b", draw_b)]
+        if home is not None and np.any(draw_home != 0):
+            dr = dr + home * pm.Data("draw_home", draw_home)
+        dr = dr / s
+    if code in (nx.DRAW_NONE, nx.DRAW_HALF):
+        dec_terms = log_f(dd)
+        draw_terms = None if dr is None else 0.5 * (log_f(dr) + log_f(-dr))
+    elif code == nx.DRAW_THRESHOLD:
+        mu = theta / s
+        dec_terms = log_f(dd - mu)
+        if dr is None:
+            draw_terms = None
+        elif logistic:
+            # F(x) - F(y) = F(x) F(-y) (1 - e^{-(x - y)}) for the logistic cdf
+            draw_terms = log_f(mu - dr) + log_f(mu + dr) + pt.log1mexp(-2.0 * mu)
+        else:
+            draw_terms = log_diff_normal_cdf(0.0, 1.0, mu - dr, -mu - dr)
+    else:  # Davidson
+        g_dec = pt.log(theta) + 0.5 * (log_f(dd) + log_f(-dd))
+        dec_terms = log_f(dd) - pt.softplus(g_dec)
+        if dr is None:
+            draw_terms = None
+        else:
+            g_dr = pt.log(theta) + 0.5 * (log_f(dr) + log_f(-dr))
+            draw_terms = g_dr - pt.softplus(g_dr)
+    ll = total(dec_terms, win_weight, "win_weight")
+    if draw_terms is not None:
+        ll = ll + total(draw_terms, draw_weight, "draw_weight")
+    return ll
+
+def laplace_point(smoother, games: Games, tl, pmodel) -> tuple[dict, dict]:
+    """The Laplace approximation in the sampler's coordinates: (mean, variance) per value
+    variable of ``pmodel``, from :class:`smoothers.LaplaceSmoother` fitted to the same model.
+
+    A first node's z is (s - prior_mean) / sigma_prior with variance var(s) / sigma_prior^2; a
+    later node's z is the step (s_k - s_k-1) / (sigma_drift sqrt(dt)), with variance
+    (var(s_k) + var(s_k-1) - 2 cov(s_k, s_k-1)) / (sigma_drift^2 dt) from the smoother's
+    neighbour covariances (``info["prev_cov"]``); both capped at the prior's 1. Scalars: the Laplace
+    values (the drift by type-II maximum likelihood when it is inferred, the rest the model's)
+    with variance 0.1^2 on their sampling scale (log for the positive ones)."""
+    import dataclasses
+
+    from .laplace import LaplaceSmoother
+
+    m = smoother._base
+    draw = m.draw
+    if smoother.draw_param is not None and isinstance(draw, (Threshold, Davidson)):
+        draw = type(draw)(smoother.draw_param)
+    model = dataclasses.replace(m, prior_var=smoother.prior_var if smoother.prior_var is not None else m.prior_var,
+                                home=smoother.home if smoother.home is not None else m.home, draw=draw)
+    lap = LaplaceSmoother(model, drift="auto" if smoother.drift is None else smoother.drift,
+                          period_days=smoother.period_days).fit(games)
+    if lap.timeline.n_nodes != tl.n_nodes:  # pragma: no cover - the same timeline by construction
+        raise RuntimeError("Laplace start: the smoother's nodes differ from the sampler's")
+    first = tl.prev < 0
+    prior_sd = math.sqrt(lap.model.prior_var)
+    drift_sd = math.sqrt(lap.model.drift)
+    step_sd = np.where(first, prior_sd, drift_sd * np.sqrt(tl.dt))
+    step = np.where(first, lap.mean - m.prior_mean, lap.mean - lap.mean[np.maximum(tl.prev, 0)])
+    ok = step_sd > 0
+    z = np.where(ok, step / np.where(ok, step_sd, 1.0), 0.0)
+    prev = np.maximum(tl.prev, 0)
+    step_var = np.where(first, lap.var, lap.var + lap.var[prev] - 2.0 * np.nan_to_num(lap.info["prev_cov"]))
+    z_var = np.where(ok, np.clip(step_var / np.where(ok, step_sd, 1.0) ** 2, 1e-4, 1.0), 1.0)
+    s = m.scale
+    start = {"drift_sd_log__": math.log(max(drift_sd, 1e-3 * s)), "prior_sd_log__": math.log(max(prior_sd, 1e-3 * s)),
+             "home": model.home, "margin_log__": math.log(max(model.draw.theta, 1e-3 * s)),
+             "nu_log__": math.log(max(model.draw.theta, 1e-3)), "z": z}
+    variance = {"home": (0.1 * s) ** 2, "z": z_var}
+    names = [v.name for v in pmodel.continuous_value_vars]
+    return ({n: start[n] for n in names}, {n: variance.get(n, 0.01) for n in names})
+
+def laplace_start(smoother, games: Games, tl, pmodel, rng: np.random.Generator):
+    """NUTS's step (diagonal mass matrix seeded with the Laplace variances) and one initial
+    point per chain, each a draw from the Laplace approximation (:meth:`_laplace_point`), so
+    the chains start dispersed, as r-hat assumes."""
+    from pymc.step_methods.hmc.quadpotential import QuadPotentialDiagAdapt
+
+    import pymc as pm
+
+    mean, var = laplace_point(smoother, games, tl, pmodel)
+    flat_mean = np.concatenate([np.atleast_1d(v) for v in mean.values()])
+    flat_var = np.concatenate([np.broadcast_to(var[n], np.shape(np.atleast_1d(mean[n]))) for n in mean])
+    potential = QuadPotentialDiagAdapt(flat_mean.size, flat_mean, flat_var, 10)
+    nuts = pm.NUTS(vars=pmodel.continuous_value_vars, potential=potential, target_accept=smoother.target_accept,
+                   model=pmodel)
+    inits = [{n: mean[n] + np.sqrt(var[n]) * rng.standard_normal(np.shape(mean[n])) for n in mean}
+             for _ in range(smoother.chains)]
+    return nuts, inits
