@@ -124,6 +124,8 @@ class Filter:
     _site: ClassVar[Any] = None
     _apply: ClassVar[Any] = K.no_apply
     rule: ClassVar[int] = K.RULE_CUSTOM
+    #: accumulator columns a site writes (see :mod:`filters._kernels`)
+    scratch_width: ClassVar[int] = K.SCRATCH_WIDTH
     _update: ClassVar[Any] = None
     #: how many leading state columns a run records after each game (None: all of them)
     record_columns: ClassVar[int | None] = None
@@ -319,7 +321,7 @@ class Filter:
             site, apply, rule = self.site_kernels()
             K.period(site, apply, rule, lik, forecast, obs, out.values, out.count, theta, g.a, g.b,
                      g.score, g.score_a, g.score_b, g.home, g.weight, 0, len(batch), np.empty((len(batch), 3)),
-                     K.empty_scratch(out.values.shape[0]), self.shared_row(out.values.shape[0]))
+                     K.empty_scratch(out.values.shape[0], self.scratch_width), self.shared_row(out.values.shape[0]))
         return out
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
@@ -389,12 +391,12 @@ class Filter:
         elif games.period is None:  # every game its own period: no period bookkeeping
             K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, lik,
                         forecast, obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
-                        g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0]),
+                        g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width),
                         shared)
         else:
             K.site_loop(cls._predict, site, apply, rule, lik, forecast, obs, st.values, st.count,
                         st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts,
-                        out_p, out_post, K.empty_scratch(st.values.shape[0]), shared)
+                        out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
         order, in_order = g.order, g.in_order
         if in_order:
             proba = out_p

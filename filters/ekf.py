@@ -58,7 +58,7 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import Games, SkillModel
+from statespace import Games, Outcome, SkillModel
 from statespace import _numeric as nx
 
 from . import _kernels as K
@@ -297,6 +297,9 @@ class EKF(Filter):
         self.tol = float(tol)
         self.period_days = float(period_days)
         self._variance_given = variance is not None
+        if covariance == "scalar" and not isinstance(model.observation, Outcome):
+            raise ValueError(f"covariance='scalar' freezes the curvature of a win/draw/loss (Outcome) model; "
+                             f"the model observes {type(model.observation).__name__}: use 'diagonal' or 'full'")
         if covariance == "scalar":
             if variance is None:
                 variance = steady_state_variance(model)
@@ -310,7 +313,8 @@ class EKF(Filter):
 
     def _describe(self) -> str:
         m = self.skill_model
-        parts = [f"{m.link}", f"drift={m.drift:g}", f"covariance={self.covariance!r}"]
+        parts = [m.link if self._outcome else repr(m.observation), f"drift={m.drift:g}",
+                 f"covariance={self.covariance!r}"]
         if self.iterations > 1:
             parts.append(f"iterations={self.iterations}")
         if m.home:
@@ -371,17 +375,27 @@ class EKF(Filter):
             out["reversion"] = (1e-6, 1.0)
         if self.skill_model.home_drift > 0:  # opted in: fit how fast the home advantage moves
             out["home_drift"] = (1e-9 * s2, 0.1 * s2)
-        if np.any(games.score == 0.5):
+        if self._outcome and np.any(games.score == 0.5):
             if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
                 out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
             elif self.skill_model.draw_code == nx.DRAW_DAVIDSON:
                 out["draw_param"] = (1e-3, 20.0)
         return out
 
+    @property
+    def _outcome(self) -> bool:
+        """Whether the model observes win/draw/loss (:class:`statespace.Outcome`)."""
+        return isinstance(self.skill_model.observation, Outcome)
+
     def check_games(self, games) -> None:
-        """A draw cannot be rated under draw model 'none'."""
+        """A draw cannot be rated under draw model 'none'; an observation of the two sides'
+        scores (``Margin``, ``Goals``) needs the columns ``score_a`` and ``score_b``."""
         super().check_games(games)
-        if self.skill_model.draw_code == nx.DRAW_NONE and np.any(games.score == 0.5):
+        obs = self.skill_model.observation
+        if obs.needs_scores and not games.has_scores:
+            raise ValueError(f"{self.name}: the model observes {type(obs).__name__} but the games have no "
+                             f"'score_a' and 'score_b' columns (each side's points or goals)")
+        if self._outcome and self.skill_model.draw_code == nx.DRAW_NONE and np.any(games.score == 0.5):
             rows = games.row[np.flatnonzero(games.score == 0.5)[:5]].tolist()
             raise ValueError(f"{self.name}: the model's draw model is 'none' but the games have draws "
                              f"(column 'score', rows {rows}...); use draw='half', 'threshold' or 'davidson'")
