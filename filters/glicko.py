@@ -289,8 +289,7 @@ class Glicko(_GlickoBase):
         ``period``: each game is then its own period and RD grows with the real time elapsed,
         ``c^2`` per ``period_days``. The default, 30, is the month-long period Glickman's
         defaults were made for (RD 50 back to 350 in about eight idle years); with 1 day the
-        same ``c`` lets ratings swing far too much (online log loss worse by 0.054 on the NFL and
-        0.044 on international football than with 30; see docs/glicko.md).
+        same ``c`` lets ratings swing far too much (docs/glicko.md measures it).
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).

@@ -4,8 +4,8 @@ A filter's forecasts of each game made before seeing it are an honest out-of-sam
 its settings on the very games it learns from (Dawid's prequential principle). ``tune`` runs the
 compiled filter over the games for each candidate setting and minimises the mean log loss of
 those forecasts with L-BFGS-B on transformed coordinates (log scale for positive parameters),
-within bounds. Each evaluation is one pass of the compiled loop (about 2 ms for Elo on the
-49,520 international football games), so a few hundred evaluations cost seconds.
+within bounds. Each evaluation is one pass of the compiled loop (docs/benchmarks.md gives its
+cost), so a few hundred evaluations are cheap.
 
 Objectives (per game, averaged):
 
