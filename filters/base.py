@@ -42,7 +42,9 @@ class FilterState:
     """A filter's belief about every competitor: rows of ``values`` in the method's units.
 
     ``count`` is the number of games each competitor has played; ``last`` the time of its
-    last appearance (NaN before the first), in the filter's time units.
+    last appearance (NaN before the first), in the filter's time units. After the competitors'
+    rows come the ``shared`` rows, one per latent state every game sees (the EKF's drifting home
+    advantage), named by ``shared``: not competitors, so not in ``players`` or leaderboards.
     """
 
     players: np.ndarray
@@ -50,16 +52,39 @@ class FilterState:
     count: np.ndarray
     last: np.ndarray
     columns: tuple[str, ...]
+    shared: tuple[str, ...] = ()
 
     def frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.values, columns=list(self.columns))
+        """The competitors' rows (see :meth:`shared_row` for the shared ones)."""
+        n = len(self.players)
+        df = pd.DataFrame(self.values[:n], columns=list(self.columns))
         df.insert(0, "player", self.players)
-        df["games"] = self.count
+        df["games"] = self.count[:n]
         return df
+
+    def shared_row(self, name: str) -> np.ndarray:
+        """The state row of the shared latent state ``name``."""
+        if name not in self.shared:
+            raise ValueError(f"this state has no shared row {name!r} (shared rows: {list(self.shared)})")
+        return self.values[len(self.players) + self.shared.index(name)]
 
     def copy(self) -> "FilterState":
         return FilterState(self.players.copy(), self.values.copy(), self.count.copy(), self.last.copy(),
-                           self.columns)
+                           self.columns, self.shared)
+
+    def split(self) -> tuple["FilterState", "FilterState"]:
+        """(the competitors' rows, the shared rows) as two states."""
+        n = len(self.players)
+        return (FilterState(self.players, self.values[:n], self.count[:n], self.last[:n], self.columns),
+                FilterState(np.array(self.shared, dtype=object), self.values[n:], self.count[n:], self.last[n:],
+                            self.columns))
+
+    @staticmethod
+    def join(core: "FilterState", shared: "FilterState") -> "FilterState":
+        """Competitors' rows followed by shared rows (the inverse of :meth:`split`)."""
+        return FilterState(core.players, np.ascontiguousarray(np.vstack([core.values, shared.values])),
+                           np.concatenate([core.count, shared.count]), np.concatenate([core.last, shared.last]),
+                           core.columns, tuple(shared.players))
 
 
 @dataclass(frozen=True)
@@ -289,8 +314,20 @@ class Filter:
                 else:
                     row = self.initial_row(value)
                 values[i] = row
-        return FilterState(players, np.ascontiguousarray(values), count,
-                           np.full(players.size, np.nan), tuple(self.columns))
+        core = FilterState(players, np.ascontiguousarray(values), count, np.full(players.size, np.nan),
+                           tuple(self.columns))
+        names = self.shared_names()
+        if not names:
+            return core
+        clash = sorted(set(names) & {str(p) for p in players})
+        if clash:
+            raise ValueError(f"{self.name}: a competitor is named {clash[0]!r}, the name of a shared state row; "
+                             f"rename it")
+        rows = np.array([self.initial_row(initial[n]) if initial and n in initial else self.shared_prior(n)
+                         for n in names], dtype=np.float64)
+        shared = FilterState(np.array(names, dtype=object), rows, np.zeros(len(names), np.int64),
+                             np.full(len(names), np.nan), tuple(self.columns))
+        return FilterState.join(core, shared)
 
     def predict(self, state: FilterState, dt: float) -> FilterState:
         """Time update of every competitor by ``dt`` units of time (a new state)."""
@@ -347,10 +384,19 @@ class Filter:
                         np.empty((2 if shared < 0 else 3, values.shape[1])), shared)
         return out
 
+    def shared_names(self) -> tuple[str, ...]:
+        """Names of the latent states shared by all games (at most one today: the EKF's drifting
+        home advantage), kept as rows after the competitors'; default none."""
+        return ()
+
+    def shared_prior(self, name: str) -> np.ndarray:  # pragma: no cover - abstract
+        """The starting row of the shared state ``name``."""
+        raise NotImplementedError
+
     def shared_row(self, n_rows: int) -> int:
-        """Index of the state row shared by all games (the EKF's latent home advantage), which
-        the run loops move forward in time at every rating period; -1 (the default): none."""
-        return -1
+        """Index of the state row shared by all games, which the run loops move forward in time
+        at every rating period (the last row); -1: none."""
+        return n_rows - 1 if self.shared_names() else -1
 
     # ------------------------------------------------------------------ whole tables
     def fit(self, games: Games, initial: Mapping[str, Any] | None = None) -> "FilterRun":
@@ -419,17 +465,22 @@ class Filter:
 
     def _aligned(self, state: FilterState, games, initial=None) -> tuple[FilterState, np.ndarray]:
         """Copy of ``state`` extended with newcomers of ``games`` (a :class:`Games` or an array of
-        names); ids mapping the games' competitor ids (or the names) to rows of the state."""
+        names), placed before the shared rows; ids mapping the games' competitor ids (or the
+        names) to rows of the state."""
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
+        if tuple(state.shared) != self.shared_names():
+            raise ValueError(f"{self.name}: this state's shared rows {list(state.shared)} are not this filter's "
+                             f"{list(self.shared_names())}; it comes from a filter with another model")
         index = {p: i for i, p in enumerate(state.players)}
         new = [p for p in players if p not in index]
         out = state.copy()
         if new:
-            extra = self.init_state(np.asarray(new, dtype=object), initial)
-            out = FilterState(np.concatenate([state.players, extra.players]),
-                              np.ascontiguousarray(np.vstack([state.values, extra.values])),
-                              np.concatenate([state.count, extra.count]),
-                              np.concatenate([state.last, extra.last]), state.columns)
+            core, shared = state.split()
+            extra = self.init_state(np.asarray(new, dtype=object), initial).split()[0]
+            out = FilterState.join(FilterState(np.concatenate([core.players, extra.players]),
+                                               np.vstack([core.values, extra.values]),
+                                               np.concatenate([core.count, extra.count]),
+                                               np.concatenate([core.last, extra.last]), state.columns), shared)
             index.update({p: len(state.players) + j for j, p in enumerate(new)})
         ids = np.array([index[p] for p in players], dtype=np.int64)
         return out, ids

@@ -433,8 +433,13 @@ class EKF(Filter):
         """Whether the home advantage is a latent state (``model.home_drift > 0``)."""
         return self.skill_model.home_drift > 0
 
-    def shared_row(self, n_rows: int) -> int:
-        return n_rows - 1 if self.latent_home else -1
+    def shared_names(self) -> tuple[str, ...]:
+        """The latent home advantage's row (:data:`HOME_ROW`) when ``model.home_drift > 0``."""
+        return (HOME_ROW,) if self.latent_home else ()
+
+    def shared_prior(self, name: str) -> np.ndarray:
+        """The home advantage starts at ``model.home``, known exactly."""
+        return np.array([self.skill_model.home, 0.0])
 
     def home_advantage(self, state: FilterState) -> tuple[float, float]:
         """Mean and sd of the home advantage in ``state`` (e.g. ``run.state``), in rating
@@ -442,53 +447,11 @@ class EKF(Filter):
         the drift since), or ``(model.home, 0)`` when it is fixed."""
         if not self.latent_home:
             return float(self.skill_model.home), 0.0
-        self._check_home_row(state)
-        return float(state.values[-1, _MEAN]), float(state.values[-1, _SD])
-
-    def _check_home_row(self, state: FilterState) -> None:
-        if not (len(state.players) and state.players[-1] == HOME_ROW):
-            raise ValueError(f"{self.name}: this state has no latent home advantage row ({HOME_ROW!r} last); "
+        if HOME_ROW not in state.shared:
+            raise ValueError(f"{self.name}: this state has no latent home advantage row ({HOME_ROW!r}); "
                              f"it comes from a filter with home_drift=0")
-
-    def init_state(self, players, initial=None) -> FilterState:
-        if self.latent_home:
-            players = np.asarray(players, dtype=object)
-            if np.any(players == HOME_ROW):
-                raise ValueError(f"{self.name}: a competitor is named {HOME_ROW!r}, the name of the latent home "
-                                 f"advantage's state row; rename it")
-            st = super().init_state(players, initial)
-            row = np.array([[self.skill_model.home, 0.0]])
-            if initial and HOME_ROW in initial:  # a starting belief about the home advantage
-                row = self.initial_row(initial[HOME_ROW])[None, :]
-            return FilterState(np.append(players, HOME_ROW), np.ascontiguousarray(np.vstack([st.values, row])),
-                               np.append(st.count, 0), np.append(st.last, np.nan), st.columns)
-        return super().init_state(players, initial)
-
-    def _aligned(self, state, games, initial=None):
-        if self.latent_home:
-            # newcomers go before the home advantage's row, which stays last
-            self._check_home_row(state)
-            core = FilterState(state.players[:-1], state.values[:-1], state.count[:-1], state.last[:-1],
-                               state.columns)
-            players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
-            if any(p == HOME_ROW for p in players):
-                raise ValueError(f"{self.name}: a competitor is named {HOME_ROW!r}, the name of the latent home "
-                                 f"advantage's state row; rename it")
-            index = {p: i for i, p in enumerate(core.players)}
-            new = [p for p in players if p not in index]
-            if new:
-                extra = Filter.init_state(self, np.asarray(new, dtype=object), initial)
-                core = FilterState(np.concatenate([core.players, extra.players]),
-                                   np.vstack([core.values, extra.values]),
-                                   np.concatenate([core.count, extra.count]),
-                                   np.concatenate([core.last, extra.last]), core.columns)
-                index.update({p: len(index) + j for j, p in enumerate(new)})
-            out = FilterState(np.append(core.players, HOME_ROW),
-                              np.ascontiguousarray(np.vstack([core.values, state.values[-1:]])),
-                              np.append(core.count, state.count[-1]), np.append(core.last, state.last[-1]),
-                              state.columns)
-            return out, np.array([index[p] for p in players], dtype=np.int64)
-        return super()._aligned(state, games, initial)
+        row = state.shared_row(HOME_ROW)
+        return float(row[_MEAN]), float(row[_SD])
 
     def covariance_matrix(self, state: FilterState) -> np.ndarray:
         """The competitors' posterior covariance: here its diagonal."""

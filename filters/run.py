@@ -83,6 +83,7 @@ class FilterRun:
         columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
         are left out."""
         st = self.state
+        st = st.split()[0]
         cols = self._columns(st.values)
         df = pd.DataFrame({"player": st.players, "mean": cols.pop("mean")})
         if "sd" in cols:

@@ -649,7 +649,7 @@ def test_latent_home_with_no_drift_is_the_fixed_home_advantage():
     assert EKF(fixed).home_advantage(EKF(fixed).run(g).state) == (60.0, 0.0)
     # the home row is not a competitor: not in the leaderboard, no games
     run = EKF(LATENT).run(g)
-    assert run.state.players[-1] == "(home advantage)" and run.state.count[-1] == 0
+    assert run.state.shared == ("(home advantage)",) and "(home advantage)" not in set(run.state.players)
     assert "(home advantage)" not in set(run.ratings()["player"])
     assert len(run.ratings()) == g.n_players
 
