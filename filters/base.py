@@ -22,7 +22,6 @@ and on whole tables::
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games, SkillModel
+from statespace.settings import Settings
 
 from . import _kernels as K
 from .run import FilterRun
@@ -123,7 +123,7 @@ class _GameArrays:
                    order=order, in_order=in_order)
 
 
-class Filter:
+class Filter(Settings):
     """Base class of every filter. Subclasses set the class attributes and :meth:`theta`.
 
     Class attributes
@@ -193,37 +193,7 @@ class Filter:
         (default: every column after the first that is not the sd column)."""
         return tuple(c for c in self.columns[1:] if c != self.sd_column)
 
-    # ------------------------------------------------------------------ settings and tuning
-    #: constructor argument -> attribute name, where they differ
-    _param_aliases: ClassVar[dict[str, str]] = {}
-
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this method."""
-        out = {}
-        for name, p in inspect.signature(type(self).__init__).parameters.items():
-            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            out[name] = getattr(self, self._param_aliases.get(name, name))
-        return out
-
-    def param_value(self, name: str) -> float:
-        """Current value of a tunable parameter."""
-        return self.get_params()[name]
-
-    def with_params(self, **changes) -> "Filter":
-        """A new method with some settings changed."""
-        params = self.get_params()
-        unknown = set(changes) - set(params)
-        if unknown:
-            raise ValueError(f"{self.name}: unknown settings {sorted(unknown)}; known: {sorted(params)}")
-        params.update(changes)
-        return type(self)(**params)
-
-    def tunable(self, games: Games) -> dict[str, tuple[float, float]]:
-        """Parameters :meth:`tune` fits by default, with their bounds (may depend on the games:
-        a home advantage only where some game is not neutral)."""
-        return {}
-
+    # ------------------------------------------------------------------ tuning
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None,
              maxiter: int = 200, burn_in: float = 0.0, standard_errors: bool = True) -> "Filter":
         """A new method whose parameters maximise the one-step-ahead likelihood of ``games``.

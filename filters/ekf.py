@@ -58,7 +58,7 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import Games, Outcome, SkillModel
+from statespace import Outcome, SkillModel
 from statespace import _numeric as nx
 
 from . import _kernels as K
@@ -350,7 +350,9 @@ class EKF(Filter):
         return super().param_value(name)
 
     def with_params(self, **changes) -> "EKF":
-        model = self.skill_model
+        """Settings of the filter or numbers of its model (``drift``, ``prior_var``, ``home``,
+        ``draw_param``, ``reversion``, ``home_drift``), or a whole new ``model``."""
+        model = changes.pop("model", self.skill_model)
         own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
         fields = {k: float(v) for k, v in changes.items()
                   if k in ("drift", "prior_var", "home", "reversion", "home_drift")}

@@ -25,7 +25,7 @@ from statespace import Games
 
 from . import _kernels as K
 from .base import FilterState
-from .ekf import _DRIFT, _HOME, _MEAN, _MU0, _REV, _SD, EKF, linearise, transition
+from .ekf import _HOME, _MEAN, _MU0, _REV, _SD, EKF, linearise, transition
 
 __all__ = ["FullEKF"]
 

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from statespace import ELO_SCALE, SkillModel
-from statespace._numeric import DRAW_HALF, LOGISTIC, LOGISTIC_VAR_FACTOR, effective_scale, loglik_derivs
+from statespace._numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs
 
 from . import _kernels as K
 from ._common import finite

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
 from statespace import Davidson, Games, Threshold, metrics
+from statespace.settings import TuneResult
 
 __all__ = ["TuneResult", "tune", "OBJECTIVES", "default_objective", "resolve_objective"]
 
@@ -67,30 +67,6 @@ def resolve_objective(method, objective: str | None = None) -> str:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (or None for the "
                          f"method's default); got {objective!r}")
     return objective
-
-
-@dataclass
-class TuneResult:
-    """Outcome of :func:`tune`: fitted ``params``, their standard errors ``se``, the best
-    value of the objective (``objective``) and its name (``objective_name``: the one given, or
-    the :func:`default_objective` of the method), every evaluation in ``trace`` (one row per
-    setting tried), ``seconds``."""
-
-    params: dict
-    se: dict
-    objective: float
-    objective_name: str
-    n_games: int
-    trace: pd.DataFrame
-    seconds: float
-    success: bool
-    message: str = ""
-    start: dict = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v:.6g} ± {self.se.get(k, float('nan')):.2g}" for k, v in self.params.items())
-        return (f"TuneResult({shown}; {self.objective_name} {self.objective:.6f} on {self.n_games} games, "
-                f"{len(self.trace)} evaluations, {self.seconds:.2f} s)")
 
 
 def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np.ndarray]:

@@ -19,19 +19,19 @@ together), so compare skills as differences, or centre them per time (``centre=T
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from statespace import Games, SkillModel
+from statespace.settings import Settings
 
 __all__ = ["Smoother", "Timeline", "SmootherFit", "timeline"]
 
 
-class Smoother:
+class Smoother(Settings):
     """What every smoother's method object shares: the filters' parameter protocol
     (:meth:`get_params`, :meth:`with_params`, :meth:`tunable`, :meth:`tune`; as
     :class:`filters.base.Filter`) and the time unit of the whole-history layout (:meth:`times`).
@@ -43,33 +43,6 @@ class Smoother:
     name: ClassVar[str] = "smoother"
     #: game weights temper the likelihood (``Games.with_weights``): true of every smoother
     honours_weights: ClassVar[bool] = True
-    #: constructor argument -> the attribute that holds it, where the names differ
-    _param_aliases: ClassVar[dict[str, str]] = {}
-    #: constructor arguments left out of :meth:`get_params` (deprecated spellings of others)
-    _deprecated_params: ClassVar[tuple[str, ...]] = ()
-
-
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this method: ``type(m)(**m.get_params())``."""
-        out = {}
-        for name, p in inspect.signature(type(self).__init__).parameters.items():
-            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name in self._deprecated_params:
-                continue
-            value = getattr(self, self._param_aliases.get(name, name))
-            out[name] = dict(value) if isinstance(value, dict) else value
-        return out
-
-    def with_params(self, **changes) -> "Smoother":
-        """A new method with some settings changed (unknown names: ``ValueError`` listing the known ones)."""
-        params = self.get_params()
-        if not changes.keys() <= params.keys():
-            raise ValueError(f"{self.name}: unknown settings {sorted(changes.keys() - params.keys())}; "
-                             f"known: {sorted(params)}")
-        return type(self)(**{**params, **changes})
-
-    def tunable(self, games: Games) -> dict[str, tuple[float, float]]:
-        """Parameters :meth:`tune` fits by default, with their bounds; none unless a smoother says."""
-        return {}
 
     def tune(self, games: Games, params=None, bounds=None, **options) -> "Smoother":
         """A new method with its parameters fitted to ``games``; a smoother with nothing to tune

@@ -190,14 +190,14 @@ class LaplaceSmoother(Smoother):
         """A new smoother whose drift is fixed at its type-II maximum-likelihood value on ``games``:
         the search of ``drift="auto"`` run once, between ``bounds["drift"]`` (default
         ``drift_bounds``). The returned method carries ``.tuning``, a
-        :class:`filters.tuning.TuneResult` whose ``objective`` is the log evidence at the optimum
+        :class:`statespace.settings.TuneResult` whose ``objective`` is the log evidence at the optimum
         (``objective_name`` ``"log_evidence"``, maximised), ``trace`` the drifts tried and ``se``
         the drift's standard error from the evidence's curvature in log drift (two more fits;
         ``standard_errors=False`` skips them). ``objective`` and ``burn_in`` are the filters'
         options: the evidence scores every game, so only ``None`` / ``"log_evidence"`` and 0 are
         accepted."""
         import pandas as pd
-        from filters.tuning import TuneResult
+        from statespace.settings import TuneResult
 
         names = ["drift"] if params is None else [params] if isinstance(params, str) else list(params)
         if not names or set(names) != {"drift"}:
