@@ -21,5 +21,7 @@ from .wenglin import WengLin
 #: ``NOT_BY_DEFAULT``: those of them left out of the default method list.
 REGISTRY, NOT_BY_DEFAULT = _collect(__name__)
 
-__all__ = ["Filter", "FilterRun", "FilterState", "EKF", "ScalarEKF", "FullEKF", "Elo", "Glicko", "Glicko2", "Stephenson",
-           "TrueSkill", "WengLin", "REGISTRY", "NOT_BY_DEFAULT"]
+#: the filter classes users construct (the EKF's covariance forms, ScalarEKF and FullEKF, are built by
+#: ``EKF(covariance=...)``)
+__all__ = ["Filter", "FilterRun", "FilterState", "EKF", "Elo", "Glicko", "Glicko2", "Stephenson", "TrueSkill",
+           "WengLin", "REGISTRY", "NOT_BY_DEFAULT"]

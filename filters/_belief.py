@@ -94,18 +94,6 @@ class GaussianBeliefFilter(Filter):
     def prior_row(self) -> np.ndarray:
         return np.array([self.mu, self.sigma])
 
-    def initial_row(self, value) -> np.ndarray:
-        """``initial={name: (mu, sigma)}`` or a mean alone."""
-        row = super().initial_row(value)
-        if not row[_SIGMA] > 0:
-            raise ValueError(f"{self.name}: sigma must be > 0, got {row[_SIGMA]!r}")
-        return row
-
-    def times(self, games):
-        if self.dynamics == "time" and games.period is None:
-            return games.days() / self.period_days
-        return super().times(games)
-
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """The conservative displayed rating ``mu - 3 sigma`` (a lower bound, not the estimate)."""
         return {"rating": values[:, _MU] - 3.0 * values[:, _SIGMA]}

@@ -165,6 +165,16 @@ def _advance(predict, x, last, theta, i, t):
         last[i] = t
 
 
+@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, i8, i8, f8, i8), cache=True, inline="always")
+def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
+    """Move the shared row and every competitor of games ``start:stop`` forward to time ``t``."""
+    if shared >= 0:
+        _advance(predict, x, last, theta, shared, t)
+    for g in range(start, stop):
+        _advance(predict, x, last, theta, a[g], t)
+        _advance(predict, x, last, theta, b[g], t)
+
+
 @njit(types.void(SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
                  f8_1d, f8_1d, f8_1d, i8, i8, f8_2d, f8_2d, i8), cache=True)
 def period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
@@ -212,12 +222,7 @@ def site_loop(predict, site, apply, rule, lik, forecast, obs, x, count, last, th
     for j in range(starts.shape[0] - 1):
         s = starts[j]
         e = starts[j + 1]
-        tb = t[s]
-        if shared >= 0:
-            _advance(predict, x, last, theta, shared, tb)
-        for g in range(s, e):
-            _advance(predict, x, last, theta, a[g], tb)
-            _advance(predict, x, last, theta, b[g], tb)
+        _advance_period(predict, x, last, theta, a, b, s, e, t[s], shared)
         period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e,
                out_p, scratch, shared)
         _record(out_post, x, a, b, s, e)
@@ -268,12 +273,7 @@ def period_loop(predict, proba, update, lik, forecast, obs, x, count, last, thet
     for j in range(starts.shape[0] - 1):
         s = starts[j]
         e = starts[j + 1]
-        tb = t[s]
-        if shared >= 0:
-            _advance(predict, x, last, theta, shared, tb)
-        for g in range(s, e):
-            _advance(predict, x, last, theta, a[g], tb)
-            _advance(predict, x, last, theta, b[g], tb)
+        _advance_period(predict, x, last, theta, a, b, s, e, t[s], shared)
         for g in range(s, e):
             pw, pd, pl = proba(forecast, obs, x, a[g], b[g], home[g], theta)
             out_p[g, 0] = pw

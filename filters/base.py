@@ -138,7 +138,12 @@ class Filter(Settings):
     name: ClassVar[str] = "filter"
     columns: ClassVar[tuple[str, ...]] = ("mean",)
     sd_column: ClassVar[str | None] = None
+    #: the sd's name in messages, where it differs from the column's (Glicko's "RD")
+    sd_label: ClassVar[str | None] = None
     time_unit: ClassVar[str] = "period"
+    #: with ``time_unit = "period"``, the length of a unit of time in days for games without
+    #: rating periods (None: count games instead)
+    period_days: float | None = None
     #: the names of ``theta``'s entries, in order (see :meth:`theta`)
     params: ClassVar[tuple[str, ...]] = ()
     #: the compiled kernels (see :mod:`filters._kernels`): a filter made of sites sets ``_site``
@@ -185,6 +190,9 @@ class Filter(Settings):
             raise ValueError(f"{self.name}: initial value {value!r} must be up to {row.size} finite "
                              f"number(s): {', '.join(self.columns)}")
         row[: values.size] = values
+        if self.sd_column is not None and not row[self.columns.index(self.sd_column)] > 0:
+            shown = self.sd_label or self.sd_column
+            raise ValueError(f"{self.name}: {shown} must be > 0, got {row[self.columns.index(self.sd_column)]!r}")
         return row
 
     @property
@@ -428,6 +436,8 @@ class Filter(Settings):
             return games.days()
         if self.time_unit == "period" and games.period is not None:
             return games.period.astype(np.float64)
+        if self.time_unit == "period" and self.period_days is not None:
+            return games.days() / self.period_days
         # game count: each game one step
         t = np.empty(len(games))
         t[games.order] = np.arange(len(games), dtype=np.float64)
@@ -457,18 +467,10 @@ class Filter(Settings):
 
 
 def weighted_filters() -> list[str]:
-    """Names of this package's filter classes whose update honours game weights (read from each
-    class's ``honours_weights`` flag, so the list in error messages cannot go stale); a variant
-    of a listed class (``EKF``'s covariance forms) is not listed again."""
-    def public(cls):
-        return not cls.__name__.startswith("_") and cls.__module__.startswith("filters.")
+    """Names of the filter classes users construct (``filters.__all__``) whose update honours game
+    weights (read from each class's ``honours_weights`` flag, so the list in error messages cannot
+    go stale)."""
+    import filters
 
-    out, todo = [], list(Filter.__subclasses__())
-    while todo:
-        cls = todo.pop(0)
-        todo.extend(cls.__subclasses__())
-        listed_parent = any(public(p) and getattr(p, "honours_weights", False) for p in cls.__mro__[1:]
-                            if issubclass(p, Filter) and p is not Filter)
-        if cls.honours_weights and public(cls) and not listed_parent and cls.__name__ not in out:
-            out.append(cls.__name__)
-    return sorted(out)
+    return sorted(n for n in filters.__all__ if isinstance(getattr(filters, n), type)
+                  and issubclass(getattr(filters, n), Filter) and getattr(filters, n).honours_weights)

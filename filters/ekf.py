@@ -417,18 +417,6 @@ class EKF(Filter):
         sd = math.sqrt(self.variance) if self.covariance == "scalar" else math.sqrt(m.prior_var)
         return np.array([m.prior_mean, sd])
 
-    def initial_row(self, value) -> np.ndarray:
-        """``initial={name: (mean, sd)}`` or a mean alone."""
-        row = super().initial_row(value)
-        if not row[_SD] > 0:
-            raise ValueError(f"{self.name}: sd must be > 0, got {row[_SD]!r}")
-        return row
-
-    def times(self, games):
-        if games.period is None:
-            return games.days() / self.period_days
-        return super().times(games)
-
     # ------------------------------------------------------------ the latent home advantage
     @property
     def latent_home(self) -> bool:

@@ -220,6 +220,7 @@ class _GlickoBase(Filter):
     _proba = _proba
     _site = _site
     sd_column = "rd"
+    sd_label = "RD"
     time_unit = "period"
 
     @property
@@ -250,16 +251,6 @@ class _GlickoBase(Filter):
         if name == "update_form":
             return float(self.form == "update")
         return getattr(self, name, 0.0)
-
-    def _check_row(self, row: np.ndarray) -> np.ndarray:
-        if not row[_RD] > 0:
-            raise ValueError(f"{self.name}: RD must be > 0, got {row[_RD]!r}")
-        return row
-
-    def times(self, games):
-        if games.period is None:
-            return games.days() / self.period_days
-        return super().times(games)
 
     def predict_proba(self, state, a, b, at_home=None, form: str | None = None):
         """Win/draw/loss forecasts; ``form`` overrides the constructor's ``"prediction"`` /
@@ -324,10 +315,6 @@ class Glicko(_GlickoBase):
     def prior_row(self) -> np.ndarray:
         return np.array([self.initial_rating, self.initial_rd])
 
-    def initial_row(self, value) -> np.ndarray:
-        """``initial={name: (rating, rd)}`` or a rating alone."""
-        return self._check_row(super().initial_row(value))
-
 
 class Glicko2(_GlickoBase):
     """Glicko-2 (Glickman, "Example of the Glicko-2 system") as a filter.
@@ -382,7 +369,7 @@ class Glicko2(_GlickoBase):
 
     def initial_row(self, value) -> np.ndarray:
         """``initial={name: (rating, rd, volatility)}`` or a prefix of it."""
-        row = self._check_row(super().initial_row(value))
+        row = super().initial_row(value)
         if not row[_SIGMA] > 0:
             raise ValueError(f"{self.name}: volatility must be > 0, got {row[_SIGMA]!r}")
         return row

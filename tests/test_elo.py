@@ -359,7 +359,7 @@ def test_weight_refusal_names_every_method_that_honours_weights():
         WengLin().fit(g.with_weights([1.0, 2.0]))
     message = str(err.value)
     named = weighted_filters()
-    assert set(named) == {"Elo", "Glicko", "Glicko2", "EKF"}
+    assert set(named) == {"Elo", "Glicko", "Glicko2", "EKF", "Stephenson"}
     honouring = {n for n in filters.__all__ if isinstance(getattr(filters, n), type)
                  and issubclass(getattr(filters, n), Filter) and getattr(filters, n).honours_weights}
     assert honouring == set(named)
