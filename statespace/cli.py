@@ -29,182 +29,22 @@ import os
 import sys
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import registry as _registry
 from .compare import MODES, compare
 from .games import DroppedRowsWarning, Games, GamesError
-from .protocols import is_online
+from ._specs import PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods, registry
 
 __all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
-
-PROG = "statespace"
-
-
-class CLIError(Exception):
-    """A user error: reported as one line on stderr, exit status 2."""
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so errors stay on one line."""
 
     def error(self, message):  # noqa: D401 - argparse API
         raise CLIError(message)
-
-
-# ---------------------------------------------------------------------------- methods
-def registry(default_only: bool = False) -> dict[str, Callable]:
-    """Every method name the CLI knows, with its factory: :mod:`statespace.registry` (the
-    built-in filters and smoothers, then third-party methods of the ``statespace.methods`` entry
-    point group). ``default_only``: the default method list (without PyMC's smoother)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", _registry.RegistryWarning)
-        known = _registry.factories(default_only=default_only)
-    for w in caught:  # a broken plugin: one line on stderr, and the rest works
-        if issubclass(w.category, _registry.RegistryWarning):
-            print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return known
-
-
-def _convert(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("none", "null"):
-        return None
-    try:
-        return int(low)
-    except ValueError:
-        pass
-    try:
-        return float(low)
-    except ValueError:
-        return text.strip()
-
-
-def _keywords(ctor) -> list[str] | None:
-    """Keyword names a constructor accepts, or ``None`` if it takes any keyword. A classmethod
-    variant taking ``**kwargs`` (such as ``Elo.fide``) is read through its class, and a subclass
-    whose ``__init__`` passes ``**kwargs`` on through its parent class."""
-    try:
-        sig = inspect.signature(ctor)
-    except (TypeError, ValueError):
-        return None
-    params = list(sig.parameters.values())
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        if inspect.ismethod(ctor) and isinstance(ctor.__self__, type):
-            inner = _keywords(ctor.__self__)
-        elif isinstance(ctor, type) and len(ctor.__mro__) > 2 and ctor.__mro__[1] is not object:
-            inner = _keywords(ctor.__mro__[1])
-        else:
-            inner = None
-        return None if inner is None else list(dict.fromkeys(names + inner))
-    return names
-
-
-def parse_method(spec: str, known: dict[str, Callable] | None = None):
-    """Build a method from ``name`` or ``name:key=value,...``; raises ``CLIError`` on bad specs."""
-    known = registry() if known is None else known
-    spec = spec.strip()
-    name, _, settings = spec.partition(":")
-    name = name.strip()
-    if not name:
-        raise CLIError(f"empty method name in {spec!r}")
-    if name not in known:
-        raise CLIError(f"unknown method {name!r}; choose from {', '.join(known) or 'none registered'}")
-    ctor = known[name]
-    kwargs: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in settings.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or not key or not value.strip():
-            raise CLIError(f"method {name!r}: setting {item!r} must look like key=value")
-        if key in kwargs:
-            raise CLIError(f"method {name!r}: setting {key!r} given twice")
-        kwargs[key] = _convert(value)
-    allowed = _keywords(ctor)
-    if allowed is not None:
-        bad = [k for k in kwargs if k not in allowed]
-        if bad:
-            raise CLIError(f"method {name!r} has no setting{'s' if len(bad) > 1 else ''} "
-                           f"{', '.join(map(repr, bad))}; its settings are {', '.join(allowed) or 'none'}")
-    try:
-        return ctor(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise CLIError(f"method {spec!r}: {exc}") from None
-
-
-def _split_specs(text: str) -> list[str]:
-    """``"elo:k=24,home=60,elo_fide"`` -> ``["elo:k=24,home=60", "elo_fide"]``: a comma-separated
-    item with ``=`` but no ``:`` continues the settings of the method before it."""
-    specs: list[str] = []
-    for item in (s.strip() for s in text.split(",")):
-        if not item:
-            continue
-        if ":" in item or "=" not in item:
-            specs.append(item)
-        elif not specs:
-            raise CLIError(f"setting {item!r} comes before any method name")
-        else:
-            specs[-1] += ("," if ":" in specs[-1] else ":") + item
-    return specs
-
-
-def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str, Any]:
-    """``--methods`` values -> ``{display name: method}``; default: every method of the default
-    list (in online mode, those that learn game by game: :func:`statespace.protocols.is_online`)."""
-    if not values:
-        out = {}
-        for name, ctor in registry(default_only=True).items():
-            method = ctor()
-            if mode == "online" and not is_online(method):
-                continue
-            out[name] = method
-        if not out:
-            raise CLIError("no registered methods to compare")
-        return out
-    known = registry()
-    out = {}
-    for value in values:
-        for spec in _split_specs(value):
-            method = parse_method(spec, known)
-            label = spec.replace(" ", "")
-            if label in out:
-                raise CLIError(f"method {label!r} is given twice")
-            out[label] = method
-    if not out:
-        raise CLIError("--methods names no method")
-    return out
-
-
-def parse_periods(spec: str | None):
-    """``--periods`` -> keyword arguments of :meth:`Games.with_periods` (or ``None``)."""
-    if spec is None:
-        return None
-    text = spec.strip()
-    if text.lower().startswith("column:"):
-        column = text[len("column:"):].strip()
-        if not column:
-            raise CLIError("--periods column: needs a column name, e.g. column:season")
-        return {"column": column}
-    if text.lower() in ("week", "month", "year", "game"):
-        return {"every": text.lower()}
-    try:
-        days = float(text)
-    except ValueError:
-        raise CLIError(f"--periods must be a number of days, week, month, year, game or column:NAME; "
-                       f"got {spec!r}") from None
-    if not (math.isfinite(days) and days > 0):
-        raise CLIError(f"--periods: a period length must be a positive number of days, got {spec!r}")
-    return {"every": days}
 
 
 # ---------------------------------------------------------------------------- data
@@ -248,10 +88,6 @@ def _load(args, err) -> tuple[Games, str, Any]:
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _finite(x):
