@@ -72,8 +72,19 @@ class OnPeriods:
             return games.with_periods(column=self.column)
         return games.with_periods(self.every)
 
+    @property
+    def name(self) -> str:
+        return self.method.name
+
+    @property
+    def model(self):
+        return self.method.model
+
     def run(self, games: Games):
         return self.method.run(self.periods(games))
+
+    def fit(self, games: Games):
+        return self.run(games)
 
 
 PERIOD_DAYS = (1, 7, 30, 365)

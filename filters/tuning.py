@@ -41,7 +41,7 @@ from scipy.optimize import minimize
 from statespace import Davidson, Games, Threshold, metrics
 from statespace.settings import TuneResult
 
-__all__ = ["TuneResult", "tune", "OBJECTIVES", "default_objective", "resolve_objective"]
+__all__ = ["tune", "OBJECTIVES", "default_objective", "resolve_objective"]
 
 OBJECTIVES = ("log_loss", "log_loss_3", "brier")
 

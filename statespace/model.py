@@ -28,7 +28,8 @@ from . import _numeric as nx
 from .observation import Observation
 from .outcome import Davidson, DrawModel, HalfWin, NoDraw, Outcome, Threshold, as_draw
 
-__all__ = ["SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel", "ELO_SCALE"]
+#: the draw models live in statespace.outcome (imported here too)
+__all__ = ["SkillModel", "ELO_SCALE"]
 
 #: The Elo/Glicko scale: 400 / ln 10 = 173.7178 rating points per logistic unit, so that
 #: a 400-point lead means odds of 10 to 1.
