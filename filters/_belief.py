@@ -12,6 +12,14 @@ from . import _kernels as K
 from ._common import finite
 from .base import Filter
 
+#: a newcomer's belief N(MU, SIGMA^2) (TrueSkill's defaults; displayed rating mu - 3 sigma = 0)
+MU = 25.0
+SIGMA = MU / 3.0
+#: the default performance noise is SIGMA / 2 (BETA_SHARE): a skill lead of beta wins about 76% of
+#: games between certain competitors; the default dynamics noise is SIGMA / 100 (TAU_SHARE)
+BETA_SHARE = 0.5
+TAU_SHARE = 0.01
+
 #: the kernels' parameters both filters share, first in their ``theta``: the performance noise,
 #: the dynamics noise, the draw margin (skill units), the home advantage and whether ``tau^2``
 #: is added per unit of time (1) or per game played (0)
@@ -57,8 +65,8 @@ class GaussianBeliefFilter(Filter):
     def _init_belief(self, label: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
         self.mu = finite(f"{label}mu", mu)
         self.sigma = finite(f"{label}sigma", sigma, positive=True)
-        self.beta = finite(f"{label}beta", self.sigma / 2.0 if beta is None else beta, positive=True)
-        self.tau = finite(f"{label}tau", self.sigma / 100.0 if tau is None else tau, nonneg=True)
+        self.beta = finite(f"{label}beta", self.sigma * BETA_SHARE if beta is None else beta, positive=True)
+        self.tau = finite(f"{label}tau", self.sigma * TAU_SHARE if tau is None else tau, nonneg=True)
         if dynamics not in ("game", "time"):
             raise ValueError(f"{label}dynamics must be 'game' or 'time', got {dynamics!r}")
         self.dynamics = dynamics

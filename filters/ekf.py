@@ -76,6 +76,10 @@ HOME_ROW = "(home advantage)"
 PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0")
 _DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0 = range(len(PARAMS))
 _MEAN, _SD = 0, 1
+#: the default model: Elo's logistic scale (400 / ln 10 points per logistic unit), a newcomer at
+#: N(1500, 350^2) as in Glicko, drift 100 points^2 per day (a 10-point sd a day, about 190 a
+#: year), draws as half a win
+DEFAULT_MODEL = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
 
 
 @njit(cache=True)
@@ -276,7 +280,7 @@ class EKF(Filter):
     def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
                  tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0):
         if model is None:
-            model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
+            model = DEFAULT_MODEL
         if not isinstance(model, SkillModel):
             raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
         if covariance not in ("diagonal", "full", "scalar"):

@@ -37,6 +37,15 @@ from .base import Filter
 
 __all__ = ["Elo"]
 
+#: K, the classic club gain: rating points moved per unit of surprise (a win the forecast gave
+#: even odds moves 16 points)
+K_FACTOR = 32.0
+#: a newcomer's rating
+INITIAL_RATING = 1500.0
+#: a lead of SCALE points means odds of BASE to 1 (400 and 10: 400 points ahead wins 10 games in 11)
+SCALE = 400.0
+BASE = 10.0
+
 #: the kernels' parameters, in ``theta`` order (``scale`` is the model's: points / ln(base))
 PARAMS = ("k", "home", "logistic_scale", "is_fide")
 _K, _HOME, _SCALE, _FIDE = range(len(PARAMS))
@@ -122,8 +131,8 @@ class Elo(Filter):
     _site = _site
     rule = K.RULE_SHIFT
 
-    def __init__(self, k: float = 32.0, *, home: float = 0.0, initial_rating: float = 1500.0,
-                 scale: float = 400.0, base: float = 10.0, fide: bool = False):
+    def __init__(self, k: float = K_FACTOR, *, home: float = 0.0, initial_rating: float = INITIAL_RATING,
+                 scale: float = SCALE, base: float = BASE, fide: bool = False):
         for nm, v in (("k", k), ("home", home), ("initial_rating", initial_rating), ("scale", scale),
                       ("base", base)):
             if not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):

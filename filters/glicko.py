@@ -53,6 +53,22 @@ from .base import Filter
 __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
 
 Q = math.log(10.0) / 400.0
+#: a newcomer's rating and rating deviation (Glickman's defaults): RD 350 says "anywhere from
+#: about 800 to 2200 with 95% probability"
+INITIAL_RATING = 1500.0
+INITIAL_RD = 350.0
+#: no deviation grows beyond a newcomer's
+RD_MAX = 350.0
+#: Glicko-1's RD growth per rating period, sqrt((350^2 - 50^2) / 100) = 34.64: an RD of 50 (a
+#: settled player) is back to 350 after 100 idle periods
+C = math.sqrt((INITIAL_RD**2 - 50.0**2) / 100.0)
+#: Glicko-2's volatility constraint (Glickman advises 0.3 to 1.2; smaller keeps volatilities
+#: steadier) and a newcomer's volatility
+TAU = 0.5
+INITIAL_VOLATILITY = 0.06
+#: rating periods without explicit periods last this many days (a month, what Glickman's
+#: defaults were made for)
+PERIOD_DAYS = 30.0
 _PI2 = math.pi**2
 #: the kernels' parameters, in ``theta`` order, shared by both versions
 PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
@@ -291,9 +307,9 @@ class Glicko(_GlickoBase):
     _predict = _predict1
     rule = K.RULE_GAUSSIAN
 
-    def __init__(self, c: float = math.sqrt((350.0**2 - 50.0**2) / 100.0), *, initial_rating: float = 1500.0,
-                 initial_rd: float = 350.0, rd_max: float = 350.0, home: float = 0.0, period_days: float = 30.0,
-                 form: str = "prediction"):
+    def __init__(self, c: float = C, *, initial_rating: float = INITIAL_RATING,
+                 initial_rd: float = INITIAL_RD, rd_max: float = RD_MAX, home: float = 0.0,
+                 period_days: float = PERIOD_DAYS, form: str = "prediction"):
         self.c = finite("c", c, nonneg=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
@@ -338,9 +354,10 @@ class Glicko2(_GlickoBase):
     _apply = _apply2
     rule = K.RULE_CUSTOM
 
-    def __init__(self, tau: float = 0.5, *, initial_rating: float = 1500.0, initial_rd: float = 350.0,
-                 initial_volatility: float = 0.06, rd_max: float = 350.0, home: float = 0.0,
-                 period_days: float = 30.0, form: str = "prediction", eps: float = 1e-6, max_iter: int = 10_000):
+    def __init__(self, tau: float = TAU, *, initial_rating: float = INITIAL_RATING, initial_rd: float = INITIAL_RD,
+                 initial_volatility: float = INITIAL_VOLATILITY, rd_max: float = RD_MAX, home: float = 0.0,
+                 period_days: float = PERIOD_DAYS, form: str = "prediction", eps: float = 1e-6,
+                 max_iter: int = 10_000):
         self.tau = finite("tau", tau, positive=True)
         self.initial_volatility = finite("volatility", initial_volatility, positive=True)
         self.eps = finite("eps", eps, positive=True)

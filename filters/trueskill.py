@@ -42,13 +42,15 @@ from statespace._gaussian import v_draw, v_win, w_draw, w_win
 from statespace._numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
 
 from . import _kernels as K
-from ._belief import _BETA, _EPS, _HOME, PARAMS, GaussianBeliefFilter, prior_var
+from ._belief import _BETA, _EPS, _HOME, MU, PARAMS, SIGMA, GaussianBeliefFilter, prior_var
 from ._common import parse_teams, parse_weights, shape_like
 from ._ep import rate_teams
 
 __all__ = ["TrueSkill", "draw_margin"]
 
 _MU, _SIGMA = 0, 1
+#: the share of draws between equal competitors (sets the draw margin)
+DRAW_PROBABILITY = 0.10
 
 
 def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> float:
@@ -136,8 +138,8 @@ class TrueSkill(GaussianBeliefFilter):
     _proba = _proba
     _site = _site
 
-    def __init__(self, mu: float = 25.0, sigma: float = 25.0 / 3.0, beta: float | None = None,
-                 tau: float | None = None, draw_probability: float = 0.10, *, dynamics: str = "game",
+    def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float | None = None,
+                 tau: float | None = None, draw_probability: float = DRAW_PROBABILITY, *, dynamics: str = "game",
                  home: float = 0.0, period_days: float = 1.0):
         self._init_belief("", mu, sigma, beta, tau, dynamics, home, period_days)
         if not (isinstance(draw_probability, (int, float, np.floating)) and 0 <= draw_probability < 1):

@@ -67,7 +67,7 @@ from statespace._gaussian import v_draw, v_win, w_draw, w_win
 from statespace._numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
 
 from . import _kernels as K
-from ._belief import _BETA, _EPS, _HOME, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
+from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
 from ._common import finite, parse_teams, parse_weights, shape_like
 
 __all__ = ["WengLin"]
@@ -78,6 +78,11 @@ PARAMS = _BELIEF_PARAMS + ("kappa", "model_code")
 _KAPPA, _MODEL = len(_BELIEF_PARAMS), len(_BELIEF_PARAMS) + 1
 # state columns
 _MU, _SIGMA = 0, 1
+#: the floor of the variance-shrink factor (the paper's value): sigma^2 never falls below KAPPA of
+#: itself in one game
+KAPPA = 1e-4
+#: Thurstone-Mosteller's default draw margin in skill units (openskill's)
+EPSILON = 0.1
 # model codes
 BT, TM, PL = 0, 1, 2
 MODELS = ("bradley_terry", "thurstone_mosteller", "plackett_luce")
@@ -203,8 +208,8 @@ class WengLin(GaussianBeliefFilter):
     _proba = _proba
     _site = _site
 
-    def __init__(self, model: str = "bradley_terry", mu: float = 25.0, sigma: float = 25.0 / 3.0,
-                 beta: float | None = None, tau: float | None = None, kappa: float = 1e-4,
+    def __init__(self, model: str = "bradley_terry", mu: float = MU, sigma: float = SIGMA,
+                 beta: float | None = None, tau: float | None = None, kappa: float = KAPPA,
                  epsilon: float | None = None, *, dynamics: str = "game", home: float = 0.0,
                  period_days: float = 1.0):
         if not isinstance(model, str) or _ALIASES.get(model.lower(), model.lower()) not in MODELS:
@@ -218,7 +223,7 @@ class WengLin(GaussianBeliefFilter):
         if self.kappa > 1.0:
             raise ValueError(f"WengLin: kappa must be in (0, 1], got {kappa!r}")
         if self.model_code == TM:
-            self.epsilon = finite("WengLin: epsilon", 0.1 if epsilon is None else epsilon, nonneg=True)
+            self.epsilon = finite("WengLin: epsilon", EPSILON if epsilon is None else epsilon, nonneg=True)
         elif epsilon is not None:
             raise ValueError(f"WengLin: epsilon (a draw margin) applies to model='thurstone_mosteller' "
                              f"only; {self.model_name} scores a draw as half a win")
