@@ -141,6 +141,7 @@ def _home(x, at_home, theta):
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``."""
     h, vh = _home(x, at_home, theta)
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
@@ -181,6 +182,7 @@ def _predict_scalar(x, i, theta, dt):
 
 @K.proba_kernel
 def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast with the fixed variance: ``Var(d) = 2 v``."""
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home, 2.0 * theta[_FIXED_VAR])
 
 

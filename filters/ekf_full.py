@@ -53,6 +53,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 @K.update_kernel
 def _update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
+    """The rank-``m`` Woodbury update of the period's games (see the module docstring)."""
     n = x.shape[0]
     m = stop - start
     kap = np.empty(m)

@@ -61,6 +61,7 @@ def _expected(x, a, b, at_home, theta):
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
+    """``(E_a, 0, 1 - E_a)``: Elo forecasts no draws (a draw is scored as half a win)."""
     e = _expected(x, a, b, at_home, theta)
     return e, 0.0, 1.0 - e
 

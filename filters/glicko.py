@@ -126,6 +126,7 @@ def _side_site(scratch, i, rd_i, rd_opp, score, d, weight):
 
 @K.site_kernel
 def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """Both competitors' Glicko sites from the pre-period values (Glickman 1999, eqs. 4-6)."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
     d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home
     _side_site(scratch, a, x[a, _RD], x[b, _RD], score, d, weight)
@@ -136,6 +137,7 @@ def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, 
 # ---------------------------------------------------------------- Glicko-1
 @K.predict_kernel
 def _predict1(x, i, theta, dt):
+    """Glicko-1's step 1: ``RD <- min(sqrt(RD^2 + c^2 t), RD_max)`` after ``t`` periods."""
     rd = math.sqrt(x[i, _RD] * x[i, _RD] + theta[_C] * theta[_C] * dt)
     x[i, _RD] = min(rd, theta[_RDMAX])
 
@@ -203,7 +205,8 @@ def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
 
 @K.predict_kernel
 def _predict2(x, i, theta, dt):
-    # idle periods only: the period of play is grown in the update (step 6)
+    """Glicko-2's idle periods: ``phi^2 += sigma^2`` for each period but the one played (step 6 grows
+    that one inside the update), capped at ``RD_max``."""
     if dt > 1.0:
         s = x[i, _SIGMA] * ELO_SCALE
         rd2 = x[i, _RD] * x[i, _RD] + s * s * (dt - 1.0)

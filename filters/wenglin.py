@@ -141,6 +141,7 @@ def _posterior(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps, kappa, model):
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
+    """The variant's forecast at ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` (see the module docstring)."""
     return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
                           theta[_HOME] * at_home, theta[_BETA], theta[_EPS], int(theta[_MODEL]))
 
