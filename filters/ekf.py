@@ -40,9 +40,9 @@ where ``g = (y - E) / s`` and ``\kappa = E (1 - E) / s^2``):
 
 Covariance options: ``"diagonal"`` (default; one variance per competitor; O(1) per game),
 ``"full"`` (one n x n covariance, so that playing a common opponent correlates two competitors;
-O(n^2) per game and O(n^2) memory: about 1 ms per game at 1,000 competitors (docs/ekf.md),
-impractical beyond a few thousand), ``"scalar"`` (a shared fixed variance: the steady-state filter Elo
-approximates).
+O(n^2) per game and O(n^2) memory, impractical beyond a few thousand competitors (docs/ekf.md
+has its cost), :mod:`filters.ekf_full`), ``"scalar"`` (a shared fixed variance: the steady-state
+filter Elo approximates, :class:`ScalarEKF`).
 
 **A drifting home advantage** (``SkillModel.home_drift > 0``, diagonal covariance): the home
 advantage ``h`` is one more state row, the last (:data:`HOME_ROW`), a third participant of every
