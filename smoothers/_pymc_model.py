@@ -18,8 +18,11 @@ when competitors play at different times).
 
 The games' log-likelihood is either one compiled Op (``smoothers._walk_logp``: the walk, every
 game and the chain rule back through the walk; PyMC's NUTS and ADVI, and nutpie through
-PyTensor's numba backend) or the plain PyTensor graph below (:func:`graph_walk_loglik`), which
-NumPyro compiles to JAX and the tests use as the Op's reference.
+PyTensor's numba backend; :class:`statespace.Outcome` observations only) or the plain PyTensor
+graph below (:func:`graph_walk_loglik`), which NumPyro compiles to JAX, the tests use as the
+Op's reference, and :class:`statespace.Margin` and :class:`statespace.Goals` models use. The
+graph writes no likelihood formula of its own: each game's term is the observation's
+``symbolic_loglik``, and the graph sums them.
 
 The Laplace start (:func:`laplace_point`, :func:`laplace_start`): the Laplace smoother's
 Gaussian approximation mapped to the sampler's coordinates gives each chain's initial point and
@@ -32,7 +35,7 @@ import math
 
 import numpy as np
 
-from statespace import Games, SkillModel
+from statespace import Games, Outcome, SkillModel
 from statespace import _numeric as nx
 from statespace.model import Davidson, Threshold
 
@@ -61,20 +64,25 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
     """The PyMC model; returns (pm model, names of the inferred scalar parameters).
 
     ``compiled``: the games' log-likelihood as one compiled Op (``_walk_logp``; the default
-    for PyMC's own NUTS and ADVI and for nutpie) or as a plain PyTensor graph (the default for
-    numpyro, which compiles the graph to JAX); ``None``: as ``smoother.likelihood`` says."""
+    for PyMC's own NUTS and ADVI and for nutpie, :class:`statespace.Outcome` observations only)
+    or as a plain PyTensor graph (the default for numpyro, which compiles the graph to JAX, and
+    for other observations); ``None``: as ``smoother.likelihood`` says."""
+    m = smoother._base
+    outcome = isinstance(m.observation, Outcome)
     if compiled is None:
-        compiled = smoother.likelihood == "compiled" or (smoother.likelihood == "auto"
+        compiled = smoother.likelihood == "compiled" or (smoother.likelihood == "auto" and outcome
                                                          and smoother.sampler != "numpyro")
+    if compiled and not outcome:
+        raise ValueError(f"the compiled likelihood Op is written for Outcome observations (win/draw/loss); "
+                         f"the model observes {m.observation!r}: use likelihood='graph' or 'auto'")
     configure_pytensor(smoother.compile_dir)  # before the first import of pytensor (idempotent)
     import pymc as pm
     import pytensor.tensor as pt
 
-    m = smoother._base
     s = m.scale
     ps = smoother.prior_scales
     at_home = ~games.neutral
-    code = m.draw_code
+    code = m.draw_code if outcome else nx.DRAW_NONE  # only an Outcome has a draw parameter
     free = []
     with pm.Model(coords={"node": np.arange(tl.n_nodes)}) as pmodel:
         if smoother.drift is None:
@@ -116,93 +124,53 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
                                link=m.link_code, draw=code, scale=s)
             ll = op(z, prior_sd, drift_sd, home if use_home else 0.0, theta if theta is not None else 0.0)[0]
         else:
-            ll = graph_walk_loglik(m, pm, pt, games, tl, z, prior_sd, drift_sd,
-                                         home if use_home else None, theta)
+            ll = graph_walk_loglik(m, pm, pt, games, tl, z, prior_sd, drift_sd, home if use_home else None, theta)
         pm.Potential("games", ll)
     return pmodel, free
 
 def graph_walk_loglik(model: SkillModel, pm, pt, games: Games, tl, z, prior_sd, drift_sd, home, theta):
     """The games' log-likelihood as a plain PyTensor graph of ``z`` (the reference the compiled
-    Op is tested against, and what numpyro compiles). All data enter as ``pm.Data`` (shared
-    variables without static shapes), so the compiled code does not depend on the data and
-    PyTensor's cache serves every data set."""
+    Op is tested against, what numpyro compiles, and the only form for observations other than
+    :class:`statespace.Outcome`): the non-centred walk (module docstring), then
+    :func:`graph_loglik`. All data enter as ``pm.Data`` (shared variables without static
+    shapes), so the compiled code does not depend on the data and PyTensor's cache serves every
+    data set."""
     first = tl.prev < 0
-    at_home = ~games.neutral
-    score = games.score
-    # decisive games seen from the winner: d = s_winner - s_loser + home * (+1 winner at home,
-    # -1 loser at home, 0 neutral); draws from a's side
-    dec = np.flatnonzero(score != 0.5)
-    drw = np.flatnonzero(score == 0.5)
-    won = score[dec] == 1.0
-    win_home = np.where(won, 1.0, -1.0) * at_home[dec]
     first_d = pm.Data("first", first.astype(float))
     sqrt_dt = pm.Data("sqrt_dt", np.sqrt(tl.dt))
     start = pm.Data("start", segment_starts(first))
-    win = pm.Data("win_node", np.where(won, tl.game_a[dec], tl.game_b[dec]))
-    lose = pm.Data("lose_node", np.where(won, tl.game_b[dec], tl.game_a[dec]))
     # non-centred random walk, one flat vector of nodes sorted by competitor then time:
     # increments, then one cumulative sum restarted at each competitor's first node
     # (dt = 0 at first nodes, so one scale per node covers both cases)
     inc = (first_d * prior_sd + drift_sd * sqrt_dt) * z + first_d * model.prior_mean
     csum = pt.cumsum(inc)
     skill = csum - pt.concatenate([pt.zeros(1), csum])[start]
-    weighted = bool(np.any(games.weight != 1.0))
-    return graph_loglik(model, pm, pt, skill, win, lose, home, theta, win_home,
-                              tl.game_a[drw], tl.game_b[drw], at_home[drw].astype(float),
-                              games.weight[dec] if weighted else None, games.weight[drw] if weighted else None)
+    return graph_loglik(model, pm, pt, games, tl, skill, home, theta)
 
-def graph_loglik(model: SkillModel, pm, pt, skill, win, lose, home, theta, win_home, draw_a, draw_b, draw_home,
-                  win_weight=None, draw_weight=None):
-    """The games' log-likelihood (a scalar graph) for the model's link and draw model; with
-    weights, each game's log-likelihood is multiplied by its weight (tempered, as the filters do)."""
-    from pymc.distributions.dist_math import log_diff_normal_cdf, normal_lcdf
-
-    m = model
-    s = m.scale
-    code = m.draw_code
-    logistic = m.link == "logistic"
-
-    def log_f(x):
-        return -pt.softplus(-x) if logistic else normal_lcdf(0.0, 1.0, x)
-
-    def total(terms, weight, name):
-        return pt.sum(terms) if weight is None else pt.sum(pm.Data(name, weight) * terms)
-
-    dd = skill[win] - skill[lose]
-    if home is not None and np.any(win_home != 0):
-        dd = dd + home * pm.Data("win_home", win_home)
-    dd = dd / s
-    dr = None
-    if draw_a.size:
-        dr = skill[pm.Data("draw_a", draw_a)] - skill[pm.Data("draw_b", draw_b)]
-        if home is not None and np.any(draw_home != 0):
-            dr = dr + home * pm.Data("draw_home", draw_home)
-        dr = dr / s
-    if code in (nx.DRAW_NONE, nx.DRAW_HALF):
-        dec_terms = log_f(dd)
-        draw_terms = None if dr is None else 0.5 * (log_f(dr) + log_f(-dr))
-    elif code == nx.DRAW_THRESHOLD:
-        mu = theta / s
-        dec_terms = log_f(dd - mu)
-        if dr is None:
-            draw_terms = None
-        elif logistic:
-            # F(x) - F(y) = F(x) F(-y) (1 - e^{-(x - y)}) for the logistic cdf
-            draw_terms = log_f(mu - dr) + log_f(mu + dr) + pt.log1mexp(-2.0 * mu)
-        else:
-            draw_terms = log_diff_normal_cdf(0.0, 1.0, mu - dr, -mu - dr)
-    else:  # Davidson
-        g_dec = pt.log(theta) + 0.5 * (log_f(dd) + log_f(-dd))
-        dec_terms = log_f(dd) - pt.softplus(g_dec)
-        if dr is None:
-            draw_terms = None
-        else:
-            g_dr = pt.log(theta) + 0.5 * (log_f(dr) + log_f(-dr))
-            draw_terms = g_dr - pt.softplus(g_dr)
-    ll = total(dec_terms, win_weight, "win_weight")
-    if draw_terms is not None:
-        ll = ll + total(draw_terms, draw_weight, "draw_weight")
-    return ll
+def graph_loglik(model: SkillModel, pm, pt, games: Games, tl, skill, home, theta):
+    """The games' log-likelihood (a scalar graph) at the node skills ``skill``:
+    ``sum_g w_g l_g(d_g)``, ``d_g = skill[a_g] - skill[b_g] + home [a at home]``, with ``l_g`` the
+    observation's per-game PyTensor log-likelihood (``model.observation.symbolic_loglik``: the
+    formulas live in the observation modules) and ``w_g`` the game's weight (tempered, as the
+    filters do; left out when every weight is 1). ``home``: ``None`` when no game has a home
+    advantage; ``theta``: the draw parameter of an :class:`statespace.Outcome` (``None``: the
+    observation's own)."""
+    obs = model.observation
+    if not hasattr(obs, "symbolic_loglik"):
+        raise ValueError(f"the PyMC graph needs the observation's symbolic_loglik (its log-likelihood "
+                         f"in PyTensor); {type(obs).__name__} has none")
+    at_home = ~games.neutral
+    d = skill[pm.Data("node_a", tl.game_a)] - skill[pm.Data("node_b", tl.game_b)]
+    if home is not None and at_home.any():
+        d = d + home * pm.Data("at_home", at_home.astype(float))
+    score = pm.Data("score", games.score)
+    score_a = score_b = None
+    if obs.needs_scores:
+        score_a, score_b = pm.Data("score_a", games.score_a), pm.Data("score_b", games.score_b)
+    terms = obs.symbolic_loglik(d, score, score_a, score_b, scale=model.scale, theta=theta)
+    if np.any(games.weight != 1.0):
+        return pt.sum(pm.Data("weight", games.weight) * terms)
+    return pt.sum(terms)
 
 def laplace_point(smoother, games: Games, tl, pmodel) -> tuple[dict, dict]:
     """The Laplace approximation in the sampler's coordinates: (mean, variance) per value

@@ -5,8 +5,13 @@ PyTensor graph of the model (a segmented cumulative sum for the non-centred walk
 the two competitors' skills, the link's log cdf, scatters back, the reversed cumulative sum
 of the gradient) runs as many separate C loops over the nodes and games per leapfrog step.
 Here one numba loop does all of it, forward and backward, in one pass each, using the same
-scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``);
-docs/benchmarks.md has the speed-up.
+scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``; for the
+logistic link without a draw parameter its array form,
+``statespace._numeric.log_sigmoid_and_grad_array``); docs/benchmarks.md has the speed-up.
+
+The Op is written for :class:`statespace.Outcome` observations (win/draw/loss through a link
+and a draw model, passed as their codes); :class:`statespace.Margin` and
+:class:`statespace.Goals` models go through the PyTensor graph of ``_pymc_model``.
 
 The model (DESIGN.md; ``smoothers._pymc_model`` explains the non-centred form): nodes sorted
 by competitor then time, ``first`` marks each competitor's first node, ``dt`` the time since
@@ -160,16 +165,13 @@ class WalkGamesLogp(Op):
         skill = np.empty_like(z)
         g_z = np.empty_like(z)
         if self.bradley_terry:
-            # the common case with the transcendental functions in NumPy's SIMD loops rather than
-            # scalar calls in a compiled loop (docs/benchmarks.md); the walk stays compiled
+            # the common case with the transcendental functions in NumPy's vectorised loops rather
+            # than scalar calls in a compiled loop; the walk stays compiled
             x = np.empty(self.bt_sign.size)
             walk_oriented_diffs(z, prior_sd, drift_sd, home, self.prior_mean, self.first, self.sqrt_dt, self.bt_a,
                                 self.bt_b, self.bt_sign, self.bt_home, self.scale, skill, x)
-            e = np.exp(-np.abs(x))
-            l1 = np.log1p(e)
-            ll = float(self.bt_weight @ (np.minimum(x, 0.0) - l1))  # log F(x) = min(x, 0) - log(1 + e^-|x|)
-            gd = np.where(x >= 0.0, e, 1.0)
-            gd /= 1.0 + e  # F(-x)
+            log_f, gd = nx.log_sigmoid_and_grad_array(x)  # log F(x) and F(-x)
+            ll = float(self.bt_weight @ log_f)
             gd *= self.bt_factor
             g_prior, g_drift, g_home = walk_scatter_backward(gd, self.bt_a, self.bt_b, self.bt_home, z, prior_sd,
                                                              drift_sd, self.first, self.sqrt_dt, g_z)

@@ -6,6 +6,9 @@ Newton's method on the whole history, as in Whole History Rating (Coulom 2008):
     E(x) = - sum_games w_g l(x_a - x_b + h) + 1/2 sum_first (x_k - mu_0)^2 / sigma_0^2
            + 1/2 sum_links (x_k - mu_0 - phi_k (x_prev - mu_0))^2 / q_k
 
+``l`` is the log-likelihood of game ``g``'s record under the model's observation
+(:mod:`statespace.observation`): its result, or for :class:`statespace.Margin` and
+:class:`statespace.Goals` its ``score_a`` and ``score_b``, which the smoother passes on.
 ``w_g`` is the game's weight (``Games.with_weights``; 1 by default): its log-likelihood is
 tempered by ``w_g``, as the filters that honour weights do, so a game of weight 2 is the same
 evidence as the game played twice. The links are the model's transition between a competitor's
@@ -64,7 +67,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from statespace import Games, SkillModel
+from statespace import Games, Outcome, SkillModel
 
 from . import _chains
 from ._sparse import DenseFactor, SparseCovariance, SparseFactor, SparsePlan
@@ -79,8 +82,10 @@ _FACTOR_FLOPS = 1e9
 _FACTOR_NNZ = 2e7
 
 
-def _loglik(model: SkillModel, score: np.ndarray, diff: np.ndarray, weight: np.ndarray) -> float:
-    return float(np.sum(weight * model.loglik(score, diff)))
+def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
+    """``sum_g w_g l(y_g | d_g)``: each game's record (``score``, and ``score_a``, ``score_b`` for
+    the observations that read them) scored by the model's observation at ``diff``."""
+    return float(np.sum(games.weight * model.loglik(games.score, diff, 0.0, games.score_a, games.score_b)))
 
 
 class LaplaceSmoother(Smoother):
@@ -173,7 +178,8 @@ class LaplaceSmoother(Smoother):
         m = self.skill_model
         drift = "auto" if self.auto_drift else f"{m.drift:g}"
         rev = f", reversion={m.reversion:g}" if m.reversion else ""
-        return f"{type(self).__name__}({m.link}, drift={drift}, prior_var={m.prior_var:g}{rev})"
+        observed = m.link if isinstance(m.observation, Outcome) else repr(m.observation)
+        return f"{type(self).__name__}({observed}, drift={drift}, prior_var={m.prior_var:g}{rev})"
 
     @property
     def model(self) -> SkillModel:
@@ -344,7 +350,7 @@ class LaplaceSmoother(Smoother):
     def _objective(self, games, tl, model, Q, lin, x) -> float:
         """Negative log posterior (up to a constant), each game's log-likelihood weighted."""
         d = x[tl.game_a] - x[tl.game_b] + model.home * (~games.neutral)
-        return -_loglik(model, games.score, d, games.weight) + 0.5 * x @ (Q @ x) - lin @ x
+        return -_loglik(model, games, d) + 0.5 * x @ (Q @ x) - lin @ x
 
     @staticmethod
     def _hessian(Q, tl: Timeline, kappa: np.ndarray):
@@ -361,13 +367,14 @@ class LaplaceSmoother(Smoother):
         ga, gb = tl.game_a, tl.game_b
         home = model.home * (~games.neutral)
         score = games.score.astype(float)
+        score_a, score_b = games.score_a, games.score_b
         weight = games.weight
         E = self._objective(games, tl, model, Q, lin, x)
         it = 0
         H = None
         for it in range(1, self.max_iter + 1):
             d = x[ga] - x[gb] + home
-            g, h = model.loglik_derivs(score, d)
+            g, h = model.loglik_derivs(score, d, score_a, score_b)
             g = weight * g
             kappa = weight * np.maximum(-h, 0.0)
             grad = Q @ x - lin
@@ -391,7 +398,7 @@ class LaplaceSmoother(Smoother):
                           stacklevel=3)
         # Hessian at the final mode
         d = x[ga] - x[gb] + home
-        _, h = model.loglik_derivs(score, d)
+        _, h = model.loglik_derivs(score, d, score_a, score_b)
         H = self._hessian(Q, tl, weight * np.maximum(-h, 0.0))
         return x, H, it
 

@@ -22,6 +22,11 @@ scale)``, loss ``F((-d - margin) / scale)``, draw the rest) or "davidson" (win `
 reversion (``SkillModel.reversion > 0``) is not supported: this is the random-walk model (the
 Laplace smoother fits the mean-reverting one).
 
+Other observations: with a :class:`statespace.Margin` or :class:`statespace.Goals` model each game's
+term is that observation's log-likelihood of ``score_a`` and ``score_b`` (Gaussian margin;
+Poisson counts), read through its ``symbolic_loglik`` in the PyTensor graph (the compiled Op is
+for win/draw/loss only; ``likelihood="auto"`` picks the graph for them).
+
 The sampler moves one standard normal per node and the skills are their segmented cumulative
 sum (the non-centred random walk, ``smoothers._pymc_model``).
 
@@ -54,6 +59,7 @@ is first imported.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -65,7 +71,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from statespace import Games, SkillModel
+from statespace import Games, Outcome, SkillModel
 from statespace import _numeric as nx
 from statespace.model import Davidson, Threshold
 
@@ -173,8 +179,11 @@ class PyMCSmoother(Smoother):
         methods, e.g. PyMC's default ``"jitter+adapt_diag"``.
     likelihood:
         How the games' log-likelihood is computed: ``"compiled"`` (one compiled Op, see "Speed"
-        above; PyMC's NUTS and ADVI, and nutpie through PyTensor's numba backend), ``"graph"``
-        (the plain PyTensor graph), or ``"auto"`` (default: compiled, except for numpyro).
+        above; PyMC's NUTS and ADVI, and nutpie through PyTensor's numba backend; for
+        :class:`statespace.Outcome` observations only, any other is a ``ValueError``),
+        ``"graph"`` (the plain PyTensor graph of the observation's ``symbolic_loglik``), or
+        ``"auto"`` (default: compiled, except for numpyro and for observations other than
+        :class:`statespace.Outcome`, which get the graph).
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` whose ``idata`` attribute is the
     ArviZ ``InferenceData`` (with the derived ``skill``, ``drift`` and ``prior_var`` added to its
@@ -208,6 +217,10 @@ class PyMCSmoother(Smoother):
                              f"{model.home_drift!r}; use the EKF for a drifting home advantage")
         if likelihood not in ("auto", "compiled", "graph"):
             raise ValueError(f"likelihood must be 'auto', 'compiled' or 'graph', got {likelihood!r}")
+        if likelihood == "compiled" and not isinstance(model.observation, Outcome):
+            raise ValueError(f"likelihood='compiled' is the compiled Op for Outcome observations (win/draw/loss); "
+                             f"the model observes {model.observation!r}: use likelihood='graph' or 'auto' "
+                             f"(the PyTensor graph of the observation's symbolic_loglik)")
         if likelihood == "compiled" and sampler == "numpyro":
             raise ValueError("likelihood='compiled' needs PyMC's own sampler or nutpie; numpyro compiles the "
                              "PyTensor graph to JAX (use likelihood='graph' or 'auto')")
@@ -266,19 +279,22 @@ class PyMCSmoother(Smoother):
             draw = Threshold(self.draw_param)
         elif self.draw_param is not None and isinstance(draw, Davidson):
             draw = Davidson(self.draw_param)
-        return SkillModel(m.link, m.scale, m.prior_mean, m.prior_var if self.prior_var is None else self.prior_var,
-                          m.drift if self.drift is None else self.drift, draw,
-                          m.home if self.home is None else self.home)
+        return dataclasses.replace(m, prior_var=m.prior_var if self.prior_var is None else self.prior_var,
+                                   drift=m.drift if self.drift is None else self.drift, draw=draw,
+                                   home=m.home if self.home is None else self.home)
 
     def __repr__(self) -> str:
         m = self._base
-        draw = nx.DRAWS[m.draw_code]
+        if isinstance(m.observation, Outcome):
+            observed = f"link={m.link!r}, scale={m.scale:g}, draw={nx.DRAWS[m.draw_code]!r}"
+        else:
+            observed = f"observation={m.observation!r}, scale={m.scale:g}"
 
         def show(v):
             return "prior" if v is None else repr(v)
 
-        return (f"PyMCSmoother(link={m.link!r}, scale={m.scale:g}, drift={show(self.drift)}, "
-                f"prior_var={show(self.prior_var)}, home={show(self.home)}, draw={draw!r}, "
+        return (f"PyMCSmoother({observed}, drift={show(self.drift)}, "
+                f"prior_var={show(self.prior_var)}, home={show(self.home)}, "
                 f"sampler={self.sampler!r}, draws={self.draws}, tune={self.tune_steps}, chains={self.chains})")
 
     def _why_not_tunable(self) -> str:
@@ -304,7 +320,14 @@ class PyMCSmoother(Smoother):
 
     # ------------------------------------------------------------------ fitting
     def _check_draws(self, games: Games) -> None:
-        if self._base.draw_code != nx.DRAW_NONE:
+        """A record the observation cannot score is an error before any compilation: a draw under
+        draw model "none" (named by row), or missing / invalid ``score_a``, ``score_b`` for
+        :class:`statespace.Margin` and :class:`statespace.Goals`."""
+        m = self._base
+        if not isinstance(m.observation, Outcome):
+            m.observation.loglik(games.score, 0.0, games.score_a, games.score_b, scale=m.scale)  # raises if invalid
+            return
+        if m.draw_code != nx.DRAW_NONE:
             return
         drawn = np.flatnonzero(games.score == 0.5)
         if drawn.size:
@@ -388,8 +411,8 @@ class PyMCSmoother(Smoother):
             draw = Threshold(float(post["margin"].mean()) if "margin" in post else self.draw_param)
         elif isinstance(draw, Davidson):
             draw = Davidson(float(post["nu"].mean()) if "nu" in post else self.draw_param)
-        fitted = SkillModel(m.link, m.scale, m.prior_mean, float(post["prior_var"].mean()), float(post["drift"].mean()),
-                            draw, home)
+        fitted = dataclasses.replace(m, prior_var=float(post["prior_var"].mean()), drift=float(post["drift"].mean()),
+                                     draw=draw, home=home)
 
         import pytensor
 

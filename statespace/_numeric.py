@@ -223,6 +223,20 @@ def _log_cdf_and_grad(link, x):
     return log_cdf(link, x), _g.v_win(x, 0.0)
 
 
+def log_sigmoid_and_grad_array(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log F(x), F(-x))`` elementwise for the logistic ``F`` over a NumPy array: the array form
+    of :func:`_log_cdf_and_grad` for the logistic link, the same formula
+    (``log F(x) = min(x, 0) - log(1 + e^-|x|)``; ``d/dx log F(x) = F(-x) = e^-|x| / (1 + e^-|x|)``
+    for ``x >= 0``, ``1 / (1 + e^-|x|)`` for ``x < 0``) in NumPy's vectorised ``exp`` and
+    ``log1p``, for callers that hold every game's ``x`` at once (the Bradley-Terry path of
+    :class:`smoothers._walk_logp.WalkGamesLogp`)."""
+    e = np.exp(-np.abs(x))
+    log_f = np.minimum(x, 0.0) - np.log1p(e)
+    grad = np.where(x >= 0.0, e, 1.0)
+    grad /= 1.0 + e
+    return log_f, grad
+
+
 @njit(cache=True)
 def loglik_grad(link, draw, theta, score, diff, scale):
     """Log-likelihood of one result, its derivative in the skill difference ``diff`` and its

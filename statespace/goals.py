@@ -194,6 +194,21 @@ class Goals(Observation):
     def vector(self, scale: float) -> np.ndarray:
         return np.array([self.base, _positive_number("scale", scale, allow_zero=False)])
 
+    def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
+        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
+        PyMC's model of the games sums): with ``u = d / (2 scale)``, ``log lambda_a = base + u``,
+        ``log lambda_b = base - u``, the Poisson log pmf of both counts,
+        ``x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``
+        (``x, y`` = ``score_a``, ``score_b``; the formula of :func:`goals_loglik`). ``score`` and
+        ``theta`` are not read. PyTensor is imported here, when a graph is built."""
+        import pytensor.tensor as pt
+
+        c = 0.5 / _positive_number("scale", scale, allow_zero=False)
+        log_a = self.base + c * d
+        log_b = self.base - c * d
+        return (score_a * log_a - pt.exp(log_a) - pt.gammaln(score_a + 1.0)
+                + score_b * log_b - pt.exp(log_b) - pt.gammaln(score_b + 1.0))
+
     def _check_record(self, score, score_a, score_b) -> None:
         super()._check_record(score, score_a, score_b)
         if np.any(score_a < 0) or np.any(score_b < 0):

@@ -114,6 +114,16 @@ class Margin(Observation):
     def vector(self, scale: float) -> np.ndarray:
         return np.array([self.sd, self.draw_width])
 
+    def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
+        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
+        PyMC's model of the games sums): ``log N(y; d, sd^2) = -(y - d)^2 / (2 sd^2) - log sd
+        - log(2 pi) / 2`` with ``y = score_a - score_b``, the formula of :func:`margin_loglik`.
+        ``score_a`` and ``score_b`` are PyTensor vectors (or arrays); ``score``, ``scale`` and
+        ``theta`` are not read. Only arithmetic: nothing is imported."""
+        v = self.sd * self.sd
+        r = (score_a - score_b) - d
+        return -0.5 * r * r / v - math.log(self.sd) - _HALF_LOG_2PI
+
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
         """``log N(y; d, sd^2 + var)``: exact."""
         score, d, score_a, score_b, var = np.broadcast_arrays(

@@ -237,6 +237,59 @@ class Outcome(Observation):
         chosen = np.where(score == 1.0, p0, np.where(score == 0.0, p2, p1))
         return np.log(np.maximum(chosen, tiny))
 
+    def symbolic_loglik(self, d, score, score_a=None, score_b=None, *, scale: float = 1.0, theta=None):
+        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (skill
+        units; what PyMC's model of the games sums): the formulas of
+        :func:`statespace._numeric.loglik_grad`, written with PyTensor operations.
+
+        With ``z = d / scale``, ``y = score`` (1, 0.5, 0), ``log F`` the link's log cdf
+        (logistic ``-softplus(-x)``; probit PyMC's ``normal_lcdf``):
+
+        - none / half: ``y log F(z) + (1 - y) log F(-z)``;
+        - threshold, ``m = theta / scale``: win ``log F(z - m)``, loss ``log F(-z - m)`` (both
+          ``log F((2y - 1) z - m)``), draw ``log(F(m - z) - F(-m - z))``, for the logistic link
+          ``log F(m - z) + log F(m + z) + log(1 - e^(-2m))`` (exact, since ``F(a) - F(b) =
+          F(a) F(-b) (1 - e^(b - a))``), for the probit link PyMC's ``log_diff_normal_cdf``;
+        - davidson (Davidson 1970), ``g = log nu + (log F(z) + log F(-z)) / 2`` (``log nu r``),
+          ``log D = softplus(g)``: win ``log F(z) - log D``, loss ``log F(-z) - log D``, draw
+          ``g - log D``.
+
+        ``score`` is a PyTensor vector (or an array) of the games' results; ``score_a`` and
+        ``score_b`` are not read. ``theta``: the draw parameter (threshold margin in skill units,
+        or Davidson's nu), a PyTensor scalar when it is inferred; ``None``: this observation's
+        own. A branch a game does not take is evaluated where it is finite (the draw term of a
+        decisive game at ``z = 0``) and discarded by ``switch``, so it adds nothing to the value
+        or the gradient. PyTensor and PyMC are imported here, when a graph is built."""
+        import pytensor.tensor as pt
+        from pymc.distributions.dist_math import log_diff_normal_cdf, normal_lcdf
+
+        logistic = self.link == "logistic"
+
+        def log_f(x):
+            return -pt.softplus(-x) if logistic else normal_lcdf(0.0, 1.0, x)
+
+        code = self.draw_code
+        if theta is None:
+            theta = self.draw.theta
+        y = pt.as_tensor_variable(score)
+        z = d / scale
+        if code in (nx.DRAW_NONE, nx.DRAW_HALF):
+            return y * log_f(z) + (1.0 - y) * log_f(-z)
+        drawn = pt.eq(y, 0.5)
+        if code == nx.DRAW_THRESHOLD:
+            m = theta / scale
+            decisive = log_f((2.0 * y - 1.0) * z - m)
+            zd = pt.switch(drawn, z, 0.0)
+            if logistic:
+                tie = log_f(m - zd) + log_f(m + zd) + pt.log1mexp(-2.0 * m)
+            else:
+                tie = log_diff_normal_cdf(0.0, 1.0, m - zd, -m - zd)
+            return pt.switch(drawn, tie, decisive)
+        lp = log_f(z)
+        lq = log_f(-z)
+        g = pt.log(theta) + 0.5 * (lp + lq)
+        return pt.switch(drawn, g, y * lp + (1.0 - y) * lq) - pt.softplus(g)
+
     def moments(self, score, mean, var, score_a=None, score_b=None, *, scale: float = 1.0):
         """Exact tilted-Gaussian mean and variance for the probit link (no draw, threshold
         draws, or "half" with wins and losses only); ``NotImplementedError`` otherwise."""

@@ -1186,3 +1186,115 @@ def test_compare_tunes_the_laplace_smoother_by_its_evidence(small_dynamic):
                         "bt": BradleyTerry()}, games, split=0.7, tune=True)
     assert set(table.attrs["tuned"]) == {"laplace"}
     assert table.attrs["tuned"]["laplace"].objective_name == "log_evidence"
+
+
+# ---------------------------------------------------------------------------- Margin and Goals observations
+def side_score_stream(kind: str, n_players=9, n_games=160, seed=0):
+    """Static skills observed through each side's score: Gaussian margins (``kind="margin"``,
+    quarter points, so some exact draws) or Poisson goals; 40% neutral games. Returns the games
+    and, per game, a's and b's competitor index into ``names``, the home flag and the two scores."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 2.0, n_players)
+    a = rng.integers(0, n_players, n_games)
+    b = (a + 1 + rng.integers(0, n_players - 1, n_games)) % n_players
+    at_home = rng.random(n_games) >= 0.4
+    d = skill[a] - skill[b] + 0.8 * at_home
+    if kind == "margin":
+        y = np.round((d + rng.normal(0.0, 3.0, n_games)) * 4) / 4
+        sa, sb = np.maximum(y, 0) + 20.0, np.maximum(-y, 0) + 20.0
+    else:
+        sa = rng.poisson(np.exp(0.3 + d / 4)).astype(float)
+        sb = rng.poisson(np.exp(0.3 - d / 4)).astype(float)
+    names = np.array([f"P{i}" for i in range(n_players)])
+    games = Games.from_arrays(np.arange(n_games, dtype=float), names[a], names[b], neutral=~at_home,
+                              score_a=sa, score_b=sb)
+    return games, names, a, b, at_home, sa, sb
+
+
+def _by_name(fit, names):
+    """Node index of each competitor of ``names`` in a static fit (one node per competitor)."""
+    tl = fit.timeline
+    node_names = tl.players[tl.node_player]
+    assert len(node_names) == len(names)
+    return np.array([np.flatnonzero(node_names == n)[0] for n in names])
+
+
+@pytest.mark.parametrize("route", [dict(), dict(variances="exact", dense_cov_limit=0)],
+                         ids=["dense", "selected-inverse"])
+def test_margin_static_fit_is_the_exact_gaussian_posterior(route):
+    """With Gaussian margins ``y ~ N(s_a - s_b + home, sd^2)`` and drift 0 the posterior is
+    Gaussian: precision ``I / prior_var + sum_g h_g h_g^T / sd^2`` (``h_g = e_a - e_b``), mean its
+    solve against ``prior_mean / prior_var + sum_g h_g (y_g - home_g) / sd^2``, and the evidence
+    is the Gaussian density of all margins, ``N(y; prior_mean H 1 + home, H P0 H^T + sd^2 I)``.
+    The Laplace smoother (Newton, then the inverse Hessian) must give exactly these."""
+    from scipy.stats import multivariate_normal
+
+    games, names, a, b, at_home, sa, sb = side_score_stream("margin")
+    sd, prior_mean, prior_var, home = 3.0, 0.5, 4.0, 0.8
+    model = SkillModel(scale=1.0, prior_mean=prior_mean, prior_var=prior_var, drift=0.0, home=home,
+                       observation=ss.Margin(sd))
+    fit = LaplaceSmoother(model, **route).fit(games)
+    n, G = len(names), len(games)
+    Hg = np.zeros((G, n))
+    Hg[np.arange(G), a] += 1.0
+    Hg[np.arange(G), b] -= 1.0
+    y = sa - sb - home * at_home
+    precision = np.eye(n) / prior_var + Hg.T @ Hg / sd**2
+    mean = np.linalg.solve(precision, np.full(n, prior_mean / prior_var) + Hg.T @ y / sd**2)
+    cov = np.linalg.inv(precision)
+    order = _by_name(fit, names)
+    np.testing.assert_allclose(fit.mean[order], mean, rtol=0, atol=1e-8)
+    assert fit.info["exact_variance"]
+    np.testing.assert_allclose(fit.var[order], np.diag(cov), rtol=1e-9)
+    if route:  # the sparse factor's covariance, asked for pair by pair
+        assert isinstance(fit.cov, SparseCovariance)
+    else:
+        np.testing.assert_allclose(fit.cov[np.ix_(order, order)], cov, rtol=1e-8, atol=1e-12)
+    marginal = multivariate_normal(Hg @ np.full(n, prior_mean), prior_var * Hg @ Hg.T + sd**2 * np.eye(G))
+    assert fit.info["log_evidence"] == pytest.approx(marginal.logpdf(y), rel=1e-10)
+
+
+def test_goals_static_fit_is_the_poisson_map_with_its_inverse_hessian():
+    """Poisson goals, ``log lambda_a = base + d / (2 scale)``, ``log lambda_b = base - d / (2 scale)``,
+    drift 0: the mode is the MAP written here with ``scipy.stats.poisson`` and minimised by
+    scipy, and the variances the diagonal of the inverse of the Hessian typed out here
+    (``I / prior_var + sum_g (lambda_a + lambda_b) / (2 scale)^2 h_g h_g^T``)."""
+    from scipy.stats import poisson
+
+    games, names, a, b, at_home, sa, sb = side_score_stream("goals", seed=1)
+    base, scale, prior_var, home = 0.3, 2.0, 4.0, 0.8
+    model = SkillModel(scale=scale, prior_mean=0.0, prior_var=prior_var, drift=0.0, home=home,
+                       observation=ss.Goals(base))
+    fit = LaplaceSmoother(model).fit(games)
+    n, c = len(names), 0.5 / scale
+
+    def rates(x):
+        d = x[a] - x[b] + home * at_home
+        return np.exp(base + c * d), np.exp(base - c * d)
+
+    def neg_log_post(x):
+        la, lb = rates(x)
+        return -(poisson.logpmf(sa, la).sum() + poisson.logpmf(sb, lb).sum()) + 0.5 * x @ x / prior_var
+
+    def grad(x):
+        la, lb = rates(x)
+        r = c * ((sa - la) - (sb - lb))
+        return -(np.bincount(a, r, n) - np.bincount(b, r, n)) + x / prior_var
+
+    ref = optimize.minimize(neg_log_post, np.zeros(n), jac=grad, method="BFGS", options={"gtol": 1e-11})
+    order = _by_name(fit, names)
+    np.testing.assert_allclose(fit.mean[order], ref.x, atol=1e-6)
+    la, lb = rates(ref.x)
+    Hg = np.zeros((len(games), n))
+    Hg[np.arange(len(games)), a] += 1.0
+    Hg[np.arange(len(games)), b] -= 1.0
+    H = np.eye(n) / prior_var + Hg.T @ (Hg * (c * c * (la + lb))[:, None])
+    np.testing.assert_allclose(fit.var[order], np.diag(np.linalg.inv(H)), rtol=1e-5)
+
+
+def test_side_score_observations_need_the_scores():
+    games, *_ = side_score_stream("margin")
+    plain = Games.from_arrays(games.time, games.a, games.b, games.score)
+    model = SkillModel(drift=0.0, observation=ss.Margin(3.0))
+    with pytest.raises(ValueError, match="score_a and score_b"):
+        LaplaceSmoother(model).fit(plain)

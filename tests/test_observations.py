@@ -432,3 +432,90 @@ print(json.dumps(out))
     for key in compiled:
         np.testing.assert_allclose(np.concatenate([np.ravel(x) for x in compiled[key]]),
                                    np.concatenate([np.ravel(x) for x in python[key]]), rtol=1e-13, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------- the PyTensor form (PyMC's graph)
+def _symbolic(obs, d, score, score_a, score_b, scale, theta=None):
+    """Value and d/dd of ``obs.symbolic_loglik`` at ``d``, every input a PyTensor variable
+    (as in PyMC's graph), compiled in PyTensor's Python mode."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    dv, sv, av, bv = pt.dvector("d"), pt.dvector("score"), pt.dvector("score_a"), pt.dvector("score_b")
+    inputs = [dv, sv, av, bv]
+    th = None
+    if theta is not None:
+        th = pt.dscalar("theta")
+        inputs.append(th)
+    terms = obs.symbolic_loglik(dv, sv, av, bv, scale=scale, theta=th)
+    fn = pytensor.function(inputs, [terms, pytensor.grad(terms.sum(), dv)], mode="FAST_COMPILE",
+                           on_unused_input="ignore")
+    args = [np.asarray(x, dtype=float) for x in (d, score, score_a, score_b)]
+    return fn(*args, *([] if theta is None else [theta]))
+
+
+@pytest.mark.parametrize("link", LINKS)
+@pytest.mark.parametrize("draw", DRAWS)
+@pytest.mark.parametrize("scale", [1.0, 173.7178])
+def test_outcome_symbolic_loglik_is_the_compiled_kernels(link, draw, scale):
+    """The PyTensor log-likelihood PyMC's graph sums equals the observation's compiled kernel in
+    value and derivative, for every result, with the draw parameter given symbolically and as
+    the observation's own (``theta=None``)."""
+    obs = Outcome(link, draw)
+    rng = np.random.default_rng(3)
+    d = np.concatenate([rng.normal(0, 2, 60), [-12.0, -3.0, 0.0, 3.0, 12.0] * 3]) * scale
+    score = rng.choice([0.0, 0.5, 1.0] if draw != NoDraw() else [0.0, 1.0], d.size)
+    score[-15:] = np.repeat([0.0, 0.5 if draw != NoDraw() else 1.0, 1.0], 5)
+    nan = np.full(d.size, np.nan)
+    l, g, _ = obs.loglik(score, d, scale=scale)
+    # probit: PyMC's normal_lcdf (through erfcx) is good to a few 1e-6 relative (in the far right
+    # tail, where log Phi is tiny); the kernel's to full precision
+    rel, tiny = (1e-12, 1e-300) if link == "logistic" else (1e-5, 1e-12)
+    for theta in ([None, draw.theta] if draw.theta else [None]):
+        value, grad = _symbolic(obs, d, score, nan, nan, scale, theta)
+        np.testing.assert_allclose(value, l, rtol=rel, atol=tiny)
+        np.testing.assert_allclose(grad, g, rtol=rel, atol=tiny / scale)
+        assert np.all(np.isfinite(value)) and np.all(np.isfinite(grad))
+
+
+@pytest.mark.parametrize("obs, scale", [(Margin(13.5), 1.0), (Margin(0.7, 0.0), 2.0), (Goals(math.log(1.35)), 1.0),
+                                        (Goals(0.3), 173.7178)])
+def test_margin_and_goals_symbolic_loglik_are_the_compiled_kernels(obs, scale):
+    """Margin's Gaussian log density and Goals' two Poisson log pmfs in PyTensor equal the
+    compiled kernels and scipy, in value and derivative."""
+    rng = np.random.default_rng(4)
+    d = rng.normal(0, 3 * scale, 50)
+    sa, sb = rng.integers(0, 7, 50).astype(float), rng.integers(0, 7, 50).astype(float)
+    score = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+    l, g, _ = obs.loglik(score, d, sa, sb, scale=scale)
+    value, grad = _symbolic(obs, d, score, sa, sb, scale)
+    np.testing.assert_allclose(value, l, rtol=1e-13)
+    np.testing.assert_allclose(grad, g, rtol=1e-12, atol=1e-15)
+    if isinstance(obs, Margin):
+        ref = stats.norm.logpdf(sa - sb, d, obs.sd)
+    else:
+        u = d / (2 * scale)
+        ref = stats.poisson.logpmf(sa, np.exp(obs.base + u)) + stats.poisson.logpmf(sb, np.exp(obs.base - u))
+    np.testing.assert_allclose(value, ref, rtol=1e-12)
+
+
+def test_importing_statespace_does_not_import_pytensor():
+    import subprocess
+    import sys
+
+    code = "import sys, statespace; print('pytensor' in sys.modules, 'pymc' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_log_sigmoid_array_is_the_scalar_kernel():
+    """The array form of the logistic log cdf and its derivative (the compiled Op's Bradley-Terry
+    path) is the scalar ``_log_cdf_and_grad`` to rounding (NumPy's vectorised exp and log1p against
+    libm's), tails included."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(0, 5, 500), [-800.0, -40.0, -1e-300, 0.0, 1e-300, 40.0, 800.0]])
+    log_f, grad = nx.log_sigmoid_and_grad_array(x)
+    ref = np.array([nx._log_cdf_and_grad(nx.LOGISTIC, v) for v in x])
+    np.testing.assert_allclose(log_f, ref[:, 0], rtol=2e-15, atol=0)
+    np.testing.assert_allclose(grad, ref[:, 1], rtol=2e-15, atol=0)
+    np.testing.assert_allclose(log_f, -np.logaddexp(0.0, -x), rtol=1e-15)

@@ -421,3 +421,88 @@ def test_get_params_rebuild_the_smoother_with_every_argument():
     assert m.tunable(None) == {}
     with pytest.raises(ValueError, match="nothing to tune"):
         m.tune(None)
+
+
+# ---------------------------------------------------------------------------- Margin and Goals: through the graph
+def side_score_walk(kind: str, n_players=8, n_games=120, periods=10, seed=0):
+    """Random-walk skills (prior N(0, 4), drift 0.05 per period) observed through each side's
+    score: Gaussian margins of sd 2 (``"margin"``) or Poisson goals, base 0.3 at scale 2
+    (``"goals"``); half the games at a's home (advantage 0.5). Returns the games (with periods)
+    and every game's true skill difference."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 2.0, n_players)
+    a = rng.integers(0, n_players, n_games)
+    b = (a + 1 + rng.integers(0, n_players - 1, n_games)) % n_players
+    at_home = rng.random(n_games) < 0.5
+    period = np.arange(n_games) * periods // n_games
+    d = np.empty(n_games)
+    for g in range(n_games):
+        if g and period[g] > period[g - 1]:
+            skill += rng.normal(0.0, np.sqrt(0.05), n_players)
+        d[g] = skill[a[g]] - skill[b[g]]
+    if kind == "margin":
+        y = np.round(d + 0.5 * at_home + rng.normal(0.0, 2.0, n_games))
+        sa, sb = np.maximum(y, 0) + 10.0, np.maximum(-y, 0) + 10.0
+    else:
+        sa = rng.poisson(np.exp(0.3 + (d + 0.5 * at_home) / 4)).astype(float)
+        sb = rng.poisson(np.exp(0.3 - (d + 0.5 * at_home) / 4)).astype(float)
+    names = np.array([f"P{i}" for i in range(n_players)])
+    games = ss.Games.from_arrays(period.astype(float), names[a], names[b], neutral=~at_home, period=period,
+                                 score_a=sa, score_b=sb)
+    return games, d
+
+
+SIDE_MODELS = {"margin": ss.SkillModel(scale=1.0, prior_var=4.0, drift=0.05, home=0.5, observation=ss.Margin(2.0)),
+               "goals": ss.SkillModel(scale=2.0, prior_var=4.0, drift=0.05, home=0.5, observation=ss.Goals(0.3))}
+
+
+@pytest.mark.parametrize("kind", ["margin", "goals"])
+def test_margin_and_goals_graph_is_the_observations_likelihood(kind):
+    """For Margin and Goals the graph's game term is sum(weight * SkillModel.loglik) of score_a and
+    score_b at the skills given by z, home advantage and weights included (no sampling; PyTensor's
+    Python mode); likelihood='auto' takes the graph, 'compiled' is refused."""
+    model = SIDE_MODELS[kind]
+    games, _ = side_score_walk(kind)
+    rng = np.random.default_rng(1)
+    games = games.with_weights(rng.uniform(0.5, 2.0, len(games)))
+    smoother = PyMCSmoother(model, drift=0.05, prior_var=4.0, home=0.5)
+    tl = timeline(games, smoother.times(games))
+    pmodel, free = build_model(smoother, games, tl)  # likelihood="auto"
+    assert free == []
+    assert not any("WalkGamesLogp" in str(v.owner.op) for v in pmodel.potentials if v.owner)
+    fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
+    z = rng.normal(size=tl.n_nodes)
+    first = tl.prev < 0
+    skill = segment_cumsum(first * 2.0 * z + np.sqrt(0.05 * tl.dt) * z, segment_starts(first))
+    diff = skill[tl.game_a] - skill[tl.game_b] + 0.5 * ~games.neutral
+    expected = np.sum(games.weight * model.loglik(games.score, diff, 0.0, games.score_a, games.score_b))
+    assert float(fn({"z": z})) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="compiled"):
+        build_model(smoother, games, tl, compiled=True)
+
+
+def test_compiled_likelihood_is_refused_for_other_observations():
+    for obs in (ss.Margin(2.0), ss.Goals(0.3)):
+        with pytest.raises(ValueError, match=f"Outcome.*{type(obs).__name__}"):
+            PyMCSmoother(ss.SkillModel(observation=obs), likelihood="compiled")
+    m = PyMCSmoother(SIDE_MODELS["margin"], likelihood="graph")
+    assert "Margin(sd=2.0" in repr(m) and m.model.observation == ss.Margin(2.0)
+    games, _ = side_score_walk("margin")
+    no_scores = ss.Games.from_arrays(games.time, games.a, games.b, games.score)
+    with pytest.raises(ValueError, match="score_a and score_b"):
+        quick(SIDE_MODELS["margin"]).fit(no_scores)
+
+
+def test_margin_fit_recovers_the_skill_differences():
+    """NUTS (graph likelihood, Laplace start) on a small Gaussian-margin stream: the posterior
+    mean skill differences of the games follow the true ones, and the fitted model keeps its
+    observation."""
+    model = SIDE_MODELS["margin"]
+    games, d = side_score_walk("margin")
+    fit = quick(model, drift=0.05, prior_var=4.0, draws=100, tune=100).fit(games)
+    tl = fit.timeline
+    mean_d = fit.mean[tl.game_a] - fit.mean[tl.game_b]
+    assert np.corrcoef(mean_d, d)[0, 1] > 0.85
+    assert fit.model.observation == ss.Margin(2.0) and fit.info["free"] == ("home",)
+    p = fit.predict_proba(games)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
