@@ -156,9 +156,6 @@ def graph_loglik(model: SkillModel, pm, pt, games: Games, tl, skill, home, theta
     advantage; ``theta``: the draw parameter of an :class:`statespace.Outcome` (``None``: the
     observation's own)."""
     obs = model.observation
-    if not hasattr(obs, "symbolic_loglik"):
-        raise ValueError(f"the PyMC graph needs the observation's symbolic_loglik (its log-likelihood "
-                         f"in PyTensor); {type(obs).__name__} has none")
     at_home = ~games.neutral
     d = skill[pm.Data("node_a", tl.game_a)] - skill[pm.Data("node_b", tl.game_b)]
     if home is not None and at_home.any():

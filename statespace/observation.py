@@ -115,6 +115,12 @@ class Observation:
         """Parameter vector of the compiled kernels for a model of skill ``scale``."""
         raise NotImplementedError
 
+    def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
+        """The per-game log-likelihood as a PyTensor graph of the skill differences ``d`` (the
+        PyMC smoother's graph); an observation without one cannot be fitted by PyMC's graph."""
+        raise NotImplementedError(f"{type(self).__name__} has no symbolic_loglik (its log-likelihood in "
+                                  f"PyTensor), which the PyMC smoother's graph needs")
+
     # ------------------------------------------------------------ checks a subclass may extend
     def _check_record(self, score: np.ndarray, score_a: np.ndarray, score_b: np.ndarray) -> None:
         """Raise ``ValueError`` for a record this observation cannot score."""
