@@ -250,7 +250,7 @@ def print_rate_table(rows, width: int, *, cpu: bool = False) -> None:
         print(line)
 
 
-def print_breakdown(n: int, total: float, loop: float, width: int, loop_name: str = "sequential_loop", *,
+def print_breakdown(n: int, total: float, loop: float, width: int, loop_name: str = "game_loop", *,
                     total_note: str = "", loop_note: str = "") -> None:
     """Three lines: the whole run, its Python-side preparation and the compiled loop (seconds;
     ``width`` is the label column of the whole-run line)."""
@@ -275,12 +275,14 @@ class RunTiming:
     fitted: Any
 
 
-def time_run_and_loop(method, games, repeats: int, loop_name: str = "sequential_loop",
+def time_run_and_loop(method, games, repeats: int, loop_name: str = "game_loop",
                       best_by: str = "wall") -> RunTiming:
     """Run ``method.run(games)`` ``repeats`` times, timing the compiled ``filters._kernels.<loop_name>``
     inside each run, and return the repeat with the least ``best_by`` (``"wall"`` or ``"cpu"``)
-    time of the whole run. ``Filter.run`` looks the loop up as ``K.<loop_name>`` at call time, so
-    replacing the module attribute for the duration works."""
+    time of the whole run. ``Filter.run`` calls ``K.game_loop`` (games without rating periods),
+    ``K.site_loop`` (with periods) or ``K.period_loop`` (a filter with a joint period update),
+    looking the loop up on the module at call time, so replacing the module attribute for the
+    duration works."""
     from filters import _kernels as K
 
     original = getattr(K, loop_name)
@@ -311,33 +313,57 @@ def time_run_and_loop(method, games, repeats: int, loop_name: str = "sequential_
     return RunTiming(totals[i][0], totals[i][1], loops[i][0], loops[i][1], captured["args"], fitted)
 
 
-def replay_loop(args: tuple, game, values: np.ndarray, predict=None, has_predict=None) -> Callable[[], None]:
-    """A call of ``filters._kernels.sequential_loop`` on the games of a captured run (``args``, from
-    :func:`time_run_and_loop`) with another ``game`` kernel (and optionally another time update),
-    starting each time from a copy of ``values``, no games played and no time passed."""
+def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule: int | None = None, predict=None,
+                has_predict: bool | None = None) -> Callable[[], None]:
+    """A call of ``filters._kernels.game_loop`` on the games of a captured run (``args``, from
+    :func:`time_run_and_loop` with ``loop_name="game_loop"``) with other kernels where given: the
+    per-game ``site``, the combination rule (``rule`` and, for ``RULE_CUSTOM``, ``apply``) and the
+    time update (``predict``, ``has_predict``). Each call starts from a copy of ``values``, with no
+    games played, no time passed and fresh accumulator rows; the observation kernels, ``theta``
+    and the games are the run's."""
     from filters import _kernels as K
 
-    # sequential_loop(predict, game, has_predict, x, count, last, theta, <per-game arrays>, out_p, out_post, shared)
-    pred0, _, has0, _, count, last, theta, *per_game_arrays, out_p, out_post, shared = args
+    # game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta,
+    #           a, b, score, score_a, score_b, home, weight, t, out_p, out_post, scratch, shared)
+    (pred0, has0, site0, apply0, rule0, lik, forecast, obs, _, count, last, theta, *per_game_arrays,
+     out_p, out_post, scratch, shared) = args
     pred = pred0 if predict is None else predict
     has = has0 if has_predict is None else has_predict
+    site_ = site0 if site is None else site
+    apply_ = apply0 if apply is None else apply
+    rule_ = rule0 if rule is None else rule
 
     def go() -> None:
-        K.sequential_loop(pred, game, has, values.copy(), np.zeros_like(count), np.full(last.shape, np.nan),
-                          theta, *per_game_arrays, np.empty(out_p.shape), np.empty(out_post.shape), shared)
+        K.game_loop(pred, has, site_, apply_, rule_, lik, forecast, obs, values.copy(), np.zeros_like(count),
+                    np.full(last.shape, np.nan), theta, *per_game_arrays, np.empty(out_p.shape),
+                    np.empty(out_post.shape), np.zeros_like(scratch), shared)
 
     return go
 
 
-def noop_game_kernel():
-    """A compiled game kernel that does nothing but return a forecast: the loop's own cost
-    (one indirect call per game)."""
+def noop_site_kernel():
+    """A compiled site kernel that does nothing but return a forecast (it adds no site, so the
+    state never moves): the loop's own cost, with one indirect call per game."""
     from numba import njit
 
     from filters import _kernels as K
 
-    @njit(K.GAME_SIG)
-    def game_noop(x, count, theta, a, b, score, at_home, weight):
+    @njit(K.SITE_SIG)
+    def site_noop(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
         return 0.5, 0.0, 0.5
 
-    return game_noop
+    return site_noop
+
+
+def proba_site_kernel(proba):
+    """A compiled site kernel that only forecasts, by the filter's own ``proba`` kernel (it adds
+    no site, so the state never moves): the loop plus the forecast."""
+    from numba import njit
+
+    from filters import _kernels as K
+
+    @njit(K.SITE_SIG)
+    def site_proba(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+        return proba(forecast, obs, x, a, b, at_home, theta)
+
+    return site_proba

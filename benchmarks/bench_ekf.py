@@ -5,8 +5,8 @@ One stream of simulated games (random pairs among ``--players`` competitors, ran
 45% wins, 10% draws, 45% losses, drawn with NumPy by ``_common.make_stream``; numeric times in
 rounds, game ``i`` at time ``2 i / players``, so that each competitor plays about once per unit of
 time and the default drift of 100 per unit of time is about 100 rating points^2 per game) is
-rated one game at a time (no period column: ``Filter.run`` takes the fused
-one-game path, ``filters._kernels.sequential_loop`` with the filter's ``_game`` kernel) by
+rated one game at a time (no period column: ``Filter.run`` takes the one-game path,
+``filters._kernels.game_loop`` with the filter's site kernel and its combination rule) by
 
 - ours: ``filters.EKF()`` (the default model: logistic link at Elo scale, prior N(1500, 350^2),
   drift 100 per unit of time, draws as half a win; ``covariance="diagonal"``). **The issue's
@@ -17,11 +17,11 @@ one-game path, ``filters._kernels.sequential_loop`` with the filter's ``_game`` 
 
 Each is timed on a prebuilt ``statespace.Games`` after a warm-up on a small table (numba cache
 load or compilation excluded), best of ``--repeats``. Then ``EKF(covariance="full")`` (one n x n
-covariance, O(n^2) per game; it has no fused kernel, so it goes through ``run_loop`` with one
-rating period per game) is timed on its own smaller streams, ``--full-games`` games among
-``--full-players`` competitors (20,000 among 10 and among 100, 5,000 among 1,000 by default;
-the 10-competitor stream shows the fixed cost per game), with the diagonal filter on the same
-games beside it.
+covariance, O(n^2) per game; its update is joint, not a sum of per-competitor sites, so it goes
+through ``period_loop`` with its ``_update`` kernel, one rating period per game) is timed on its
+own smaller streams, ``--full-games`` games among ``--full-players`` competitors (20,000 among 10
+and among 100, 5,000 among 1,000 by default; the 10-competitor stream shows the fixed cost per
+game), with the diagonal filter on the same games beside it.
 
 Tuning: ``filters.Elo().tune(train)`` (K and home advantage, L-BFGS-B on the one-step-ahead log
 loss, then the standard errors from a numerical Hessian) on the first ``--split`` (90%) by time
@@ -34,12 +34,13 @@ evaluation, also measured directly. ``EKF().tune(train)`` (drift, prior variance
 same games for information (not with ``--quick``).
 
 ``--profile`` (on by default, off with ``--quick``) splits ``EKF().run`` into the Python-side
-preparation and the compiled loop, then times the loop with game kernels built up step by step
-from the filter's own compiled pieces (no-op; the time updates of both competitors, ``_predict``;
-the forecast, ``_proba``; the linearisation, ``_site`` -> ``_linearise`` ->
-``statespace._numeric.loglik_derivs``; the update, i.e. ``_game`` itself), all from the same
-realistic state, and times ``exp``, ``sqrt`` and a division on their own in compiled loops
-(independent calls and dependent chains).
+preparation and the compiled ``game_loop``, then times that loop with kernels built up step by
+step from the filter's own compiled pieces (a no-op site and a no-op combination; the time
+updates of both competitors, ``_predict``; the forecast, ``_proba``; the site, ``_site`` ->
+``linearise`` -> the observation's log-likelihood kernel, with a no-op combination; the built-in
+Gaussian combination rule, i.e. the run's own loop), all from the same realistic state, and
+times ``exp``, ``sqrt`` and a division on their own in compiled loops (independent calls and
+dependent chains).
 
 Every rate is games per second on one core (the compiled loops are serial), printed from the
 wall clock and from the CPU time of the calling thread (``time.thread_time()``, which leaves out
@@ -65,9 +66,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (BenchParser, build_games, draw_stream, import_packages, load, make_stream, noop_game_kernel,
-                     print_breakdown, print_header, print_rate_table, rate, replay_loop, time_run_and_loop, timed,
-                     versions, warm_up)
+from _common import (BenchParser, build_games, draw_stream, import_packages, load, make_stream, noop_site_kernel,
+                     print_breakdown, print_header, print_rate_table, proba_site_kernel, rate, replay_loop,
+                     time_run_and_loop, timed, versions, warm_up)
 
 TARGET = 5e6  # games per second on one core for the diagonal EKF, stated in the issue
 TUNE_TARGET = 5.0  # seconds for Elo().tune on the first 90% of the international football games
@@ -140,7 +141,7 @@ def full_section(sizes, seed: int, repeats: int) -> bool:
     from filters import EKF
 
     print()
-    print("Full covariance: EKF(covariance=\"full\") (run_loop, one rating period per game, a rank-1 update of "
+    print("Full covariance: EKF(covariance=\"full\") (period_loop, one rating period per game, a rank-1 update of "
           "the n x n covariance per game), the diagonal EKF() on the same games for comparison:")
     warm = rounds_stream(200, 10, seed + 1)
     warm_up("first call on 200 games among 10", [lambda: EKF(covariance="full").run(warm)])
@@ -267,27 +268,8 @@ def tuning_section(path: Path, split: float, repeats: int, ekf_tune: bool) -> No
 
 # ---------------------------------------------------------------------------- profile
 def _profile_kernels():
-    """Game kernels built up step by step from the EKF's own compiled pieces, and the
-    transcendental micro-benchmarks (built on demand: numba compiles them)."""
+    """The transcendental micro-benchmarks (built on demand: numba compiles them)."""
     from numba import njit
-
-    from filters import _kernels as K
-    from filters import ekf as E
-
-    @njit(K.GAME_SIG)
-    def game_forecast(x, count, theta, a, b, score, at_home, weight):
-        p = E._proba(x, a, b, at_home, theta)
-        count[a] += 1
-        count[b] += 1
-        return p
-
-    @njit(K.GAME_SIG)
-    def game_forecast_site(x, count, theta, a, b, score, at_home, weight):
-        pw, pd, pl = E._proba(x, a, b, at_home, theta)
-        d0, S, d, g, kappa = E._site(x, theta, a, b, score, at_home, weight)
-        count[a] += 1
-        count[b] += 1
-        return pw, g, kappa  # the site's results stored, so that it is computed
 
     @njit(cache=False)
     def exp_throughput(z):
@@ -321,8 +303,7 @@ def _profile_kernels():
             x = 1.0 / (1.0 + x)
         return x
 
-    micro = (exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency)
-    return noop_game_kernel(), game_forecast, game_forecast_site, micro
+    return exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency
 
 
 def profile(games, repeats: int) -> None:
@@ -338,24 +319,27 @@ def profile(games, repeats: int) -> None:
     run = time_run_and_loop(method, games, reps, best_by="cpu")
     total_w, total, loop, fitted = run.wall, run.cpu, run.loop_cpu, run.fitted
 
-    game_noop, game_forecast, game_forecast_site, micro = _profile_kernels()
-    exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency = micro
+    exp_throughput, sqrt_throughput, exp_latency, sqrt_latency, div_latency = _profile_kernels()
     # every variant starts from the run's final state (realistic means and variances, so that
     # exp is never called at 0, where it takes a shortcut), each competitor's first game here
-    # keeping its row as in Filter.run
+    # keeping its row as in Filter.run; all but the last combine the sites by nothing (a no-op
+    # custom rule: two indirect calls per game, the state never moves)
     start = fitted.state.values
+    no_rule = {"apply": K.no_apply, "rule": K.RULE_CUSTOM}
 
-    def loop_with(pred, has_pred, kernel):
-        go = replay_loop(run.args, kernel, start, pred, has_pred)
-        go()  # compiles the kernel
+    def loop_with(**kernels):
+        go = replay_loop(run.args, start, **kernels)
+        go()  # compiles the probe
         return timed(go, reps)[1]
 
+    site_noop, site_proba = noop_site_kernel(), proba_site_kernel(E._proba)
     steps = [
-        ("loop + one indirect call per game (no-op kernel, no predict)", loop_with(K.no_predict, False, game_noop)),
-        ("+ EKF._predict of both competitors (2 indirect calls, 2 sqrt)", loop_with(E._predict, True, game_noop)),
-        ("+ the forecast, _proba (effective scale: 1 sqrt; 2 exp)", loop_with(E._predict, True, game_forecast)),
-        ("+ the linearisation, _site -> loglik_derivs (4 exp)", loop_with(E._predict, True, game_forecast_site)),
-        ("+ the update (means, sds: 2 sqrt) = EKF._game", loop_with(E._predict, True, E._game)),
+        ("loop, no-op site, no-op combination, no predict",
+         loop_with(site=site_noop, predict=K.no_predict, has_predict=False, **no_rule)),
+        ("+ EKF._predict of both competitors (2 indirect calls, 2 sqrt)", loop_with(site=site_noop, **no_rule)),
+        ("+ the forecast, _proba (effective scale: 1 sqrt; 2 exp)", loop_with(site=site_proba, **no_rule)),
+        ("+ the site, _site -> linearise -> the observation's lik", loop_with(**no_rule)),
+        ("the Gaussian rule for the no-op apply (2 sqrt) = the run's loop", loop_with()),
     ]
 
     # exp, sqrt and division on their own: independent calls (throughput) over arguments like
@@ -378,20 +362,22 @@ def profile(games, repeats: int) -> None:
     print(f"Where the time of EKF().run goes ({n:,} games, no rating periods, CPU time, best of {reps}):")
     print_breakdown(n, total, loop, w, total_note=f"   (wall clock {total_w * 1e3:.1f} ms)",
                     loop_note=f"   ({1e9 * loop / n:.0f} ns per game)")
-    print("  the same loop from the run's final state, the game kernel built up step by step "
+    print("  the same loop from the run's final state, its kernels built up step by step "
           "(cumulative, then the step's own share):")
     prev = 0.0
     for label, sec in steps:
         print(f"    {label:{w - 2}s}{sec * 1e3:9.1f} ms  {1e9 * sec / n:5.0f} ns/game   "
               f"step {1e9 * (sec - prev) / n:+4.0f} ns")
         prev = sec
+    print("  (the no-op combination is the custom rule with a no-op apply: two indirect calls per game, which the "
+          "built-in rule inlines,")
+    print("  so the last step can come out negative)")
     print("  on their own in a compiled loop (ns per call; throughput: independent calls, latency: each "
           "waiting for the previous):")
     print("    " + ", ".join(f"{k} {1e9 * v:.1f}" for k, v in ns.items()))
-    print("  per game the diagonal EKF evaluates 6 exp and 5 sqrt: _proba computes F(z) and F(-z) at the "
-          "effective scale (one exp each),")
-    print("  loglik_derivs F(z) and F(-z) at the model's scale for each of its two terms (the same two "
-          "numbers twice).")
+    print("  per game the diagonal EKF's forecast (the observation's forecast kernel) computes F(z) and F(-z) at the "
+          "effective scale,")
+    print("  and its linearisation the observation's log-likelihood and its two derivatives at the model's scale.")
 
 
 # ---------------------------------------------------------------------------- main

@@ -16,10 +16,12 @@ not used). The ratios ours / peer are taken within this one run. The three are a
 give the same final ratings on a common slice (the first ``--check-games`` games), to within
 1e-9 relative. Finally ``--profile`` (on by default, off with ``--quick``) splits our run into the
 Python-side preparation in ``filters.base.Filter.run`` and the compiled
-``filters._kernels.sequential_loop`` (the fused one-game path taken when the games carry no
-rating periods), times that loop with a no-op game kernel (the cost of the loop and its one
-indirect call per game), and runs the same games as one rating period per game
-(``games.with_periods("game")``: ``run_loop`` with the period kernels) and with ``Elo.fide()``,
+``filters._kernels.game_loop`` (the one-game path taken when the games carry no rating periods:
+Elo's site, ``filters.elo._site``, then its combination rule, a shift of the rating, one game at a
+time), times that loop with a no-op site kernel (the cost of the loop and its one indirect call
+per game) and with a site that only forecasts (Elo's ``_proba``), and runs the same games as one
+rating period per game (``games.with_periods("game")``: ``site_loop``, the same site and rule with
+the period bookkeeping) and with ``Elo.fide()`` (FIDE's K, the custom rule ``_apply_fide``),
 checking that both paths give bit-identical forecasts and ratings. The exit status is 1 if any
 check fails.
 
@@ -37,9 +39,9 @@ import sys
 
 import numpy as np
 
-from _common import (BenchParser, best_of, build_games, draw_stream, final_states, import_packages, noop_game_kernel,
-                     print_breakdown, print_header, print_rate_table, rate, replay_loop, time_run_and_loop, versions,
-                     warm_up)
+from _common import (BenchParser, best_of, build_games, draw_stream, final_states, import_packages, noop_site_kernel,
+                     print_breakdown, print_header, print_rate_table, proba_site_kernel, rate, replay_loop,
+                     time_run_and_loop, versions, warm_up)
 
 K_FACTOR = 32.0
 INITIAL = 1500.0
@@ -100,37 +102,45 @@ def profile(games, repeats: int) -> bool:
     """Where the time of ``Elo().run(games)`` goes, and the rating-period path beside it (printed).
 
     Without rating periods (``games.period is None``) ``Filter.run`` prepares time-sorted arrays
-    in Python and calls the compiled ``filters._kernels.sequential_loop`` with Elo's fused
-    one-game kernel; with periods it calls ``run_loop`` with the period kernels (``proba`` and
-    ``update``). ``games.with_periods("game")`` puts every game in its own period, so both paths
-    must give the same numbers bit for bit. Returns whether they do (for Elo(k=32) and FIDE).
+    in Python and calls the compiled ``filters._kernels.game_loop``: per game Elo's site (the
+    shift ``K (S - E)`` of each rating into the accumulator rows) and its combination rule
+    (``RULE_SHIFT``: rating += the shift); with periods it calls ``site_loop``, which sums the
+    same sites over each period from the pre-period state before combining them.
+    ``games.with_periods("game")`` puts every game in its own period, so both paths must give
+    the same numbers bit for bit. Returns whether they do (for Elo(k=32) and FIDE).
     """
     from filters import Elo
+    from filters import elo as EL
 
     n = len(games)
     reps = max(1, repeats)
 
-    # the sequential path: whole run, Python-side preparation, compiled sequential_loop
-    seq_run = time_run_and_loop(Elo(k=K_FACTOR), games, reps, "sequential_loop")
+    # the one-game path: whole run, Python-side preparation, compiled game_loop
+    seq_run = time_run_and_loop(Elo(k=K_FACTOR), games, reps, "game_loop")
     total, loop, seq = seq_run.wall, seq_run.loop_wall, seq_run.fitted
 
-    # the price of sequential_loop itself: the same loop with a game kernel that does nothing
-    # (one indirect call per game, the forecast and post-game rows written into fresh output
-    # arrays as in Filter.run), on a fresh state
-    noop_run = replay_loop(seq_run.args, noop_game_kernel(), Elo(k=K_FACTOR).init_state(games.players).values)
-    noop_run()  # compiles game_noop
+    # the price of game_loop itself: the same loop with a site kernel that does nothing (one
+    # indirect call per game, the shift rule adding nothing, the forecast and post-game rows
+    # written into fresh output arrays as in Filter.run), on a fresh state; then with a site
+    # that only forecasts by Elo's own _proba (the state does not move either)
+    fresh = Elo(k=K_FACTOR).init_state(games.players).values
+    noop_run = replay_loop(seq_run.args, fresh, site=noop_site_kernel())
+    noop_run()  # compiles site_noop
     floor, _ = best_of(noop_run, reps)
+    proba_run = replay_loop(seq_run.args, fresh, site=proba_site_kernel(EL._proba))
+    proba_run()  # compiles site_proba
+    forecast, _ = best_of(proba_run, reps)
 
     # the rating-period path on the same games, one game per period
     periods = games.with_periods("game")
-    per_run = time_run_and_loop(Elo(k=K_FACTOR), periods, reps, "run_loop")
+    per_run = time_run_and_loop(Elo(k=K_FACTOR), periods, reps, "site_loop")
     p_total, p_loop, per = per_run.wall, per_run.loop_wall, per_run.fitted
     same = _identical(seq, per)
 
-    # FIDE rules on the sequential path (K from games played and 2400 reached, 400-point cap),
-    # and on the period path for the same check
-    fide_seq = time_run_and_loop(Elo.fide(), games, reps, "sequential_loop")
-    fide_per = time_run_and_loop(Elo.fide(), periods, reps, "run_loop")
+    # FIDE rules on the one-game path (K from games played and 2400 reached, 400-point cap: the
+    # custom combination rule _apply_fide), and on the period path for the same check
+    fide_seq = time_run_and_loop(Elo.fide(), games, reps, "game_loop")
+    fide_per = time_run_and_loop(Elo.fide(), periods, reps, "site_loop")
     fide_same = _identical(fide_seq.fitted, fide_per.fitted)
 
     w = 44
@@ -138,18 +148,21 @@ def profile(games, repeats: int) -> bool:
     print(f"Where the time of Elo(k=32).run goes ({n:,} games, no rating periods, best of {reps}):")
     print_breakdown(n, total, loop, w)
     print(f"      {'loop + one indirect call per game':{w - 4}s}{floor * 1e3:9.1f} ms  {rate(n, floor)} games/s"
-          "   (no-op game kernel)")
-    print(f"      {'Elo game kernel (forecast + update)':{w - 4}s}{(loop - floor) * 1e3:9.1f} ms")
+          "   (no-op site kernel)")
+    print(f"      {'+ the forecast, Elo._proba':{w - 4}s}{forecast * 1e3:9.1f} ms  {rate(n, forecast)} games/s"
+          "   (a site that only forecasts)")
+    print(f"      {'Elo site and shift rule beyond the loop':{w - 4}s}{(loop - floor) * 1e3:9.1f} ms"
+          f"   (of which the forecast {(forecast - floor) * 1e3:.1f} ms)")
     print()
-    print("Rating-period path for comparison: the same games with games.with_periods(\"game\") (run_loop + "
-          "Elo's proba and update kernels):")
-    print_breakdown(n, p_total, p_loop, w, "run_loop")
-    print(f"  forecasts, post-game states and final ratings bit-identical to the sequential path: "
+    print("Rating-period path for comparison: the same games with games.with_periods(\"game\") (site_loop: "
+          "the same site and rule, summed per period):")
+    print_breakdown(n, p_total, p_loop, w, "site_loop")
+    print(f"  forecasts, post-game states and final ratings bit-identical to the one-game path: "
           f"{'yes' if same else 'NO'}")
     print()
-    print("Elo.fide() (FIDE rules):")
-    for label, run, loop_name in (("sequential path, whole run", fide_seq, "sequential_loop"),
-                                  ("rating-period path, whole run", fide_per, "run_loop")):
+    print("Elo.fide() (FIDE rules: Elo's site, the custom combination rule _apply_fide):")
+    for label, run, loop_name in (("one-game path, whole run", fide_seq, "game_loop"),
+                                  ("rating-period path, whole run", fide_per, "site_loop")):
         print(f"  {label:{w}s}{run.wall * 1e3:9.1f} ms  {rate(n, run.wall)} games/s"
               f"   ({loop_name} {run.loop_wall * 1e3:.1f} ms)")
     print(f"  bit-identical on the two paths: {'yes' if fide_same else 'NO'}")

@@ -37,9 +37,11 @@ Agreement on the first ``--check-games`` games, from identical starts:
   is run beside it to show that.
 
 ``--profile`` (on by default, off with ``--quick``) splits ``Glicko2().run`` into the Python-side
-preparation and the compiled loop, times the loop with a Glicko-2 game kernel that keeps the
-volatility (no step 5), times the run's volatility solves (two per game) on their own, and
-counts the Illinois iterations.
+preparation and the compiled ``filters._kernels.game_loop`` (per game the filter's site,
+``filters.glicko._site``, then Glicko-2's custom combination rule ``_apply2``: steps 3-8 with the
+volatility solve), times the same loop with the sites alone (a no-op combination) and with the
+sites combined by the built-in Gaussian rule (Glicko-1's: steps 3, 4, 6-8 without the volatility),
+times the run's volatility solves (two per game) on their own, and counts the Illinois iterations.
 
 Usage::
 
@@ -325,54 +327,36 @@ def _profile_kernels():
     from statespace import ELO_SCALE
 
     @njit(cache=False)
-    def apply_keep_sigma(x, i, w, r, theta):
-        # _apply2 without step 5: the volatility is kept, everything else as in the filter
-        phi = x[i, G._RD] / ELO_SCALE
-        sigma = x[i, G._SIGMA]
-        phi_star2 = phi * phi + sigma * sigma
-        phi_new2 = 1.0 / (1.0 / phi_star2 + w)
-        x[i, G._R] += ELO_SCALE * phi_new2 * r
-        x[i, G._RD] = min(ELO_SCALE * math.sqrt(phi_new2), theta[G._RDMAX])
-
-    @njit(K.GAME_SIG)
-    def game2_keep_sigma(x, count, theta, a, b, score, at_home, weight):
-        p = G._forecast(x, a, b, at_home, theta)
-        wa, ra, wb, rb = G._terms(x, theta, a, b, score, at_home, weight)
-        apply_keep_sigma(x, a, wa, ra, theta)
-        apply_keep_sigma(x, b, wb, rb, theta)
-        count[a] += 1
-        count[b] += 1
-        return p
-
-    @njit(cache=False)
-    def solve_inputs(a, b, score, post, prior, n_players):
+    def solve_inputs(site, lik, forecast, obs, theta, a, b, score, ya, yb, home, weight, post, prior, n_players):
         """Each game's two volatility problems (sigma, phi, v, Delta), from the pre-game rows
-        (rebuilt from the post-game rows of the run), plus the volatility the run produced."""
+        (rebuilt from the post-game rows of the run), plus the volatility the run produced.
+        The sites are the filter's own (``site``, into a fresh accumulator per game); only the
+        change of units of ``_apply2`` is repeated here (``1 / v`` = precision times 173.72^2,
+        ``Delta / v`` = gradient times 173.72)."""
         n = a.shape[0]
         cur = np.empty((n_players, 3))
         for i in range(n_players):
             for c in range(3):
                 cur[i, c] = prior[c]
+        scratch = np.zeros((n_players, K.SCRATCH_WIDTH))
         out = np.empty((2 * n, 5))
         for g in range(n):
             ia = a[g]
             ib = b[g]
-            z = G.Q * (cur[ia, 0] - cur[ib, 0])
+            scratch[ia, 0] = 1.0
+            scratch[ib, 0] = 1.0
+            site(lik, forecast, obs, cur, theta, ia, ib, score[g], ya[g], yb[g], home[g], weight[g], scratch)
             for side in range(2):
                 i = ia if side == 0 else ib
-                j = ib if side == 0 else ia
-                zz = z if side == 0 else -z
-                s = score[g] if side == 0 else 1.0 - score[g]
-                gj = G._g(G.Q * cur[j, 1])
-                e = G._logistic(gj * zz)
-                w = gj * gj * e * (1.0 - e)
-                v = 1.0 / w
+                v = 1.0 / (scratch[i, 1] * ELO_SCALE * ELO_SCALE)
                 k = 2 * g + side
                 out[k, 0] = cur[i, 2]
                 out[k, 1] = cur[i, 1] / ELO_SCALE
                 out[k, 2] = v
-                out[k, 3] = v * (gj * (s - e))
+                out[k, 3] = v * (scratch[i, 2] * ELO_SCALE)
                 out[k, 4] = post[g, 2] if side == 0 else post[g, 5]
+                for c in range(K.SCRATCH_WIDTH):
+                    scratch[i, c] = 0.0
             for c in range(3):
                 cur[ia, c] = post[g, c]
                 cur[ib, c] = post[g, 3 + c]
@@ -441,30 +425,38 @@ def _profile_kernels():
             iters[k] = it
             out[k] = math.sqrt(exA)
 
-    return game2_keep_sigma, solve_inputs, solve_all, count_illinois
+    return solve_inputs, solve_all, count_illinois
 
 
 def profile(games, repeats: int) -> None:
     """Where the time of ``Glicko2().run(games)`` goes (one-game periods), printed."""
     from filters import Glicko, Glicko2
+    from filters import _kernels as K
 
     n = len(games)
     reps = max(1, repeats)
     method = Glicko2()
-    run2 = time_run_and_loop(method, games, reps, "sequential_loop")
+    run2 = time_run_and_loop(method, games, reps, "game_loop")
     total, loop, fitted = run2.wall, run2.loop_wall, run2.fitted
-    run1 = time_run_and_loop(Glicko(), games, reps, "sequential_loop")
+    run1 = time_run_and_loop(Glicko(), games, reps, "game_loop")
 
-    game2_keep_sigma, solve_inputs, solve_all, count_illinois = _profile_kernels()
-    # sequential_loop(predict, game, has_predict, x, count, last, theta, a, b, score, ...)
-    a, b, score = run2.args[7:10]
+    solve_inputs, solve_all, count_illinois = _profile_kernels()
+    # game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta,
+    #           a, b, score, score_a, score_b, home, weight, ...)
+    site, _, _, lik, forecast, obs = run2.args[2:8]
+    theta = run2.args[11]
+    a, b, score, ya, yb, home, weight = run2.args[12:19]
     fresh = method.init_state(games.players)
-    keep_sigma_run = replay_loop(run2.args, game2_keep_sigma, fresh.values)
-    keep_sigma_run()  # compiles
+    # the same loop with Glicko-2's sites combined by nothing (a no-op custom rule: the state
+    # never moves) and by the built-in Gaussian rule (Glicko-1's combination: no volatility)
+    sites_run = replay_loop(run2.args, fresh.values, apply=K.no_apply, rule=K.RULE_CUSTOM)
+    sites, _ = best_of(sites_run, reps)
+    keep_sigma_run = replay_loop(run2.args, fresh.values, rule=K.RULE_GAUSSIAN)
     keep, _ = best_of(keep_sigma_run, reps)
 
     # the volatility problems of this very run, solved again on their own
-    prob = solve_inputs(a, b, score, fitted._post, method.prior_row(), fresh.values.shape[0])
+    prob = solve_inputs(site, lik, forecast, obs, theta, a, b, score, ya, yb, home, weight, fitted._post,
+                        method.prior_row(), fresh.values.shape[0])
     tau, eps, max_iter = method.tau, method.eps, method.max_iter
     sig = np.empty(prob.shape[0])
     solve_all(prob[:10], tau, eps, max_iter, sig[:10])  # compiles
@@ -481,7 +473,9 @@ def profile(games, repeats: int) -> None:
     print()
     print(f"Where the time of Glicko2().run goes ({n:,} games, one-game periods, no time passing, best of {reps}):")
     print_breakdown(n, total, loop, w)
-    print(f"      {'same loop, game kernel keeping the volatility':{w - 4}s}{keep * 1e3:9.1f} ms  "
+    print(f"      {'same loop, the sites alone (no-op combination)':{w - 4}s}{sites * 1e3:9.1f} ms  "
+          f"{rate(n, sites)} games/s   (forecast, g, E, sites)")
+    print(f"      {'same loop, sites + Gaussian rule (no volatility)':{w - 4}s}{keep * 1e3:9.1f} ms  "
           f"{rate(n, keep)} games/s   (steps 3, 4, 6-8 only)")
     print(f"      {'=> the two volatility solves per game (step 5)':{w - 4}s}{(loop - keep) * 1e3:9.1f} ms  "
           f"({100 * (loop - keep) / total:4.1f}% of the run)")
@@ -496,7 +490,7 @@ def profile(games, repeats: int) -> None:
     print(f"    problems rebuilt from the run's post-game rows give its volatilities bit for bit: "
           f"{'yes' if rebuilt else 'NO'}; the counting copy gives the same: {'yes' if same_count else 'NO'}")
     print(f"  {'Glicko().run for comparison, whole run':{w}s}{run1.wall * 1e3:9.1f} ms  {rate(n, run1.wall)} games/s"
-          f"   (sequential_loop {run1.loop_wall * 1e3:.1f} ms)")
+          f"   (game_loop {run1.loop_wall * 1e3:.1f} ms)")
 
 
 # ---------------------------------------------------------------------------- main

@@ -46,8 +46,13 @@ of the final mu and sigma over the competitors:
   the three class attributes) is run beside it to show that this is the difference.
 
 ``--profile`` (on by default, off with ``--quick``) splits ``TrueSkill().run`` into the
-Python-side preparation and the compiled loop and runs the same games with one rating period
-per game (``games.with_periods("game")``), reporting how far that path is from the fused one.
+Python-side preparation and the compiled ``filters._kernels.game_loop`` (per game TrueSkill's
+site, ``filters.trueskill._site``: the one-vs-one ADF posterior as a Gaussian site, then the
+built-in Gaussian combination rule), times that loop with a no-op site, with a site that only
+forecasts (``_proba``) and with TrueSkill's sites combined by nothing (a no-op custom rule), and
+runs the same games with one rating period per game (``games.with_periods("game")``:
+``site_loop``, the same site and rule with the period bookkeeping), reporting how far that path
+is from the one-game path.
 
 Usage::
 
@@ -65,7 +70,8 @@ import time
 import numpy as np
 
 from _common import (BenchParser, best_of, build_games, dated_seconds, draw_stream, final_states, import_packages,
-                     print_breakdown, print_header, print_rate_table, rate, time_run_and_loop, versions, warm_up)
+                     noop_site_kernel, print_breakdown, print_header, print_rate_table, proba_site_kernel, rate,
+                     replay_loop, time_run_and_loop, versions, warm_up)
 
 TARGET = 5e6  # one-vs-one TrueSkill games per second on one core for ours, stated in the issue
 ISSUE_TRUESKILL = 11e3  # the issue's figures for the peers
@@ -282,25 +288,50 @@ def agreement(a, b, score, n_check: int) -> bool:
 def profile(games, repeats: int) -> None:
     """Where the time of ``TrueSkill().run(games)`` goes, and the rating-period path beside it."""
     from filters import TrueSkill
+    from filters import _kernels as K
+    from filters import trueskill as T
 
     n = len(games)
     reps = max(1, repeats)
-    seq_run = time_run_and_loop(TrueSkill(), games, reps, "sequential_loop")
+    seq_run = time_run_and_loop(TrueSkill(), games, reps, "game_loop")
     total, loop, seq = seq_run.wall, seq_run.loop_wall, seq_run.fitted
+
+    # the same loop from a fresh state with lighter kernels, each combined by nothing (a no-op
+    # custom rule, two indirect calls per game; the state never moves): a no-op site (the loop
+    # itself), a site that only forecasts (TrueSkill's _proba), TrueSkill's own site
+    fresh = TrueSkill().init_state(games.players).values
+    no_rule = {"apply": K.no_apply, "rule": K.RULE_CUSTOM}
+    steps = []
+    for label, kw in (("loop, no-op site and no-op combination", {"site": noop_site_kernel()}),
+                      ("+ the forecast, TrueSkill._proba", {"site": proba_site_kernel(T._proba)}),
+                      ("+ the ADF site, TrueSkill._site", {})):
+        go = replay_loop(seq_run.args, fresh, **kw, **no_rule)
+        go()  # compiles the probe
+        steps.append((label, best_of(go, reps)[0]))
+
     periods = games.with_periods("game")
-    per_run = time_run_and_loop(TrueSkill(), periods, reps, "run_loop")
+    per_run = time_run_and_loop(TrueSkill(), periods, reps, "site_loop")
     p_total, p_loop, per = per_run.wall, per_run.loop_wall, per_run.fitted
     d_proba = float(np.max(np.abs(seq.proba - per.proba)))
     d_state = float(np.max(np.abs(seq.state.values - per.state.values)))
-    w = 44
+    same = bool(np.array_equal(seq.proba, per.proba) and np.array_equal(seq.state.values, per.state.values))
+    w = 52
     print()
     print(f"Where the time of TrueSkill().run goes ({n:,} games, no rating periods, best of {reps}):")
     print_breakdown(n, total, loop, w, loop_note=f"   ({1e9 * loop / n:.0f} ns per game)")
-    print("Rating-period path for comparison: games.with_periods(\"game\") (run_loop + proba and update kernels):")
-    print(f"  {'whole run':{w}s}{p_total * 1e3:9.1f} ms  {rate(n, p_total)} games/s   (run_loop {p_loop * 1e3:.1f} ms)")
-    print(f"  max difference from the sequential path: forecasts {d_proba:.3g}, final mu/sigma {d_state:.3g}")
-    print("    (TrueSkill's period update multiplies the per-game messages in natural parameters even for\n"
-          "    a one-game period, so it equals the fused one-game kernel to rounding, not bit for bit)")
+    print("  the same loop from a fresh state, built up step by step (the state moves only in the full loop):")
+    for label, sec in steps:
+        print(f"    {label:{w - 2}s}{sec * 1e3:9.1f} ms  {rate(n, sec)} games/s   ({1e9 * sec / n:.0f} ns per game)")
+    print(f"    {'the Gaussian rule for the no-op apply = game_loop':{w - 2}s}{loop * 1e3:9.1f} ms  "
+          f"{rate(n, loop)} games/s   (the run's own loop)")
+    print("Rating-period path for comparison: games.with_periods(\"game\") (site_loop: the same site and rule, "
+          "summed per period):")
+    print(f"  {'whole run':{w}s}{p_total * 1e3:9.1f} ms  {rate(n, p_total)} games/s"
+          f"   (site_loop {p_loop * 1e3:.1f} ms)")
+    print(f"  max difference from the one-game path: forecasts {d_proba:.3g}, final mu/sigma {d_state:.3g}"
+          f" ({'bit-identical' if same else 'not bit-identical'})")
+    print("    (both paths run TrueSkill's one site and the same Gaussian rule: a one-game period is the\n"
+          "    one-game update)")
 
 
 # ---------------------------------------------------------------------------- main
