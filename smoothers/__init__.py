@@ -14,7 +14,7 @@ Modules: ``laplace`` (Newton and the evidence), ``bradley_terry`` (the static fi
 condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
 tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
 start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS),
-``_pytensor_config`` (PyTensor's compile directory).
+``statespace._pytensor_config`` (PyTensor's compile directory).
 """
 
 from .base import Smoother, SmootherFit, Timeline, timeline

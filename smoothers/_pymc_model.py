@@ -39,7 +39,7 @@ from statespace import Games, Outcome, SkillModel
 from statespace import _numeric as nx
 from statespace.model import Davidson, Threshold
 
-from ._pytensor_config import configure_pytensor
+from statespace._pytensor_config import configure_pytensor
 
 __all__ = ["segment_starts", "segment_cumsum", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
            "laplace_start"]

@@ -30,7 +30,7 @@ themselves (nutpie to numba, numpyro to JAX), and the tests check that both give
 log density and gradient.
 
 Importing this module imports PyTensor: ``pymc_smoother`` imports it only after pointing
-PyTensor's compile directory where it belongs (``smoothers._pytensor_config``).
+PyTensor's compile directory where it belongs (``statespace._pytensor_config``).
 """
 
 from __future__ import annotations

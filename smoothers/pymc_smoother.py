@@ -52,7 +52,7 @@ r-hat and smallest bulk ESS with where they occur, seconds). After MCMC a
 :class:`ConvergenceWarning` says what is off: divergent transitions, r-hat above ``max_rhat``,
 bulk ESS below ``min_ess`` (r-hat and ESS as ArviZ computes them, vectorised over the nodes: ``smoothers._diagnostics``).
 
-PyTensor compile cache: :func:`smoothers._pytensor_config.configure_pytensor` points it at
+PyTensor compile cache: :func:`statespace._pytensor_config.configure_pytensor` points it at
 ``compile_dir`` (default: a per-user folder in the system's temporary directory) before PyTensor
 is first imported.
 """
@@ -77,7 +77,7 @@ from statespace.model import Davidson, Threshold
 
 from ._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
 from ._pymc_model import build_model, laplace_start, segment_cumsum, segment_starts
-from ._pytensor_config import configure_pytensor, default_compile_dir
+from statespace._pytensor_config import configure_pytensor, default_compile_dir
 from .base import Smoother, SmootherFit, timeline
 
 __all__ = ["PyMCSmoother", "ConvergenceWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, types
 
 from .margin import _positive_number
+from ._pytensor_config import configure_pytensor
 from .observation import FORECAST_SIG, LIK_SIG, Observation
 
 __all__ = ["Goals"]
@@ -201,6 +202,7 @@ class Goals(Observation):
         ``x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``
         (``x, y`` = ``score_a``, ``score_b``; the formula of :func:`goals_loglik`). ``score`` and
         ``theta`` are not read. PyTensor is imported here, when a graph is built."""
+        configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
 
         c = 0.5 / _positive_number("scale", scale, allow_zero=False)

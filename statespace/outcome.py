@@ -20,6 +20,7 @@ from numba import njit
 
 from . import _gaussian as _g
 from . import _numeric as nx
+from ._pytensor_config import configure_pytensor
 from .observation import FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
 __all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
@@ -260,6 +261,7 @@ class Outcome(Observation):
         own. A branch a game does not take is evaluated where it is finite (the draw term of a
         decisive game at ``z = 0``) and discarded by ``switch``, so it adds nothing to the value
         or the gradient. PyTensor and PyMC are imported here, when a graph is built."""
+        configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
         from pymc.distributions.dist_math import log_diff_normal_cdf, normal_lcdf
 

@@ -438,6 +438,9 @@ print(json.dumps(out))
 def _symbolic(obs, d, score, score_a, score_b, scale, theta=None):
     """Value and d/dd of ``obs.symbolic_loglik`` at ``d``, every input a PyTensor variable
     (as in PyMC's graph), compiled in PyTensor's Python mode."""
+    from statespace._pytensor_config import configure_pytensor
+
+    configure_pytensor()  # before PyTensor's first import, as the package does
     import pytensor
     import pytensor.tensor as pt
 
