@@ -143,14 +143,18 @@ def _combine(rule, apply, x, count, theta, i, scratch):
     """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row."""
     if rule == RULE_SHIFT:
         x[i, 0] += scratch[i, 1]
+        scratch[i, 0] = 0.0
+        scratch[i, 1] = 0.0
     elif rule == RULE_GAUSSIAN:
         precision = 1.0 / scratch[i, 3] + scratch[i, 1]
         x[i, 0] += scratch[i, 2] / precision
         x[i, 1] = math.sqrt(1.0 / precision)
+        for c in range(SCRATCH_WIDTH):
+            scratch[i, c] = 0.0
     else:
         apply(x, count, theta, i, scratch)
-    for c in range(scratch.shape[1]):
-        scratch[i, c] = 0.0
+        for c in range(scratch.shape[1]):
+            scratch[i, c] = 0.0
 
 
 @njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True, inline="always")
