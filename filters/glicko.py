@@ -69,7 +69,6 @@ INITIAL_VOLATILITY = 0.06
 #: rating periods without explicit periods last this many days (a month, what Glickman's
 #: defaults were made for)
 PERIOD_DAYS = 30.0
-_PI2 = math.pi**2
 #: the kernels' parameters, in ``theta`` order, shared by both versions
 PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
 _C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = range(len(PARAMS))
@@ -77,9 +76,10 @@ _R, _RD, _SIGMA = 0, 1, 2
 
 
 def g(rd):
-    """``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)``, ``q = ln 10 / 400`` (Glickman 1999, eq. 3)."""
-    rd = np.asarray(rd, dtype=float)
-    return 1.0 / np.sqrt(1.0 + 3.0 * (Q * rd) ** 2 / _PI2)
+    """``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)``, ``q = ln 10 / 400`` (Glickman 1999, eq. 3): the
+    logistic model's scale over its effective scale with a skill-difference variance ``RD^2``
+    (:func:`statespace._numeric.effective_scale`)."""
+    return ELO_SCALE / SkillModel("logistic", ELO_SCALE).effective_scale(np.asarray(rd, dtype=float) ** 2)
 
 
 def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
@@ -94,12 +94,12 @@ def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
     """
     r_a, rd_a, r_b, rd_b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (r_a, rd_a, r_b, rd_b)))
     if form == "update":
-        gg = g(rd_b)
+        var = rd_b**2
     elif form == "prediction":
-        gg = g(np.sqrt(rd_a**2 + rd_b**2))
+        var = rd_a**2 + rd_b**2
     else:
         raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
-    return 1.0 / (1.0 + 10.0 ** (-gg * (r_a - r_b) / 400.0))
+    return SkillModel("logistic", ELO_SCALE, draw="half").proba(r_a - r_b, var)[..., 0]
 
 
 @K.proba_kernel
