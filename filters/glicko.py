@@ -79,7 +79,7 @@ def g(rd):
     """``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)``, ``q = ln 10 / 400`` (Glickman 1999, eq. 3): the
     logistic model's scale over its effective scale with a skill-difference variance ``RD^2``
     (:func:`statespace._numeric.effective_scale`)."""
-    return ELO_SCALE / SkillModel("logistic", ELO_SCALE).effective_scale(np.asarray(rd, dtype=float) ** 2)
+    return (ELO_SCALE / SkillModel("logistic", ELO_SCALE).effective_scale(np.asarray(rd, dtype=float) ** 2))[()]
 
 
 def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
@@ -99,7 +99,7 @@ def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
         var = rd_a**2 + rd_b**2
     else:
         raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
-    return SkillModel("logistic", ELO_SCALE, draw="half").proba(r_a - r_b, var)[..., 0]
+    return SkillModel("logistic", ELO_SCALE, draw="half").proba(r_a - r_b, var)[..., 0][()]
 
 
 @K.proba_kernel
