@@ -27,7 +27,9 @@ Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the
   to ``scratch[i, 1]`` and its gradient (precision times mean shift) to ``scratch[i, 2]``, and
   sets ``scratch[i, 3]`` to the prior variance it was computed from (the pre-period variance,
   widened where the filter adds noise per game played); then with ``P = 1 / scratch[i, 3] +
-  scratch[i, 1]``: ``mean += scratch[i, 2] / P``, ``sd = P^(-1/2)`` (:func:`gaussian_site`);
+  scratch[i, 1]``: ``mean += scratch[i, 2] / P``, ``sd = P^(-1/2)`` (:func:`gaussian_site`). A
+  competitor's only game of the period may instead be kept as its posterior moments
+  (:func:`moment_site`, flagged in ``scratch[i, 4]``), which the product of one site would give;
 - :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
 
 A rule that is not a sum of sites over the whole period at all (the full-covariance EKF's joint
@@ -74,8 +76,8 @@ UpdateFn = types.FunctionType(UPDATE_SIG)
 RULE_CUSTOM = 0
 RULE_SHIFT = 1
 RULE_GAUSSIAN = 2
-#: accumulator columns every filter has (games in the period, three sums)
-SCRATCH_WIDTH = 4
+#: accumulator columns every filter has (games in the period, three sums, a flag)
+SCRATCH_WIDTH = 5
 
 
 def predict_kernel(fn):
@@ -132,10 +134,17 @@ def gaussian_site(scratch, i, prior_var, precision, gradient):
 
 @njit(cache=True)
 def moment_site(scratch, i, prior_var, mean_shift, post_var):
-    """The site ``posterior / prior`` of a one-game posterior ``N(m + mean_shift, post_var)`` from
-    the prior ``N(m, prior_var)``: precision ``1 / post_var - 1 / prior_var``, gradient
-    ``mean_shift / post_var``."""
-    gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, mean_shift / post_var)
+    """A one-game posterior ``N(m + mean_shift, post_var)`` from the prior ``N(m, prior_var)`` as a
+    site (:data:`RULE_GAUSSIAN`): the site ``posterior / prior``, precision
+    ``1 / post_var - 1 / prior_var`` and gradient ``mean_shift / post_var``; when this is
+    competitor ``i``'s only game of the period the product is that posterior itself, so it is
+    kept as such (``scratch[i, 4] = 1``: columns 1 and 2 hold ``post_var`` and ``mean_shift``)."""
+    if scratch[i, 0] == 1.0:
+        scratch[i, 1] = post_var
+        scratch[i, 2] = mean_shift
+        scratch[i, 4] = 1.0
+    else:
+        gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, mean_shift / post_var)
 
 
 @njit(types.void(i8, ApplyFn, f8_2d, i8_1d, f8_1d, i8, f8_2d), cache=True, inline="always")
@@ -146,9 +155,13 @@ def _combine(rule, apply, x, count, theta, i, scratch):
         scratch[i, 0] = 0.0
         scratch[i, 1] = 0.0
     elif rule == RULE_GAUSSIAN:
-        precision = 1.0 / scratch[i, 3] + scratch[i, 1]
-        x[i, 0] += scratch[i, 2] / precision
-        x[i, 1] = math.sqrt(1.0 / precision)
+        if scratch[i, 4] != 0.0:  # the period's one game, kept as its posterior (moment_site)
+            x[i, 0] += scratch[i, 2]
+            x[i, 1] = math.sqrt(scratch[i, 1])
+        else:
+            precision = 1.0 / scratch[i, 3] + scratch[i, 1]
+            x[i, 0] += scratch[i, 2] / precision
+            x[i, 1] = math.sqrt(1.0 / precision)
         for c in range(SCRATCH_WIDTH):
             scratch[i, c] = 0.0
     else:

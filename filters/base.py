@@ -104,9 +104,12 @@ class _GameArrays:
     in_order: bool
 
     @classmethod
-    def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None) -> "_GameArrays":
+    def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None,
+           scores: bool = True) -> "_GameArrays":
         """``ids`` maps the games' competitor ids to state rows (None: the same); ``times`` in the
-        filter's unit (None: a single period, all at time 0, kept in the given order)."""
+        filter's unit (None: a single period, all at time 0, kept in the given order); ``scores``:
+        whether the kernels read ``score_a`` and ``score_b`` (else they get the ``score`` column in
+        their place, which no kernel of such an observation reads)."""
         order = games.order if times is not None else np.arange(len(games))
         in_order = bool(np.all(order[1:] > order[:-1]))
 
@@ -114,11 +117,11 @@ class _GameArrays:
             return np.array(x if in_order else x[order], dtype=dtype, order="C")
 
         n = len(games)
-        nan = np.full(n, np.nan)
+        score = by_time(games.score)
         return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
-                   b=by_time(games.b if ids is None else ids[games.b], np.int64),
-                   score=by_time(games.score), score_a=by_time(getattr(games, "score_a", nan)),
-                   score_b=by_time(getattr(games, "score_b", nan)), home=by_time(~games.neutral),
+                   b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
+                   score_a=by_time(games.score_a) if scores else score,
+                   score_b=by_time(games.score_b) if scores else score, home=by_time(~games.neutral),
                    weight=by_time(games.weight), t=by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)
 
@@ -325,7 +328,7 @@ class Filter(Settings):
         """
         self.check_games(batch)
         out, ids = self._aligned(state, batch)
-        g = _GameArrays.of(batch, ids, None)
+        g = _GameArrays.of(batch, ids, None, self.model.observation.needs_scores)
         lik, forecast, obs = self.observation_kernels()
         cls = type(self)
         theta = self.theta()
@@ -398,7 +401,7 @@ class Filter(Settings):
             ids = np.arange(games.n_players)
         else:
             st, ids = self._aligned(state, games, initial)
-        g = _GameArrays.of(games, None if state is None else ids, self.times(games))
+        g = _GameArrays.of(games, None if state is None else ids, self.times(games), self.model.observation.needs_scores)
         starts = games.batches()
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))

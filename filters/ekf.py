@@ -146,6 +146,15 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
 
+@njit(cache=True)
+def _home_site(scratch, i, v, sign, shift, f):
+    """The latent home advantage's site, the posterior ``N(m + sign v shift, v - f v^2 sign^2)`` over
+    its prior ``N(m, v)`` in natural parameters: precision ``f sign^2 / (1 - f v sign^2)``, gradient
+    ``sign shift / (1 - f v sign^2)`` (always summed: it takes part in every game at home)."""
+    r = 1.0 / (1.0 - f * v * sign * sign)
+    K.gaussian_site(scratch, i, v, f * sign * sign * r, sign * shift * r)
+
+
 @K.site_kernel
 def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """One Newton step on the game's log posterior from the prior ``N(m, diag(v))``: with
@@ -166,8 +175,7 @@ def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, 
     K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
         k = x.shape[0] - 1
-        v = x[k, _SD] * x[k, _SD]
-        K.moment_site(scratch, k, v, at_home * v * shift, v - f * v * v * at_home * at_home)
+        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, shift, f)
         scratch[k, 0] += 1.0
     return p
 

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from statespace import ELO_SCALE, SkillModel
-from statespace._numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs
+from statespace._numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs, outcome_proba
 
 from . import _kernels as K
 from ._common import finite
@@ -110,7 +110,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
     var = x[b, _RD] * x[b, _RD]
     if theta[_FORM] == 0.0:
         var += x[a, _RD] * x[a, _RD]
-    return forecast(obs, d, var)
+    return outcome_proba(LOGISTIC, DRAW_HALF, 0.0, d, effective_scale(LOGISTIC, ELO_SCALE, var))
 
 
 @njit(cache=True)

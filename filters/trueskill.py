@@ -92,8 +92,8 @@ def _adf(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps):
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
     """The model's forecast with the skill-difference variance ``sigma_a^2 + sigma_b^2``."""
-    return forecast(obs, x[a, _MU] - x[b, _MU] + theta[_HOME] * at_home,
-                    x[a, _SIGMA] * x[a, _SIGMA] + x[b, _SIGMA] * x[b, _SIGMA])
+    return _win_draw_loss(x[a, _MU], x[a, _SIGMA] * x[a, _SIGMA], x[b, _MU], x[b, _SIGMA] * x[b, _SIGMA],
+                          theta[_HOME] * at_home, theta[_BETA], theta[_EPS])
 
 
 @K.site_kernel
