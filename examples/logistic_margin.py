@@ -48,7 +48,7 @@ from numba import njit
 
 import statespace as ss
 from filters import EKF
-from statespace.observation import FORECAST_SIG, LIK_SIG, Observation, gauss_hermite
+from statespace.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation, gauss_hermite
 
 __all__ = ["LogisticMargin", "logistic_margin_loglik", "logistic_margin_forecast", "simulate", "main"]
 
@@ -75,6 +75,13 @@ def logistic_margin_loglik(params, score, score_a, score_b, d):
     e = math.exp(-abs(z))
     l = -abs(z) - 2.0 * math.log1p(e) - math.log(s)
     return l, math.tanh(0.5 * z) / s, -2.0 * e / ((s * (1.0 + e)) ** 2)
+
+
+@njit(DERIVS_SIG, cache=True)
+def logistic_margin_derivs(params, score, score_a, score_b, d):
+    """``(dl/dd, d2l/dd2)`` of :func:`logistic_margin_loglik`, without ``l`` (what the EKF reads)."""
+    _, g, h = logistic_margin_loglik(params, score, score_a, score_b, d)
+    return g, h
 
 
 @njit(cache=True)
@@ -165,6 +172,7 @@ class LogisticMargin(Observation):
     name = "logistic_margin"
     needs_scores = True
     lik_kernel = staticmethod(logistic_margin_loglik)
+    derivs_kernel = staticmethod(logistic_margin_derivs)
     forecast_kernel = staticmethod(logistic_margin_forecast)
 
     def __post_init__(self) -> None:

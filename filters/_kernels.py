@@ -11,7 +11,7 @@ competitor, columns in the filter's own units) and a parameter vector ``theta``:
 - ``proba(forecast, obs, x, a, b, at_home, theta) -> (win, draw, loss)``: the forecast of one
   game from the current state (``forecast`` and ``obs`` are the model's observation kernel and
   its parameter vector, :mod:`statespace.observation`);
-- ``site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch)
+- ``site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch)
   -> (win, draw, loss)``: forecast one game and add its contributions to the accumulator rows
   ``scratch[a]`` and ``scratch[b]``, reading only the pre-period state (``x`` is not written);
 - ``apply(x, count, theta, i, scratch)``: turn row ``i``'s accumulated sites into its new belief
@@ -33,7 +33,7 @@ Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the
 - :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
 
 A rule that is not a sum of sites over the whole period at all (the full-covariance EKF's joint
-update) supplies ``update(lik, obs, x, count, theta, a, b, score, score_a, score_b, home, weight,
+update) supplies ``update(derivs, obs, x, count, theta, a, b, score, score_a, score_b, home, weight,
 start, stop)`` instead and runs in :func:`period_loop`.
 
 A filter may keep one *shared* state row besides the competitors' (the EKF's latent home
@@ -52,7 +52,7 @@ import math
 import numpy as np
 from numba import njit, types
 
-from statespace.observation import ForecastFn, LikFn
+from statespace.observation import DerivsFn, ForecastFn
 
 f8 = types.float64
 i8 = types.int64
@@ -62,9 +62,9 @@ i8_1d = types.int64[::1]
 
 PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
 PROBA_SIG = types.UniTuple(f8, 3)(ForecastFn, f8_1d, f8_2d, i8, i8, f8, f8_1d)
-SITE_SIG = types.UniTuple(f8, 3)(LikFn, ForecastFn, f8_1d, f8_2d, f8_1d, i8, i8, f8, f8, f8, f8, f8, f8_2d)
+SITE_SIG = types.UniTuple(f8, 3)(DerivsFn, ForecastFn, f8_1d, f8_2d, f8_1d, i8, i8, f8, f8, f8, f8, f8, f8_2d)
 APPLY_SIG = types.void(f8_2d, i8_1d, f8_1d, i8, f8_2d)
-UPDATE_SIG = types.void(LikFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d,
+UPDATE_SIG = types.void(DerivsFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d,
                         i8, i8)
 
 PredictFn = types.FunctionType(PREDICT_SIG)
@@ -118,7 +118,7 @@ def no_apply(x, count, theta, i, scratch):
 
 
 @njit(UPDATE_SIG, cache=True)
-def no_update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
+def no_update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
     """Placeholder ``update`` of the filters made of sites."""
     return
 
@@ -192,9 +192,9 @@ def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
         _advance(predict, x, last, theta, b[g], t)
 
 
-@njit(types.void(SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
+@njit(types.void(SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
                  f8_1d, f8_1d, f8_1d, i8, i8, f8_2d, f8_2d, i8), cache=True)
-def period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
+def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
            out_p, scratch, shared):
     """One rating period, the games ``start:stop``: every site from the pre-period state, then
     each competitor's sites combined once; forecasts into ``out_p[start:stop]``."""
@@ -202,7 +202,7 @@ def period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, 
         scratch[a[g], 0] += 1.0
         scratch[b[g], 0] += 1.0
     for g in range(start, stop):
-        pw, pd, pl = site(lik, forecast, obs, x, theta, a[g], b[g], score[g], ya[g], yb[g], home[g], weight[g],
+        pw, pd, pl = site(derivs, forecast, obs, x, theta, a[g], b[g], score[g], ya[g], yb[g], home[g], weight[g],
                           scratch)
         out_p[g, 0] = pw
         out_p[g, 1] = pd
@@ -228,9 +228,9 @@ def _record(out_post, x, a, b, start, stop):
             out_post[g, k + c] = x[b[g], c]
 
 
-@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
+@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
                  i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
-def site_loop(predict, site, apply, rule, lik, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home,
+def site_loop(predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home,
               weight, t, starts, out_p, out_post, scratch, shared):
     """Filter the time-sorted games period by period (``starts[k]:starts[k+1]``): every
     competitor of the period is moved forward to its time ``t[start]`` (a first appearance
@@ -240,14 +240,14 @@ def site_loop(predict, site, apply, rule, lik, forecast, obs, x, count, last, th
         s = starts[j]
         e = starts[j + 1]
         _advance_period(predict, x, last, theta, a, b, s, e, t[s], shared)
-        period(site, apply, rule, lik, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e,
+        period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e,
                out_p, scratch, shared)
         _record(out_post, x, a, b, s, e)
 
 
-@njit(types.void(PredictFn, types.boolean, SiteFn, ApplyFn, i8, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d,
+@njit(types.void(PredictFn, types.boolean, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d,
                  f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
-def game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta, a, b, score, ya,
+def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya,
               yb, home, weight, t, out_p, out_post, scratch, shared):
     """:func:`site_loop` when every game is its own rating period, without the period
     bookkeeping: the same ``site`` and combination rule, one game at a time."""
@@ -266,7 +266,7 @@ def game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, co
             last[ib] = tg
         scratch[ia, 0] = 1.0
         scratch[ib, 0] = 1.0
-        pw, pd, pl = site(lik, forecast, obs, x, theta, ia, ib, score[g], ya[g], yb[g], home[g], weight[g], scratch)
+        pw, pd, pl = site(derivs, forecast, obs, x, theta, ia, ib, score[g], ya[g], yb[g], home[g], weight[g], scratch)
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl
@@ -281,9 +281,9 @@ def game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, co
             out_post[g, k + c] = x[ib, c]
 
 
-@njit(types.void(PredictFn, ProbaFn, UpdateFn, LikFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
+@njit(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
                  i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, i8), cache=True)
-def period_loop(predict, proba, update, lik, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
+def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
                 t, starts, out_p, out_post, shared):
     """:func:`site_loop` for a filter whose period update is not a sum of per-competitor sites
     (the full-covariance EKF): forecasts from the pre-period state, then ``update``."""
@@ -296,7 +296,7 @@ def period_loop(predict, proba, update, lik, forecast, obs, x, count, last, thet
             out_p[g, 0] = pw
             out_p[g, 1] = pd
             out_p[g, 2] = pl
-        update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e)
+        update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, s, e)
         _record(out_post, x, a, b, s, e)
 
 

@@ -244,11 +244,11 @@ class Filter(Settings):
         return cls._site, cls._apply, cls.rule
 
     def observation_kernels(self):
-        """``(lik, forecast, obs)``: the compiled log-likelihood and forecast of :attr:`model`'s
+        """``(derivs, forecast, obs)``: the compiled log-likelihood derivatives and forecast of the model's
         observation and its parameter vector, which the loops hand to every kernel."""
         model = self.model
         o = model.observation
-        return o.lik_kernel, o.forecast_kernel, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
+        return o.derivs_kernel, o.forecast_kernel, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """Extra leaderboard columns computed from state rows (e.g. TrueSkill's mu - 3 sigma)."""
@@ -329,15 +329,15 @@ class Filter(Settings):
         self.check_games(batch)
         out, ids = self._aligned(state, batch)
         g = _GameArrays.of(batch, ids, None, self.model.observation.needs_scores)
-        lik, forecast, obs = self.observation_kernels()
+        derivs, forecast, obs = self.observation_kernels()
         cls = type(self)
         theta = self.theta()
         if cls._update is not None:
-            cls._update(lik, obs, out.values, out.count, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home,
+            cls._update(derivs, obs, out.values, out.count, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home,
                         g.weight, 0, len(batch))
         else:
             site, apply, rule = self.site_kernels()
-            K.period(site, apply, rule, lik, forecast, obs, out.values, out.count, theta, g.a, g.b,
+            K.period(site, apply, rule, derivs, forecast, obs, out.values, out.count, theta, g.a, g.b,
                      g.score, g.score_a, g.score_b, g.home, g.weight, 0, len(batch), np.empty((len(batch), 3)),
                      K.empty_scratch(out.values.shape[0], self.scratch_width), self.shared_row(out.values.shape[0]))
         return out
@@ -409,19 +409,19 @@ class Filter(Settings):
         cls = type(self)
         theta = self.theta()
         shared = self.shared_row(st.values.shape[0])
-        lik, forecast, obs = self.observation_kernels()
+        derivs, forecast, obs = self.observation_kernels()
         site, apply, rule = self.site_kernels()
         if cls._update is not None:
-            K.period_loop(cls._predict, cls._proba, cls._update, lik, forecast, obs, st.values, st.count, st.last,
+            K.period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, st.values, st.count, st.last,
                           theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts, out_p,
                           out_post, shared)
         elif games.period is None:  # every game its own period: no period bookkeeping
-            K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, lik,
+            K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, derivs,
                         forecast, obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
                         g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width),
                         shared)
         else:
-            K.site_loop(cls._predict, site, apply, rule, lik, forecast, obs, st.values, st.count,
+            K.site_loop(cls._predict, site, apply, rule, derivs, forecast, obs, st.values, st.count,
                         st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts,
                         out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
         order, in_order = g.order, g.in_order

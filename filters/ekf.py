@@ -83,13 +83,13 @@ DEFAULT_MODEL = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2,
 
 
 @njit(cache=True)
-def linearise(lik, obs, d0, S, theta, score, ya, yb, w):
+def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
     """Linearisation point ``d`` (``d0`` for the EKF, the mode for the iterated EKF), ``g = l'(d)``
     and ``kappa = -l''(d) >= 0`` there, for the observation's log-likelihood ``l`` tempered by the
     game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method."""
     iters = int(theta[_ITERS])
     d = d0
-    _, g, h = lik(obs, score, ya, yb, d)
+    g, h = derivs(obs, score, ya, yb, d)
     g *= w
     h *= w
     if iters > 1:
@@ -97,7 +97,7 @@ def linearise(lik, obs, d0, S, theta, score, ya, yb, w):
             kappa = max(-h, 0.0)
             step = (d0 + S * g - d) / (1.0 + S * kappa)
             d += step
-            _, g, h = lik(obs, score, ya, yb, d)
+            g, h = derivs(obs, score, ya, yb, d)
             g *= w
             h *= w
             if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
@@ -156,7 +156,7 @@ def _home_site(scratch, i, v, sign, shift, f):
 
 
 @K.site_kernel
-def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """One Newton step on the game's log posterior from the prior ``N(m, diag(v))``: with
     ``S = v_a + v_b (+ v_h)`` and ``g``, ``kappa`` at the linearisation point ``d``, the
     difference's posterior mean moves by ``S * shift``, ``shift = (g + kappa (d - d0)) / (1 + kappa S)``;
@@ -168,7 +168,7 @@ def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, 
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
     S = va + vb + vh
-    d, g, kappa = linearise(lik, obs, d0, S, theta, score, score_a, score_b, weight)
+    d, g, kappa = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
     shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
     f = kappa / (1.0 + kappa * S)
     K.moment_site(scratch, a, va, va * shift, va - f * va * va)
@@ -195,14 +195,14 @@ def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
 
 
 @K.site_kernel
-def _site_scalar(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site_scalar(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """The diagonal site with every variance fixed at ``v`` and the curvature frozen at its
     steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters._kernels.RULE_SHIFT`)."""
     p = _proba_scalar(forecast, obs, x, a, b, at_home, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
     v = theta[_FIXED_VAR]
     S = 2.0 * v
-    d, g, _ = linearise(lik, obs, d0, S, theta, score, score_a, score_b, weight)
+    d, g, _ = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
     kappa = weight * theta[_KAPPA0]
     shift = v * (g + kappa * (d - d0)) / (1.0 + kappa * S)
     scratch[a, 1] += shift

@@ -52,7 +52,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 
 @K.update_kernel
-def _update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
+def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
     """The rank-``m`` Woodbury update of the period's games (see the module docstring)."""
     n = x.shape[0]
     m = stop - start
@@ -66,7 +66,7 @@ def _update(lik, obs, x, count, theta, a, b, score, ya, yb, home, weight, start,
         u[j] = x[ia, _MEAN] - x[ib, _MEAN]
         d0 = u[j] + theta[_HOME] * home[start + j]
         S = x[ia, 2 + ia] + x[ib, 2 + ib] - 2.0 * x[ia, 2 + ib]
-        d, g, kappa = linearise(lik, obs, d0, S, theta, score[start + j], ya[start + j], yb[start + j],
+        d, g, kappa = linearise(derivs, obs, d0, S, theta, score[start + j], ya[start + j], yb[start + j],
                                 weight[start + j])
         kap[j] = kappa
         c[j] = g + kappa * d - kappa * (d0 - u[j])

@@ -67,7 +67,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 
 @K.site_kernel
-def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """``S_a - E_a`` (weighted): times K for :data:`~filters._kernels.RULE_SHIFT`; under FIDE
     rules from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
     e = _expected(x, a, b, at_home, theta)

@@ -125,7 +125,7 @@ def _side_site(scratch, i, rd_i, rd_opp, score, d, weight):
 
 
 @K.site_kernel
-def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """Both competitors' Glicko sites from the pre-period values (Glickman 1999, eqs. 4-6)."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
     d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home

@@ -52,7 +52,7 @@ def _side(x, theta, scratch, i, j, score, d, weight):
 
 
 @K.site_kernel
-def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """Both competitors' sites from the pre-period values (the module docstring's sums)."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
     d = x[a, _R] - x[b, _R] + theta[_HOME] * at_home

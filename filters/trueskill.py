@@ -97,7 +97,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 
 @K.site_kernel
-def _site(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """The ADF posterior of the game from the period's prior, as a site ``posterior / prior``."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
     va = prior_var(x, a, theta, scratch)

@@ -15,7 +15,7 @@ from numba import njit, types
 
 from .margin import _positive_number
 from ._pytensor_config import configure_pytensor
-from .observation import FORECAST_SIG, LIK_SIG, Observation
+from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
 __all__ = ["Goals"]
 
@@ -103,6 +103,15 @@ def skellam_outcome(rate_a, rate_b):
 
 # params = [base, scale]
 
+@njit(DERIVS_SIG, cache=True)
+def goals_derivs(params, score, score_a, score_b, d):
+    """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
+    c = 0.5 / params[1]
+    rate_a = math.exp(params[0] + c * d)
+    rate_b = math.exp(params[0] - c * d)
+    return c * ((score_a - rate_a) - (score_b - rate_b)), -c * c * (rate_a + rate_b)
+
+
 @njit(LIK_SIG, cache=True)
 def goals_loglik(params, score, score_a, score_b, d):
     """With ``u = d / (2 scale)``, ``lambda_a = exp(base + u)``, ``lambda_b = exp(base - u)``:
@@ -184,6 +193,7 @@ class Goals(Observation):
     name = "goals"
     needs_scores = True
     lik_kernel = staticmethod(goals_loglik)
+    derivs_kernel = staticmethod(goals_derivs)
     forecast_kernel = staticmethod(goals_forecast)
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .observation import FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
+from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
 __all__ = ["Margin"]
 
@@ -28,14 +28,20 @@ def _phi_cdf(x):
 
 # params = [sd, draw_width]
 
+@njit(DERIVS_SIG, cache=True)
+def margin_derivs(params, score, score_a, score_b, d):
+    """``y = score_a - score_b``: ``dl/dd = (y - d) / sd^2``, ``d2l/dd2 = -1 / sd^2``."""
+    v = params[0] * params[0]
+    return ((score_a - score_b) - d) / v, -1.0 / v
+
+
 @njit(LIK_SIG, cache=True)
 def margin_loglik(params, score, score_a, score_b, d):
-    """``y = score_a - score_b``: ``l = log N(y; d, sd^2)``, ``dl/dd = (y - d) / sd^2``,
-    ``d2l/dd2 = -1 / sd^2``."""
+    """``y = score_a - score_b``: ``l = log N(y; d, sd^2)`` and :func:`margin_derivs`."""
     sd = params[0]
-    v = sd * sd
     r = (score_a - score_b) - d
-    return -0.5 * r * r / v - math.log(sd) - _HALF_LOG_2PI, r / v, -1.0 / v
+    g, h = margin_derivs(params, score, score_a, score_b, d)
+    return -0.5 * r * r / (sd * sd) - math.log(sd) - _HALF_LOG_2PI, g, h
 
 
 @njit(FORECAST_SIG, cache=True)
@@ -104,6 +110,7 @@ class Margin(Observation):
     name = "margin"
     needs_scores = True
     lik_kernel = staticmethod(margin_loglik)
+    derivs_kernel = staticmethod(margin_derivs)
     forecast_kernel = staticmethod(margin_forecast)
     moments_kernel = staticmethod(margin_moments)
 

@@ -30,7 +30,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit, types
 
-__all__ = ["Observation", "LIK_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "ForecastFn", "MomentsFn",
+__all__ = ["Observation", "LIK_SIG", "DERIVS_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "DerivsFn", "ForecastFn",
+           "MomentsFn",
            "gauss_hermite"]
 
 _f8 = types.float64
@@ -39,6 +40,9 @@ _p2 = types.float64[:, ::1]
 
 #: ``loglik(params, score, score_a, score_b, d) -> (l, dl/dd, d2l/dd2)``
 LIK_SIG = types.UniTuple(_f8, 3)(_p, _f8, _f8, _f8, _f8)
+#: ``derivs(params, score, score_a, score_b, d) -> (dl/dd, d2l/dd2)``: the derivatives alone (what a
+#: filter linearises with, without the cost of ``l``)
+DERIVS_SIG = types.UniTuple(_f8, 2)(_p, _f8, _f8, _f8, _f8)
 #: ``forecast(params, d, var) -> (P(a wins), P(draw), P(b wins))``
 FORECAST_SIG = types.UniTuple(_f8, 3)(_p, _f8, _f8)
 #: ``moments(params, score, score_a, score_b, mean, var) -> (mean', var')`` of the tilted
@@ -46,6 +50,7 @@ FORECAST_SIG = types.UniTuple(_f8, 3)(_p, _f8, _f8)
 MOMENTS_SIG = types.UniTuple(_f8, 2)(_p, _f8, _f8, _f8, _f8, _f8)
 
 LikFn = types.FunctionType(LIK_SIG)
+DerivsFn = types.FunctionType(DERIVS_SIG)
 ForecastFn = types.FunctionType(FORECAST_SIG)
 MomentsFn = types.FunctionType(MOMENTS_SIG)
 
@@ -95,8 +100,8 @@ class Observation:
     :class:`statespace.Goals`).
 
     A subclass sets ``name``, ``needs_scores`` (whether it reads ``score_a`` and ``score_b``),
-    the compiled ``lik_kernel`` and ``forecast_kernel`` (numba functions with :data:`LIK_SIG`
-    and :data:`FORECAST_SIG`, stored as ``staticmethod`` so that instance access returns the
+    the compiled ``lik_kernel``, ``derivs_kernel`` and ``forecast_kernel`` (numba functions with
+    :data:`LIK_SIG`, :data:`DERIVS_SIG` and :data:`FORECAST_SIG`, stored as ``staticmethod`` so that instance access returns the
     compiled function itself), optionally ``moments_kernel`` (:data:`MOMENTS_SIG`, where the
     tilted moments are exact) and :meth:`vector` (its numbers, in the model's skill units).
     Subclasses are frozen dataclasses: immutable, compared and hashed by their parameters.
@@ -108,6 +113,7 @@ class Observation:
     name: ClassVar[str] = "observation"
     needs_scores: ClassVar[bool] = False
     lik_kernel: ClassVar[object]
+    derivs_kernel: ClassVar[object]
     forecast_kernel: ClassVar[object]
     moments_kernel: ClassVar[object] = None
 

@@ -21,7 +21,7 @@ from numba import njit
 from . import _gaussian as _g
 from . import _numeric as nx
 from ._pytensor_config import configure_pytensor
-from .observation import FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
+from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
 __all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
 
@@ -112,6 +112,12 @@ def as_draw(draw: object) -> DrawModel:
 # ---------------------------------------------------------------- compiled kernels
 # params = [link code, draw code, draw parameter theta, scale]
 
+@njit(DERIVS_SIG, cache=True)
+def outcome_derivs(params, score, score_a, score_b, d):
+    """``(dl/dd, d2l/dd2)`` from :func:`statespace._numeric.loglik_derivs` (the formulas are there)."""
+    return nx.loglik_derivs(int(params[0]), int(params[1]), params[2], score, d, params[3])
+
+
 @njit(LIK_SIG, cache=True)
 def outcome_loglik(params, score, score_a, score_b, d):
     """``(l, dl/dd, d2l/dd2)``: ``l`` from :func:`statespace._numeric.loglik_grad`, the
@@ -119,7 +125,7 @@ def outcome_loglik(params, score, score_a, score_b, d):
     link = int(params[0])
     draw = int(params[1])
     l = nx.loglik_grad(link, draw, params[2], score, d, params[3])[0]
-    g, h = nx.loglik_derivs(link, draw, params[2], score, d, params[3])
+    g, h = outcome_derivs(params, score, score_a, score_b, d)
     return l, g, h
 
 
@@ -192,6 +198,7 @@ class Outcome(Observation):
     name = "outcome"
     needs_scores = False
     lik_kernel = staticmethod(outcome_loglik)
+    derivs_kernel = staticmethod(outcome_derivs)
     forecast_kernel = staticmethod(outcome_forecast)
     moments_kernel = staticmethod(outcome_moments)
 

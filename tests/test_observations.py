@@ -522,3 +522,18 @@ def test_log_sigmoid_array_is_the_scalar_kernel():
     np.testing.assert_allclose(log_f, ref[:, 0], rtol=2e-15, atol=0)
     np.testing.assert_allclose(grad, ref[:, 1], rtol=2e-15, atol=0)
     np.testing.assert_allclose(log_f, -np.logaddexp(0.0, -x), rtol=1e-15)
+
+
+@pytest.mark.parametrize("obs", [Outcome(link, draw) for link in ("logistic", "probit")
+                                 for draw in ("none", "half", ("threshold", 0.3), ("davidson", 0.8))]
+                         + [Margin(sd=2.5), Goals(base=0.3)])
+def test_derivs_kernel_is_the_likelihood_kernels_derivatives(obs):
+    """The filters linearise with ``derivs_kernel``; it must be ``lik_kernel``'s derivatives (and
+    those are checked against finite differences and mpmath above)."""
+    p = obs.vector(1.3)
+    for score, ya, yb in ((1.0, 3.0, 1.0), (0.5, 2.0, 2.0), (0.0, 0.0, 4.0)):
+        if isinstance(obs, Outcome) and obs.draw.code == 0 and score == 0.5:
+            continue
+        for d in (-2.0, 0.0, 0.7, 3.5):
+            _, g, h = obs.lik_kernel(p, score, ya, yb, d)
+            assert obs.derivs_kernel(p, score, ya, yb, d) == (g, h)
