@@ -118,11 +118,14 @@ class _GameArrays:
 
         n = len(games)
         score = by_time(games.score)
+        fresh = (times is not None and times.dtype == np.float64 and times.flags.c_contiguous
+                 and times.flags.writeable and in_order)
         return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
                    b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
                    score_a=by_time(games.score_a) if scores else score,
                    score_b=by_time(games.score_b) if scores else score, home=by_time(~games.neutral),
-                   weight=by_time(games.weight), t=by_time(np.zeros(n) if times is None else times),
+                   weight=by_time(games.weight),
+                   t=times if fresh else by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)
 
 
@@ -402,7 +405,6 @@ class Filter(Settings):
         else:
             st, ids = self._aligned(state, games, initial)
         g = _GameArrays.of(games, None if state is None else ids, self.times(games), self.model.observation.needs_scores)
-        starts = games.batches()
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k))
@@ -413,7 +415,7 @@ class Filter(Settings):
         site, apply, rule = self.site_kernels()
         if cls._update is not None:
             K.period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, st.values, st.count, st.last,
-                          theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts, out_p,
+                          theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), out_p,
                           out_post, shared)
         elif games.period is None:  # every game its own period: no period bookkeeping
             K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, derivs,
@@ -422,7 +424,7 @@ class Filter(Settings):
                         shared)
         else:
             K.site_loop(cls._predict, site, apply, rule, derivs, forecast, obs, st.values, st.count,
-                        st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, starts,
+                        st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(),
                         out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
         order, in_order = g.order, g.in_order
         if in_order:
@@ -442,8 +444,9 @@ class Filter(Settings):
         if self.time_unit == "period" and self.period_days is not None:
             return games.days() / self.period_days
         # game count: each game one step
-        t = np.empty(len(games))
-        t[games.order] = np.arange(len(games), dtype=np.float64)
+        t = np.arange(len(games), dtype=np.float64)
+        if np.any(games.order != t):
+            t[games.order] = t.copy()
         return t
 
     def _aligned(self, state: FilterState, games, initial=None) -> tuple[FilterState, np.ndarray]:
