@@ -152,6 +152,8 @@ class Elo(Filter):
         self.is_fide = bool(fide)
         if self.is_fide:
             self.name = "elo_fide"
+        else:  # trajectories show the rating alone (reached_2400 is a FIDE column)
+            self.record_columns = 1
 
     @classmethod
     def fide(cls, **kwargs) -> "Elo":
