@@ -59,13 +59,15 @@ i8 = types.int64
 f8_2d = types.float64[:, ::1]
 f8_1d = types.float64[::1]
 i8_1d = types.int64[::1]
+# the games' columns: read only, so a table's own (frozen) arrays can be passed without a copy
+f8_1r = types.Array(types.float64, 1, "C", readonly=True)
+i8_1r = types.Array(types.int64, 1, "C", readonly=True)
 
 PREDICT_SIG = types.void(f8_2d, i8, f8_1d, f8)
 PROBA_SIG = types.UniTuple(f8, 3)(ForecastFn, f8_1d, f8_2d, i8, i8, f8, f8_1d)
 SITE_SIG = types.UniTuple(f8, 3)(DerivsFn, ForecastFn, f8_1d, f8_2d, f8_1d, i8, i8, f8, f8, f8, f8, f8, f8_2d)
 APPLY_SIG = types.void(f8_2d, i8_1d, f8_1d, i8, f8_2d)
-UPDATE_SIG = types.void(DerivsFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d,
-                        i8, i8)
+UPDATE_SIG = types.void(DerivsFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8, i8)
 
 PredictFn = types.FunctionType(PREDICT_SIG)
 ProbaFn = types.FunctionType(PROBA_SIG)
@@ -182,7 +184,7 @@ def _advance(predict, x, last, theta, i, t):
         last[i] = t
 
 
-@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, i8, i8, f8, i8), cache=True, inline="always")
+@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, i8, i8, f8, i8), cache=True, inline="always")
 def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
     """Move the shared row and every competitor of games ``start:stop`` forward to time ``t``."""
     if shared >= 0:
@@ -192,8 +194,8 @@ def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
         _advance(predict, x, last, theta, b[g], t)
 
 
-@njit(types.void(SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d,
-                 f8_1d, f8_1d, f8_1d, i8, i8, f8_2d, f8_2d, i8), cache=True)
+@njit(types.void(SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r,
+                 f8_1r, f8_1r, f8_1r, i8, i8, f8_2d, f8_2d, i8), cache=True)
 def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
            out_p, scratch, shared):
     """One rating period, the games ``start:stop``: every site from the pre-period state, then
@@ -218,7 +220,7 @@ def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, scor
         _combine(rule, apply, x, count, theta, shared, scratch)
 
 
-@njit(types.void(f8_2d, f8_2d, i8_1d, i8_1d, i8, i8), cache=True)
+@njit(types.void(f8_2d, f8_2d, i8_1r, i8_1r, i8, i8), cache=True)
 def _record(out_post, x, a, b, start, stop):
     """Both competitors' first ``out_post.shape[1] // 2`` state columns after games ``start:stop``."""
     k = out_post.shape[1] // 2
@@ -228,8 +230,8 @@ def _record(out_post, x, a, b, start, stop):
             out_post[g, k + c] = x[b[g], c]
 
 
-@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
-                 i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
+@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, f8_2d, i8), cache=True)
 def site_loop(predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home,
               weight, t, starts, out_p, out_post, scratch, shared):
     """Filter the time-sorted games period by period (``starts[k]:starts[k+1]``): every
@@ -246,7 +248,7 @@ def site_loop(predict, site, apply, rule, derivs, forecast, obs, x, count, last,
 
 
 @njit(types.void(PredictFn, types.boolean, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d,
-                 f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_2d, f8_2d, f8_2d, i8), cache=True)
+                 f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_2d, f8_2d, f8_2d, i8), cache=True)
 def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya,
               yb, home, weight, t, out_p, out_post, scratch, shared):
     """:func:`site_loop` when every game is its own rating period, without the period
@@ -281,8 +283,8 @@ def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x,
             out_post[g, k + c] = x[ib, c]
 
 
-@njit(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1d,
-                 i8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, f8_1d, i8_1d, f8_2d, f8_2d, i8), cache=True)
+@njit(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, i8), cache=True)
 def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
                 t, starts, out_p, out_post, shared):
     """:func:`site_loop` for a filter whose period update is not a sum of per-competitor sites
@@ -300,7 +302,7 @@ def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, t
         _record(out_post, x, a, b, s, e)
 
 
-@njit(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1d, i8_1d, f8_1d, f8_1d, f8_2d,
+@njit(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_2d,
                  f8_2d, i8), cache=True)
 def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, out_p, tmp, shared):
     """Forecast games from a fixed state without updating it (the "frozen" forecast).

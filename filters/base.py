@@ -114,18 +114,20 @@ class _GameArrays:
         in_order = bool(np.all(order[1:] > order[:-1]))
 
         def by_time(x, dtype=np.float64):
+            """The column in time order; the table's own array when it already is (the loops only
+            read it)."""
+            if in_order and x.dtype == dtype and x.flags.c_contiguous:
+                return x
             return np.array(x if in_order else x[order], dtype=dtype, order="C")
 
         n = len(games)
         score = by_time(games.score)
-        fresh = (times is not None and times.dtype == np.float64 and times.flags.c_contiguous
-                 and times.flags.writeable and in_order)
         return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
                    b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
                    score_a=by_time(games.score_a) if scores else score,
                    score_b=by_time(games.score_b) if scores else score, home=by_time(~games.neutral),
                    weight=by_time(games.weight),
-                   t=times if fresh else by_time(np.zeros(n) if times is None else times),
+                   t=by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)
 
 
