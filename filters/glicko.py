@@ -256,9 +256,7 @@ class _GlickoBase(Filter):
         self.initial_rating = float(initial_rating)
         self.initial_rd = finite("RD", initial_rd, positive=True)
         self.rd_max = finite("rd_max", rd_max, positive=True)
-        if not np.isfinite(home):
-            raise ValueError(f"home must be finite, got {home!r}")
-        self.home = float(home)
+        self.home = finite("home", home)
         self.period_days = finite("period_days", period_days, positive=True)
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")

@@ -205,6 +205,12 @@ class TrueSkill(GaussianBeliefFilter):
         ranks = list(range(n)) if ranks is None else [float(r) for r in ranks]
         if len(ranks) != n:
             raise ValueError(f"{len(ranks)} ranks for {n} teams")
+        if not all(math.isfinite(r) for r in ranks):
+            raise ValueError(f"ranks must be finite numbers, got {list(ranks)!r}")
+        if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+            raise ValueError(f"max_iter must be a whole number >= 1, got {max_iter!r}")
+        if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta > 0):
+            raise ValueError(f"min_delta must be a finite number > 0, got {min_delta!r}")
         w = parse_weights(weights, teams, keys)
         eps_one = draw_margin(self.draw_probability, self.beta, 1)
         out = rate_teams(teams, ranks, w, self.beta, self.tau, eps_one, min_delta, max_iter)

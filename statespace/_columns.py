@@ -3,6 +3,9 @@ of the row-and-column errors (:class:`statespace.Games` uses them)."""
 
 from __future__ import annotations
 
+import csv
+import os
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -112,3 +115,38 @@ def _period_codes_from_column(values: pd.Series, time: np.ndarray, rows: np.ndar
     out = np.empty_like(renumber)
     out[order] = renumber
     return out
+
+
+def _id_text(raw: pd.Series, missing: np.ndarray) -> pd.Series:
+    """Competitor ids as the names a user sees, the same across columns: numbers as integers where
+    they are whole (a float column, upcast by a missing cell elsewhere, gives ``2``, not ``2.0``),
+    text stripped and in Unicode NFC form (so the composed and decomposed spellings of a name are
+    one competitor)."""
+    if pd.api.types.is_float_dtype(raw):
+        values = raw.to_numpy()
+        whole = ~missing & np.isfinite(values) & (values == np.round(values))
+        text = raw.astype(str)
+        if whole.any():
+            text[whole] = values[whole].astype(np.int64).astype(str)
+        return text
+    text = raw.astype(str)  # converted once: the slow step on big tables
+    if pd.api.types.is_integer_dtype(raw):
+        return text
+    text = text.str.strip()
+    uniq = pd.unique(text.to_numpy())
+    normal = {u: unicodedata.normalize("NFC", u) if isinstance(u, str) else u for u in uniq}
+    if any(k != v for k, v in normal.items()):
+        text = text.map(normal)
+    return text
+
+
+def _check_header(path: str, sep: str) -> None:
+    """A header that names a column twice is an error (pandas would silently rename the second
+    ``score`` to ``score.1``)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        first = next(csv.reader(f, delimiter=sep if isinstance(sep, str) and len(sep) == 1 else ","), [])
+    names = [c.strip() for c in first]
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise GamesError(f"{os.path.basename(path)}: the header names column{'s' if len(dupes) > 1 else ''} "
+                         f"{', '.join(map(repr, dupes))} more than once (line 1)", column=dupes[0])

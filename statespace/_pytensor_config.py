@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import stat
 import sys
 import tempfile
 import warnings
@@ -32,6 +33,26 @@ def default_compile_dir() -> str:
     except Exception:  # pragma: no cover - no user name (some containers)
         user = str(os.getuid()) if hasattr(os, "getuid") else "user"
     return os.path.join(tempfile.gettempdir(), f"statespace-pytensor-{user}")
+
+
+def _private_dir(path: str) -> str:
+    """``path`` as a directory only this user can use (created, or set, with mode 0700). PyTensor
+    loads compiled code from its cache, so a folder that another user created first (or a link)
+    would run their code here: then a fresh private directory is used instead, with a warning."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        owner_ok = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+        if stat.S_ISDIR(st.st_mode) and owner_ok:
+            if st.st_mode & 0o077:  # ours, from before: make it private
+                os.chmod(path, 0o700)
+            return path
+    except OSError:
+        pass
+    fresh = tempfile.mkdtemp(prefix="statespace-pytensor-")
+    warnings.warn(f"the PyTensor cache {path} is not a private directory of this user (mode 0700, owned "
+                  f"by you); compiling into {fresh} instead", RuntimeWarning, stacklevel=3)
+    return fresh
 
 
 def _flags_compiledir(flags: str) -> str | None:
@@ -66,7 +87,6 @@ def configure_pytensor(compile_dir: str | os.PathLike | None = None) -> str | No
             warnings.warn(f"PYTENSOR_FLAGS already sets the compile directory ({flags!r}); "
                           f"compile_dir={wanted!r} is ignored", RuntimeWarning, stacklevel=3)
         return chosen
-    path = wanted if wanted is not None else default_compile_dir()
-    os.makedirs(path, exist_ok=True)
+    path = wanted if wanted is not None else _private_dir(default_compile_dir())
     os.environ["PYTENSOR_FLAGS"] = (flags + "," if flags.strip() else "") + f"base_compiledir={path}"
     return path

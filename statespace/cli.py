@@ -291,6 +291,17 @@ def _cmd_methods(args, out, err) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+def _seed(text: str) -> int:
+    """A seed: a whole number >= 0 (NumPy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed must be a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed must be a whole number >= 0, got {text!r}")
+    return value
+
+
 def _split_fraction(text: str) -> float:
     try:
         value = float(text)
@@ -352,14 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")
-    c.add_argument("--seed", type=int, default=0, help="seed of the simulated scenario (default 0)")
+    c.add_argument("--seed", type=_seed, default=0, help="seed of the simulated scenario (default 0)")
     c.set_defaults(func=_cmd_compare)
 
     r = sub.add_parser("rate", help="fit a method on all games and print a leaderboard",
                        description="Fit one method on all games and print the leaderboard.")
     r.add_argument("data", nargs="?", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
     r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV")
-    r.add_argument("--seed", type=int, default=0, help="seed of the scenario (default 0)")
+    r.add_argument("--seed", type=_seed, default=0, help="seed of the scenario (default 0)")
     r.add_argument("--method", default="elo", metavar="SPEC",
                    help="method name or name:key=value,... (default elo)")
     r.add_argument("--top", type=int, default=20, metavar="N", help="show the best N (default 20; 0 = all)")

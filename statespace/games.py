@@ -19,7 +19,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ._columns import GamesError, _describe_rows, _parse_flag, _parse_time, _period_codes_from_column, _Problem
+from ._columns import GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time, _period_codes_from_column, _Problem
 
 __all__ = ["Games", "GamesError", "DroppedRowsWarning"]
 
@@ -115,6 +115,10 @@ class Games:
             given, absent = _SIDE_SCORES if has_pair[0] else _SIDE_SCORES[::-1]
             raise GamesError(f"column {given!r} without {absent!r}: give both sides' scores or neither",
                              column=absent)
+        dupes = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        if dupes:
+            raise GamesError(f"duplicate column name{'s' if len(dupes) > 1 else ''} "
+                             f"{', '.join(map(repr, dupes))}: each column must appear once", column=dupes[0])
         required = ("time", "a", "b") if all(has_pair) else ("time", "a", "b", "score")
         missing = [c for c in required if c not in df.columns]
         if missing:
@@ -138,11 +142,9 @@ class Games:
         names = {}
         for col in ("a", "b"):
             raw = df[col]
-            # converted once (the slow step on big tables); integer ids have nothing to strip
-            text = raw.astype(str)
-            if not pd.api.types.is_integer_dtype(raw):
-                text = text.str.strip()
-            bad = raw.isna().to_numpy() | text.eq("").to_numpy()
+            bad = raw.isna().to_numpy()
+            text = _id_text(raw, bad)
+            bad = bad | text.eq("").to_numpy()
             flag(col, "missing competitor", bad, raw)
             names[col] = text.where(~bad, None)
         same = (names["a"] == names["b"]).to_numpy() & names["a"].notna().to_numpy()
@@ -259,7 +261,10 @@ class Games:
     def from_csv(cls, path: str | os.PathLike, *, errors: str = "raise", **read_csv_kwargs) -> "Games":
         """Read a CSV with a header ``time,a,b,score[,neutral][,period][,...]``.
 
-        Competitor columns are read as text, so ids such as ``100092`` stay names. Error
+        Competitor columns are read as text, so ids such as ``100092`` stay names (every table's
+        names are stripped and put in Unicode NFC form, and a whole number in a float column is
+        the integer: ``2.0`` is competitor ``2``). A header that names a column twice is an
+        error. Error
         messages give both the 0-based data row and the file line (header = line 1).
         """
         path = os.fspath(path)
@@ -271,6 +276,7 @@ class Games:
             header = pd.read_csv(path, nrows=0).columns
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
+        _check_header(path, read_csv_kwargs.get("sep", ","))
         na_words = ["", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "<NA>", "#N/A", "n/a"]
         kwargs = {"dtype": {"a": str, "b": str}, "keep_default_na": False,
                   "na_values": {c: ([""] if c in ("a", "b") else na_words) for c in header}}
