@@ -68,6 +68,15 @@ class FilterState:
             raise ValueError(f"this state has no shared row {name!r} (shared rows: {list(self.shared)})")
         return self.values[len(self.players) + self.shared.index(name)]
 
+    def index(self) -> dict:
+        """``{name: row}`` of the competitors, built once per state (a state is not changed in
+        place), so that forecasting a few games from a big state costs in proportion to them."""
+        cached = self.__dict__.get("_index")
+        if cached is None:
+            cached = {p: i for i, p in enumerate(self.players)}
+            object.__setattr__(self, "_index", cached)
+        return cached
+
     def copy(self) -> "FilterState":
         return FilterState(self.players.copy(), self.values.copy(), self.count.copy(), self.last.copy(),
                            self.columns, self.shared)
@@ -353,7 +362,7 @@ class Filter(Settings):
         b = np.atleast_1d(np.asarray(b, dtype=object))
         home = np.zeros(a.size) if at_home is None else np.broadcast_to(np.asarray(at_home, float), a.shape)
         names, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
-        st, ids = self._aligned(state, names.astype(object))
+        st, ids = self._aligned(state, names.astype(object), copy=False)
         last = np.full(st.values.shape[0], np.nan)  # no time passes
         return self._frozen_proba(st.values, last, np.ascontiguousarray(ids[codes[:a.size]]),
                                   np.ascontiguousarray(ids[codes[a.size:]]), np.array(home, dtype=np.float64),
@@ -451,18 +460,20 @@ class Filter(Settings):
             t[games.order] = t.copy()
         return t
 
-    def _aligned(self, state: FilterState, games, initial=None) -> tuple[FilterState, np.ndarray]:
+    def _aligned(self, state: FilterState, games, initial=None, copy: bool = True) -> tuple[FilterState, np.ndarray]:
         """Copy of ``state`` extended with newcomers of ``games`` (a :class:`Games` or an array of
         names), placed before the shared rows; ids mapping the games' competitor ids (or the
-        names) to rows of the state."""
+        names) to rows of the state. ``copy=False``: ``state`` itself when there is no newcomer
+        (for callers that only read it)."""
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
         if tuple(state.shared) != self.shared_names():
             raise ValueError(f"{self.name}: this state's shared rows {list(state.shared)} are not this filter's "
                              f"{list(self.shared_names())}; it comes from a filter with another model")
-        index = {p: i for i, p in enumerate(state.players)}
+        index = state.index()
         new = [p for p in players if p not in index]
-        out = state.copy()
+        out = state.copy() if copy else state
         if new:
+            index = dict(index)
             core, shared = state.split()
             extra = self.init_state(np.asarray(new, dtype=object), initial).split()[0]
             out = FilterState.join(FilterState(np.concatenate([core.players, extra.players]),

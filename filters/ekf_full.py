@@ -159,12 +159,13 @@ class FullEKF(EKF):
         values[np.arange(n), 2 + np.arange(n)] = st.values[:, _SD] ** 2
         return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, _columns(n))
 
-    def _aligned(self, state, games, initial=None):
+    def _aligned(self, state, games, initial=None, copy: bool = True):
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
-        index = {p: i for i, p in enumerate(state.players)}
+        index = state.index()
         new = [p for p in players if p not in index]
         if not new:
-            return state.copy(), np.array([index[p] for p in players], dtype=np.int64)
+            return state.copy() if copy else state, np.array([index[p] for p in players], dtype=np.int64)
+        index = dict(index)
         extra = self.init_state(np.asarray(new, dtype=object), initial)
         n0, n1 = len(state.players), len(new)
         values = np.zeros((n0 + n1, 2 + n0 + n1))

@@ -47,7 +47,7 @@ class FilterRun:
         """
         method = self.method
         self._check_time_basis(games)
-        st, ids = method._aligned(self.state, games)
+        st, ids = method._aligned(self.state, games, copy=False)
         return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
                                     np.ascontiguousarray(ids[games.b]),
                                     np.ascontiguousarray((~games.neutral).astype(np.float64)),

@@ -93,3 +93,22 @@ def test_a_cache_path_that_is_a_link_is_not_used(tmp_path):
     with pytest.warns(RuntimeWarning, match="not a private directory"):
         used = _private_dir(str(link))
     assert used != str(link) and stat.S_IMODE(os.stat(used).st_mode) == 0o700
+
+
+# ---------------------------------------------------------------- forecasting from a big state
+def test_forecasts_from_a_state_reuse_its_name_index():
+    """``predict_proba`` on a few games must not rebuild the name index of every competitor on
+    each call (0.5 s a call with a million competitors): the index is built once per state, and the
+    forecasts are those of a fresh state."""
+    from filters import Elo
+
+    g = ss.scenarios.balanced(seed=1).games
+    run = Elo().run(g)
+    first = run.state.index()
+    p1 = Elo().predict_proba(run.state, [g.players[0]], [g.players[1]])
+    assert run.state.index() is first
+    fresh = Elo().predict_proba(run.state.copy(), [g.players[0]], [g.players[1]])
+    np.testing.assert_array_equal(p1, fresh)
+    test = g.take(np.arange(5))
+    np.testing.assert_array_equal(run.predict_proba(test), run.predict_proba(test))
+    assert run.state.index() is first
