@@ -7,8 +7,8 @@ Every filter shares one interface (:class:`filters.base.Filter`) and one compile
 from statespace.registry import collect as _collect
 
 from .base import Filter, FilterRun, FilterState
-from .ekf import EKF, ScalarEKF
-from .ekf_full import FullEKF
+from .ekf import EKF, ScalarEKF  # noqa: F401  (built by EKF(covariance=...); importable by name)
+from .ekf_full import FullEKF  # noqa: F401
 from .elo import Elo
 from .glicko import Glicko, Glicko2
 from .stephenson import Stephenson

@@ -119,12 +119,6 @@ def no_apply(x, count, theta, i, scratch):
     return
 
 
-@njit(UPDATE_SIG, cache=True)
-def no_update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
-    """Placeholder ``update`` of the filters made of sites."""
-    return
-
-
 @njit(cache=True)
 def gaussian_site(scratch, i, prior_var, precision, gradient):
     """Add a Gaussian site to row ``i`` (:data:`RULE_GAUSSIAN`): its precision, its gradient

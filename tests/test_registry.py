@@ -351,16 +351,7 @@ def test_only_methods_with_something_to_tune_are_tuned(games):
         def tunable(self, games):
             return {}
 
-    class Coin:
-        """Not tunable at all."""
-
-        name = "coin"
-
-        def fit(self, games):
-            return self
-
-        def predict_proba(self, games):
-            return np.tile([0.5, 0.0, 0.5], (len(games), 1))
+    from test_compare import Coin  # not tunable at all
 
     assert isinstance(Settled(), TunableMethod) and not isinstance(Coin(), TunableMethod)
     table = compare({"elo": Elo(), "settled": Settled(), "coin": Coin()}, games, tune=True,
