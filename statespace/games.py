@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ._ids import competitor_codes
 from ._columns import GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time, _period_codes_from_column, _Problem
 
 __all__ = ["Games", "GamesError", "DroppedRowsWarning"]
@@ -85,6 +86,10 @@ class Games:
                     errors: str = "raise") -> "Games":
         """Build from parallel arrays (``a`` and ``b`` are competitor names or ids); ``score`` may
         be left out when ``score_a`` and ``score_b`` are given."""
+        if period is None and score_a is None and score_b is None and score is not None:
+            fast = cls._from_clean_arrays(time, a, b, score, neutral)
+            if fast is not None:
+                return fast
         data = {"time": time, "a": a, "b": b}
         for name, value in (("score", score), ("neutral", neutral), ("period", period),
                             ("score_a", score_a), ("score_b", score_b)):
@@ -95,6 +100,36 @@ class Games:
         except ValueError as exc:
             raise GamesError(f"columns must have the same length: {exc}") from None
         return cls.from_frame(frame, errors=errors)
+
+    @classmethod
+    def _from_clean_arrays(cls, time, a, b, score, neutral) -> "Games | None":
+        """:meth:`from_arrays` without a DataFrame, for tables with nothing to report: ``None``
+        when any value is invalid (the row-by-row path then names it) or a column is not a plain
+        array of one length."""
+        try:
+            score = np.asarray(score, dtype=np.float64)
+            n = score.shape[0] if score.ndim == 1 else -1
+            neu = np.ones(n, dtype=bool) if neutral is None else np.asarray(neutral)
+            lengths = {len(x) for x in (time, a, b, neu)} | {n}
+        except (TypeError, ValueError):
+            return None
+        if len(lengths) != 1 or n == 0 or neu.ndim != 1 or neu.dtype.kind not in "biuf":
+            return None
+        if not ((score == 0.0) | (score == 0.5) | (score == 1.0)).all():
+            return None
+        if neu.dtype.kind != "b":
+            if not ((neu == 0) | (neu == 1)).all():
+                return None
+            neu = neu == 1
+        t, t_bad, _ = _parse_time(time if isinstance(time, pd.Series) else pd.Series(time, copy=False))
+        if t_bad.any():
+            return None
+        coded = competitor_codes(a, b)
+        if coded is None:
+            return None
+        a_codes, b_codes, players = coded
+        return cls(time=t, a=a_codes, b=b_codes, score=score, neutral=neu, period=None, players=players,
+                   extra=None, row=np.arange(n))
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, errors: str = "raise", _line_offset: int | None = None,
