@@ -22,6 +22,7 @@ and on whole tables::
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -45,6 +46,8 @@ class FilterState:
     last appearance (NaN before the first), in the filter's time units. After the competitors'
     rows come the ``shared`` rows, one per latent state every game sees (the EKF's drifting home
     advantage), named by ``shared``: not competitors, so not in ``players`` or leaderboards.
+    ``time_base`` is the :attr:`statespace.Games.time_base` of the games that set ``last``
+    (``None`` before any run): games on the other base are refused, their times not comparable.
     """
 
     players: np.ndarray
@@ -53,6 +56,7 @@ class FilterState:
     last: np.ndarray
     columns: tuple[str, ...]
     shared: tuple[str, ...] = ()
+    time_base: str | None = None
 
     def frame(self) -> pd.DataFrame:
         """The competitors' rows (see :meth:`shared_row` for the shared ones)."""
@@ -79,21 +83,22 @@ class FilterState:
 
     def copy(self) -> "FilterState":
         return FilterState(self.players.copy(), self.values.copy(), self.count.copy(), self.last.copy(),
-                           self.columns, self.shared)
+                           self.columns, self.shared, self.time_base)
 
     def split(self) -> tuple["FilterState", "FilterState"]:
         """(the competitors' rows, the shared rows) as two states."""
         n = len(self.players)
-        return (FilterState(self.players, self.values[:n], self.count[:n], self.last[:n], self.columns),
+        return (FilterState(self.players, self.values[:n], self.count[:n], self.last[:n], self.columns,
+                            time_base=self.time_base),
                 FilterState(np.array(self.shared, dtype=object), self.values[n:], self.count[n:], self.last[n:],
-                            self.columns))
+                            self.columns, time_base=self.time_base))
 
     @staticmethod
     def join(core: "FilterState", shared: "FilterState") -> "FilterState":
         """Competitors' rows followed by shared rows (the inverse of :meth:`split`)."""
         return FilterState(core.players, np.ascontiguousarray(np.vstack([core.values, shared.values])),
                            np.concatenate([core.count, shared.count]), np.concatenate([core.last, shared.last]),
-                           core.columns, tuple(shared.players))
+                           core.columns, tuple(shared.players), core.time_base)
 
 
 @dataclass(frozen=True)
@@ -341,6 +346,7 @@ class Filter(Settings):
         Every game is computed from the pre-period state; no time passes.
         """
         self.check_games(batch)
+        self._check_time_base(state, batch)
         out, ids = self._aligned(state, batch)
         g = _GameArrays.of(batch, ids, None, self.model.observation.needs_scores)
         derivs, forecast, obs = self.observation_kernels()
@@ -414,7 +420,10 @@ class Filter(Settings):
             st = self.init_state(games.players, initial)
             ids = np.arange(games.n_players)
         else:
+            self._check_time_base(state, games)
             st, ids = self._aligned(state, games, initial)
+        # the state's last-appearance times are now in this table's time base
+        st = dataclasses.replace(st, time_base=games.time_base)
         g = _GameArrays.of(games, None if state is None else ids, self.times(games), self.model.observation.needs_scores)
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
@@ -446,6 +455,17 @@ class Filter(Settings):
         return FilterRun(self, games, st, proba, out_post)
 
     # ------------------------------------------------------------------ helpers
+    def _check_time_base(self, state: FilterState, games: Games) -> None:
+        """``ValueError`` when ``state`` was run on dates and ``games`` have numeric times, or the
+        reverse: the gap from a competitor's last appearance would mix days since 1970 with plain
+        numbers."""
+        base = getattr(state, "time_base", None)
+        if base is not None and base != games.time_base:
+            shown = {"datetime": "dates", "numeric": "plain numbers"}
+            raise ValueError(f"{self.name}: this state was run on games with time base {base!r} ({shown[base]}), "
+                             f"but these games have time base {games.time_base!r} ({shown[games.time_base]}); give "
+                             f"every table times of one kind")
+
     def times(self, games: Games) -> np.ndarray:
         """Each game's time in this filter's time unit (caller's row order)."""
         if self.time_unit == "day":
@@ -466,6 +486,8 @@ class Filter(Settings):
         names) to rows of the state. ``copy=False``: ``state`` itself when there is no newcomer
         (for callers that only read it)."""
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
+        if isinstance(games, Games):  # frozen forecasts and continued runs come through here
+            self._check_time_base(state, games)
         if tuple(state.shared) != self.shared_names():
             raise ValueError(f"{self.name}: this state's shared rows {list(state.shared)} are not this filter's "
                              f"{list(self.shared_names())}; it comes from a filter with another model")
@@ -479,7 +501,8 @@ class Filter(Settings):
             out = FilterState.join(FilterState(np.concatenate([core.players, extra.players]),
                                                np.vstack([core.values, extra.values]),
                                                np.concatenate([core.count, extra.count]),
-                                               np.concatenate([core.last, extra.last]), state.columns), shared)
+                                               np.concatenate([core.last, extra.last]), state.columns,
+                                               time_base=state.time_base), shared)
             index.update({p: len(state.players) + j for j, p in enumerate(new)})
         ids = np.array([index[p] for p in players], dtype=np.int64)
         return out, ids

@@ -30,6 +30,8 @@ from statespace.settings import Settings
 
 __all__ = ["Smoother", "Timeline", "SmootherFit", "timeline"]
 
+_BASES = {"datetime": "dates", "numeric": "plain numbers"}
+
 
 class Smoother(Settings):
     """What every smoother's method object shares: the filters' parameter protocol
@@ -111,15 +113,24 @@ class SmootherFit:
     Attributes: ``method``, ``games``, ``timeline``, ``mean``, ``var`` (per node), ``draws``
     (``(n_draws, n_nodes)`` or ``None``), ``cov`` (the nodes' full covariance, or ``None``),
     ``model`` (the :class:`SkillModel` with the fitted drift and prior), ``info`` (a dict of fit
-    diagnostics). Forecasts use the covariance of the two nodes when it is known (it matters
-    when the common level is loosely pinned, e.g. a static fit with a flat prior).
+    diagnostics), ``time_base`` (the fitted games' :attr:`statespace.Games.time_base`: games on the
+    other base are refused). Forecasts use the covariance of the two nodes when it is known (it
+    matters when the common level is loosely pinned, e.g. a static fit with a flat prior).
+
+    ``static=True`` (a fit without dynamics: one node per competitor, the same skill at every
+    time) forecasts a known competitor from its node whatever the game's time, also before the
+    first fitted game; otherwise a competitor has no node before its first game and starts
+    there from the prior.
     """
 
     def __init__(self, method, games: Games, tl: Timeline, mean: np.ndarray, var: np.ndarray, model: SkillModel,
-                 times_fn, draws: np.ndarray | None = None, info: dict | None = None, cov: np.ndarray | None = None):
+                 times_fn, draws: np.ndarray | None = None, info: dict | None = None, cov: np.ndarray | None = None,
+                 static: bool = False):
         self.method = method
         self.cov = cov  # full posterior covariance of the nodes, when the smoother has it
         self.games = games
+        self.time_base = games.time_base
+        self.static = bool(static)
         self.timeline = tl
         self.mean = np.asarray(mean, dtype=float)
         self.var = np.asarray(var, dtype=float)
@@ -139,11 +150,15 @@ class SmootherFit:
 
     # ------------------------------------------------------------ locating nodes
     def _node_at(self, ids: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Each competitor's last node at or before ``t`` (-1: none, a newcomer then)."""
+        """Each competitor's last node at or before ``t`` (-1: none, a newcomer then); in a
+        static fit, its only node at any time."""
         tl = self.timeline
         out = np.full(ids.size, -1, dtype=np.int64)
         known = ids >= 0
         if not known.any():
+            return out
+        if self.static:
+            out[known] = self._last[ids[known]]
             return out
         # nodes of competitor p are the contiguous range [start[p], end[p])
         start = np.searchsorted(tl.node_player, np.arange(tl.players.size), side="left")
@@ -153,6 +168,12 @@ class SmootherFit:
             k = np.searchsorted(tl.node_time[start[p]:end[p]], t[j], side="right") - 1
             out[j] = start[p] + k if k >= 0 else -1
         return out
+
+    def _check_time_base(self, games: Games) -> None:
+        if games.time_base != self.time_base:
+            raise ValueError(f"{getattr(self.method, 'name', 'smoother')}: fitted on games with time base "
+                             f"{self.time_base!r} ({_BASES[self.time_base]}), but these games have time base "
+                             f"{games.time_base!r} ({_BASES[games.time_base]}); give every table times of one kind")
 
     def _ids(self, names) -> np.ndarray:
         return np.array([self._index.get(str(p), -1) for p in names], dtype=np.int64)
@@ -174,6 +195,7 @@ class SmootherFit:
         last fitted node at or before the game is moved forward by the model's transition (the
         random walk, or the Ornstein-Uhlenbeck step with reversion); newcomers start from the
         prior. With posterior draws, the probability is averaged over draws."""
+        self._check_time_base(games)
         t = self._times(games)
         na = self._node_at(self._ids(games.a_name), t)
         nb = self._node_at(self._ids(games.b_name), t)
@@ -229,6 +251,9 @@ class SmootherFit:
 
     def _times_at(self, at):
         probe = Games.from_arrays([at], ["_x_"], ["_y_"], [1.0])
+        if not self.games.is_datetime and isinstance(at, (int, float, np.integer, np.floating)):
+            # a number is a numeric time here, even one that alone would read as a year
+            probe = probe._replace(time=np.array([float(at)]))
         if probe.is_datetime != self.games.is_datetime:
             raise ValueError("at= must be a date for dated games and a number for numeric times")
         if self.games.period is not None:

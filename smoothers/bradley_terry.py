@@ -31,7 +31,9 @@ class BradleyTerry(LaplaceSmoother):
     prior to ``prior_mean`` on average). Game weights temper the likelihood,
     ``sum_g w_g l_g``: a weighted maximum-likelihood fit. Static skills have no dynamics, so
     the model's drift, mean reversion and home-advantage drift are all replaced by 0 (forecasts
-    do not decay).
+    do not decay). A skill is the same at every time, so a known competitor is forecast from
+    its fitted skill whatever the game's time, before its first fitted game too (only a newcomer
+    gets the prior).
     """
 
     name = "bradley_terry"

@@ -67,7 +67,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from statespace import Games, Outcome, SkillModel
+from statespace import Games, GamesError, Outcome, SkillModel
 
 from . import _chains
 from ._sparse import DenseFactor, SparseCovariance, SparseFactor, SparsePlan
@@ -80,6 +80,10 @@ __all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
 # (L, the selected inverse and their row indices: 24 bytes each). docs/smoothers.md has what they cost on real data.
 _FACTOR_FLOPS = 1e9
 _FACTOR_NNZ = 2e7
+# The largest ratio of a node's weighted likelihood curvature to the prior precision that a fit
+# accepts (see LaplaceSmoother._check_weights): double precision carries about 16 digits, and at
+# this ratio the prior's pull on the common level still keeps three or more of them.
+_MAX_CURVATURE_RATIO = 1e13
 
 
 def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
@@ -253,10 +257,13 @@ class LaplaceSmoother(Smoother):
                              f"from an earlier fit with warm_start= instead")
         if warm_start is not None and not isinstance(warm_start, SmootherFit):
             raise TypeError(f"warm_start must be a SmootherFit (an earlier fit), got {type(warm_start).__name__}")
+        if warm_start is not None:
+            warm_start._check_time_base(games)
         t0 = time.perf_counter()
         model = self.skill_model
         times = self._node_times(games, model)
         tl = timeline(games, times)
+        self._check_weights(games, tl, model)
         x0 = self._start(tl, warm_start)
         info: dict = {}
         dense = self._dense(tl)
@@ -273,8 +280,41 @@ class LaplaceSmoother(Smoother):
                      "seconds": time.perf_counter() - t0, "drift": model.drift})
         if plan is not None:
             info.update({"factor_ordering": plan.ordering, "factor_nnz": plan.nnz, "factor_flops": plan.flops})
-        fit = SmootherFit(self, games, tl, x, var, model, self.times, info=info, cov=cov)
+        fit = SmootherFit(self, games, tl, x, var, model, self.times, info=info, cov=cov, static=self._static(model))
         return fit
+
+    def _static(self, model: SkillModel) -> bool:
+        """Whether the fit has no dynamics (drift 0, not searched): one node per competitor."""
+        return model.drift == 0 and not self.auto_drift
+
+    def _check_weights(self, games: Games, tl: Timeline, model: SkillModel) -> None:
+        """Refuse games whose weighted likelihood swamps the prior beyond what double precision
+        resolves.
+
+        A node's Hessian diagonal adds the prior precision ``1/prior_var`` to its games' curvature
+        ``sum_g w_g kappa_g`` (taken at the prior mean, where Newton starts). Once that sum is
+        more than ``_MAX_CURVATURE_RATIO`` times the prior precision, the prior -- the only thing
+        that pins the competitors' common level -- is lost in rounding: the Hessian is singular
+        to working precision (with weights of 1e300, exactly) and the variances meaningless."""
+        d = model.home * (~games.neutral).astype(float)
+        _, h = model.loglik_derivs(games.score.astype(float), d, games.score_a, games.score_b)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+            kappa = games.weight * np.maximum(-np.asarray(h, dtype=float), 0.0)
+            curvature = np.bincount(tl.game_a, kappa, tl.n_nodes) + np.bincount(tl.game_b, kappa, tl.n_nodes)
+            prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
+            ratio = curvature / prec0
+        worst = int(np.argmax(np.where(np.isfinite(ratio), ratio, np.inf)))
+        if np.isfinite(ratio[worst]) and ratio[worst] <= _MAX_CURVATURE_RATIO:
+            return
+        name = tl.players[tl.node_player[worst]]
+        heaviest = int(np.argmax(games.weight))
+        raise GamesError(
+            f"{self.name}: the games of {name!r} weigh {ratio[worst]:.3g} times its prior (their weighted "
+            f"curvature sum_g w_g kappa_g against the prior precision 1/prior_var = 1/{model.prior_var:.3g}); above "
+            f"{_MAX_CURVATURE_RATIO:.0e} double precision cannot resolve the prior's pull and the fit is singular. "
+            f"The largest game weight is {games.weight[heaviest]:.3g} (row {int(games.row[heaviest])}): scale the "
+            f"weights down (Games.with_weights; a game of weight w counts as w games) or give a narrower prior "
+            f"(SkillModel prior_var)", rows=[int(games.row[heaviest])], column="weight")
 
     def _dense(self, tl: Timeline) -> bool:
         """Whether the final fit's covariance is formed densely (small fits)."""
@@ -303,7 +343,7 @@ class LaplaceSmoother(Smoother):
 
     def _node_times(self, games: Games, model: SkillModel) -> np.ndarray:
         times = self.times(games)
-        if model.drift == 0 and not self.auto_drift:
+        if self._static(model):
             # static: one node per competitor, placed at the data's first time so that it forecasts
             # every game from then on (a node at time 0 missed games dated before 1970 or at
             # negative times, which then got the prior)

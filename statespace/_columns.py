@@ -43,27 +43,72 @@ def _describe_rows(rows: np.ndarray, values: list, line_offset: int | None, sour
     return "; ".join(parts) + more
 
 
-def _parse_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Times as datetime64[ns] (text/dates) or float64 (numbers); also bad and missing masks."""
+# pandas keeps dates as int64 nanoseconds since 1970, which hold 1677-09-21 to 2262-04-11: a date
+# outside would wrap around when converted (9999-12-31 became a day of 1816), so it is a row error.
+# The bounds are whole seconds just inside the exact limits.
+_NS_FIRST = np.datetime64("1677-09-21T00:12:44", "s")
+_NS_LAST = np.datetime64("2262-04-11T23:47:16", "s")
+TIME_RANGE = "1677-09-21 .. 2262-04-11"
+#: A numeric time column whose values are all whole numbers in this range (the years whose 1 January
+#: pandas' dates hold) is read as years, each the date of its 1 January.
+YEARS = (1678, 2262)
+
+
+def _to_ns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``datetime64`` of any unit as ``datetime64[ns]`` (NaT and out-of-range values as the epoch)
+    and a mask of the values outside what nanoseconds hold."""
+    if values.dtype == np.dtype("datetime64[ns]"):
+        nat = np.isnat(values)
+        return np.where(nat, np.datetime64(0, "ns"), values), np.zeros(values.size, dtype=bool)
+    # compared in seconds, which hold any date a coarser or finer unit does, so nothing wraps here
+    seconds = values.astype("datetime64[s]")
+    nat = np.isnat(seconds)
+    outside = ~nat & ((seconds < _NS_FIRST) | (seconds > _NS_LAST))
+    keep = np.where(nat | outside, np.datetime64(0, "s").astype(values.dtype), values)
+    return keep.astype("datetime64[ns]"), outside
+
+
+def _read_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Times as ``datetime64[ns]`` (dates) or ``float64`` (plain numbers), and masks of the bad
+    (missing, unparseable or out of range), missing and out-of-range rows.
+
+    - Text is parsed as ISO 8601. Times with a UTC offset are converted to UTC, each with its own
+      offset (so a local-time column that crosses a daylight-saving change reads); times without
+      one are taken as UTC already, also in a column that mixes the two.
+    - A datetime column is kept (a time-zone-aware one converted to UTC); other datetime units
+      than nanoseconds are converted, and dates nanoseconds cannot hold are out of range.
+    - Numbers are plain numbers (days, or any unit), except that a column whose values are all
+      whole numbers from ``YEARS[0]`` to ``YEARS[1]`` is read as years: 2019 is 2019-01-01, as the
+      ISO 8601 text ``"2019"`` is.
+    """
     missing = raw.isna().to_numpy()
+    no_range = np.zeros(len(raw), dtype=bool)
     if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
-        values = raw.to_numpy(dtype=float)
+        values = raw.to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isfinite(values)
-        return np.where(bad, 0.0, values), bad | missing, missing
+        ok = values[~bad]
+        if ok.size and YEARS[0] <= ok.min() and ok.max() <= YEARS[1] and np.all(ok == np.round(ok)):
+            years = np.where(bad, 1970, values).astype(np.int64) - 1970
+            return years.astype("datetime64[Y]").astype("datetime64[ns]"), bad | missing, missing, no_range
+        return np.where(bad, 0.0, values), bad | missing, missing, no_range
     if pd.api.types.is_datetime64_any_dtype(raw):
         t = pd.to_datetime(raw)
         if getattr(t.dt, "tz", None) is not None:
             t = t.dt.tz_convert("UTC").dt.tz_localize(None)
-        values = t.to_numpy(dtype="datetime64[ns]")
-        return np.where(missing, np.datetime64(0, "ns"), values), missing, missing
+        values, outside = _to_ns(t.to_numpy())
+        return values, missing | outside, missing, outside
     text = raw.astype(str).str.strip()
-    parsed = pd.to_datetime(text.where(~missing, None), errors="coerce", format="ISO8601")
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
-    bad = parsed.isna().to_numpy() | missing
-    values = parsed.to_numpy(dtype="datetime64[ns]")
-    values = np.where(bad, np.datetime64(0, "ns"), values)
-    return values, bad, missing
+    # utc=True: mixed offsets cannot share one time zone; pandas refuses them without it
+    parsed = pd.to_datetime(text.where(~missing, None), errors="coerce", format="ISO8601", utc=True)
+    values, outside = _to_ns(parsed.dt.tz_localize(None).to_numpy())
+    bad = parsed.isna().to_numpy() | missing | outside
+    return values, bad, missing, outside
+
+
+def _parse_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_read_time` without the out-of-range mask (for callers that only need to know
+    whether every time is valid)."""
+    return _read_time(raw)[:3]
 
 
 def _parse_flag(raw: pd.Series) -> np.ndarray:

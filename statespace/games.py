@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from ._ids import competitor_codes
-from ._columns import GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time, _period_codes_from_column, _Problem
+from ._columns import (TIME_RANGE, GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time,
+                       _period_codes_from_column, _Problem, _read_time)
 
 __all__ = ["Games", "GamesError", "DroppedRowsWarning"]
 
@@ -45,7 +46,9 @@ class Games:
     Build with :meth:`from_arrays`, :meth:`from_frame` or :meth:`from_csv`; do not call the
     constructor directly. Attributes (all read-only NumPy arrays in the caller's row order):
 
-    - ``time``: ``datetime64[ns]``, or ``float64`` for numeric times;
+    - ``time``: ``datetime64[ns]`` (UTC; whole-number years such as 2019 are read as 1 January of
+      that year, see :func:`statespace._columns._read_time`), or ``float64`` for numeric times
+      (:attr:`time_base` says which);
     - ``a``, ``b``: integer ids into ``players`` (the competitor names, sorted);
     - ``score``: 1, 0.5 or 0 for a win, draw or loss of ``a``;
     - ``score_a``, ``score_b``: points or goals of each side (finite, >= 0, ``float64``), NaN
@@ -221,9 +224,10 @@ class Games:
             num = derived
 
         # time
-        time, time_bad, time_missing = _parse_time(df["time"])
+        time, time_bad, time_missing, time_outside = _read_time(df["time"])
         flag("time", "missing time", time_missing, df["time"])
-        flag("time", "unparseable time", time_bad & ~time_missing, df["time"])
+        flag("time", f"a date outside {TIME_RANGE}", time_outside, df["time"])
+        flag("time", "unparseable time", time_bad & ~time_missing & ~time_outside, df["time"])
 
         # neutral
         if "neutral" in df.columns:
@@ -345,6 +349,13 @@ class Games:
     @property
     def is_datetime(self) -> bool:
         return np.issubdtype(self.time.dtype, np.datetime64)
+
+    @property
+    def time_base(self) -> str:
+        """``"datetime"`` (dates, UTC) or ``"numeric"`` (plain numbers): what the times count in.
+        A method fitted on one refuses to forecast or continue with games on the other (a day
+        number compared with days since 1970 would be a meaningless gap)."""
+        return "datetime" if self.is_datetime else "numeric"
 
     @property
     def a_name(self) -> np.ndarray:
@@ -469,7 +480,10 @@ class Games:
                 raise ValueError(f"period length must be > 0, got {every!r}")
             t = self.days()
             if origin is not None:
-                t = t - (Games.from_arrays([origin], ["x"], ["y"], [1]).days()[0] if not isinstance(origin, (int, float)) else origin)
+                if isinstance(origin, (int, float, np.integer, np.floating)):
+                    t = t - origin  # as given: a lone whole number would otherwise read as a year
+                else:
+                    t = t - Games.from_arrays([origin], ["x"], ["y"], [1]).days()[0]
             codes = np.floor(t / length + 1e-9).astype(np.int64)
         return self._replace(period=codes)
 
