@@ -9,6 +9,7 @@ comparison harness; the methods live in the sibling packages ``filters`` and ``s
 """
 
 from . import _cache
+_cache.configure_numba_cache()  # a cache folder numba can write (read-only installs), before any kernel
 _cache.drop_stale_numba_caches()
 
 from .observation import Observation

@@ -1,38 +1,267 @@
-"""When numba's on-disk caches are stale, for every package of the project.
+"""Where numba caches the compiled kernels of every package of the project, and when they are stale.
 
-numba keys a cached function on its own source file only (its modification time and size), not
-on the files of the functions it calls: a kernel in ``filters`` or ``smoothers`` that calls
-``statespace._numeric`` keeps its cached machine code, with the old numerics inlined, after
+Where. numba's ``cache=True`` looks for a directory it can write, in this order: ``NUMBA_CACHE_DIR``,
+the ``__pycache__`` folder beside the source, numba's user-wide cache (``$XDG_CACHE_HOME/numba`` or
+``~/.cache/numba`` on Linux); when none is writable it raises at decoration time ("cannot cache
+function ...: no locator available"), so ``import statespace`` failed on a read-only install with
+an unwritable home, the normal case in a non-root container. :func:`configure_numba_cache` runs
+first on import and, only in that case (``NUMBA_CACHE_DIR`` unset, a package folder not writable
+and numba's user-wide cache not writable either), sets ``NUMBA_CACHE_DIR`` to the first of
+
+1. ``<user cache>/statespace/numba`` (``$XDG_CACHE_HOME`` or ``~/.cache``; ``~/Library/Caches`` on
+   macOS, ``%LOCALAPPDATA%`` on Windows),
+2. ``<system temp>/statespace-<uid>/numba``,
+3. a fresh ``tempfile.mkdtemp`` folder, removed at exit (kernels are then compiled on every run),
+
+each a private directory of this user (:func:`private_dir`: mode 0700, owned by the user, checked
+with ``lstat``, not a link: numba loads machine code from its cache, so a folder another user
+controls would run their code here). When not even a temporary folder can be written, the kernels
+are compiled without a disk cache. The choice covers the whole process (numba reads one
+``NUMBA_CACHE_DIR``) and its child processes, which inherit the variable.
+
+When stale. numba keys a cached function on its own source file only (its modification time and
+size), not on the files of the functions it calls: a kernel in ``filters`` or ``smoothers`` that
+calls ``statespace._numeric`` keeps its cached machine code, with the old numerics inlined, after
 ``_numeric.py`` changes. So the one safe rule is: when any source file of the three packages
 changes, every cached kernel of the three goes.
 
 :func:`drop_stale_numba_caches` hashes every ``.py`` file of ``statespace``, ``filters`` and
 ``smoothers`` (path and contents) and, when the hash differs from the one stamped at the last
-drop, deletes the numba cache files (``*.nbi``, ``*.nbc``) of the three packages, in their
-``__pycache__`` folders or under ``NUMBA_CACHE_DIR`` when that is set, then stamps the new hash.
-``statespace/__init__.py`` calls it first thing, so it runs before any kernel is compiled or
-loaded, whichever package is imported first (``filters`` and ``smoothers`` import ``statespace``).
-A read-only install cannot be cleaned, and numba does not cache there either: errors are ignored.
+drop, deletes the numba cache files (``*.nbi``, ``*.nbc``) of the three packages wherever numba
+keeps them (:func:`cache_folders`: their ``__pycache__`` folders, ``NUMBA_CACHE_DIR`` or numba's
+user-wide cache), then stamps the new hash beside the ``statespace`` package's own cache files.
+``statespace/__init__.py`` calls both functions first thing, so they run before any kernel is
+compiled or loaded, whichever package is imported first (``filters`` and ``smoothers`` import
+``statespace``). A cache that cannot be cleaned (read-only) is left alone: errors are ignored.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
+import stat
+import sys
+import tempfile
 from pathlib import Path
 
-__all__ = ["PACKAGES", "STAMP", "source_digest", "cache_folders", "drop_stale_numba_caches"]
+__all__ = ["PACKAGES", "STAMP", "source_digest", "cache_folders", "drop_stale_numba_caches", "configure_numba_cache",
+           "private_dir", "user_cache_dir", "fresh_private_dir"]
 
 #: The packages whose compiled code calls each other's.
 PACKAGES = ("statespace", "filters", "smoothers")
-#: The hash of the sources at the last drop, in ``statespace/__pycache__``.
+#: The hash of the sources at the last drop, beside the ``statespace`` package's cache files.
 STAMP = "numba-deps.sha1"
+#: The folder name of this project in the user's cache directory and in the system's temporary one.
+APP = "statespace"
 
 
+# ---------------------------------------------------------------------------- private directories
+def private_dir(path: str | os.PathLike) -> str | None:
+    """``path`` as a directory only this user can use, or ``None`` if it cannot be one.
+
+    Created with mode 0700 when missing; an existing one must be a real directory (``lstat``: not
+    a link), owned by this user and writable, and is made 0700 if it was looser. Caches of compiled
+    code are loaded and run, so a folder that another user created first (or a link they planted)
+    must not be used."""
+    path = os.fspath(path)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return None
+        if stat.S_IMODE(st.st_mode) & 0o077:  # ours, from before: make it private
+            os.chmod(path, 0o700)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None
+
+
+def _user_cache_home() -> Path | None:
+    """The user's cache directory: ``$XDG_CACHE_HOME`` (if absolute) or ``~/.cache``; on macOS
+    ``~/Library/Caches``, on Windows ``%LOCALAPPDATA%``. ``None`` when there is no home."""
+    try:
+        if sys.platform == "win32":
+            local = os.environ.get("LOCALAPPDATA")
+            return Path(local) if local else Path.home() / "AppData" / "Local"
+        if sys.platform == "darwin":
+            return Path.home() / "Library" / "Caches"
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        return Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    except (RuntimeError, KeyError, OSError):  # no home directory known
+        return None
+
+
+def user_cache_dir(name: str, create: bool = True) -> str | None:
+    """``<user cache>/statespace/<name>`` (see :func:`_user_cache_home`), both levels private
+    (:func:`private_dir`); ``None`` when it cannot be (no home, not writable, not ours). With
+    ``create=False`` only the path, nothing is created or checked."""
+    home = _user_cache_home()
+    if home is None:
+        return None
+    if not create:
+        return str(home / APP / name)
+    base = private_dir(home / APP)
+    return None if base is None else private_dir(Path(base) / name)
+
+
+def _temp_cache_dir(name: str) -> str | None:
+    """``<system temp>/statespace-<uid>/<name>``, both levels private, or ``None``."""
+    try:
+        tmp = tempfile.gettempdir()
+    except OSError:  # no writable temporary directory at all
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    base = private_dir(Path(tmp) / f"{APP}-{uid}")
+    return None if base is None else private_dir(Path(base) / name)
+
+
+def fresh_private_dir(prefix: str) -> str | None:
+    """A new ``tempfile.mkdtemp`` folder (private by construction), removed when the process exits;
+    ``None`` when no temporary folder can be made."""
+    try:
+        path = tempfile.mkdtemp(prefix=prefix)
+    except OSError:
+        return None
+    pid = os.getpid()
+
+    def remove():  # not from a forked child that inherited the handler
+        if os.getpid() == pid:
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
+    return path
+
+
+# ---------------------------------------------------------------------------- where numba caches
 def _package_dirs(root: Path) -> list[Path]:
     return [root / name for name in PACKAGES if (root / name).is_dir()]
 
 
+def _module_dirs(root: Path) -> list[Path]:
+    """Every folder of the packages that can hold modules (each package first, then its subfolders)."""
+    out = []
+    for pkg in _package_dirs(root):
+        out.append(pkg)
+        out.extend(d for d in sorted(pkg.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts)
+    return out
+
+
+def _user_dir_setting() -> str:
+    """numba's ``CACHE_DIR``: the environment variable, or the config once numba is imported."""
+    env = os.environ.get("NUMBA_CACHE_DIR", "")
+    config = sys.modules.get("numba.core.config")
+    return env or (getattr(config, "CACHE_DIR", "") if config is not None else "")
+
+
+def _numba_user_wide_dir() -> str:
+    """numba's user-wide cache directory (its ``UserWideCacheLocator``)."""
+    from numba.misc.appdirs import AppDirs
+
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+def _numba_subpath(folder: Path) -> str:
+    """numba's ``get_suitable_cache_subpath``: ``<name>_<sha1 of the folder's absolute path>``."""
+    path = os.path.abspath(folder)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
+def _can_write(path: str | os.PathLike) -> bool:
+    """Whether numba could use ``path`` as a cache folder: an existing one must take a temporary
+    file (numba's own test); a missing one needs its nearest existing parent writable."""
+    p = Path(path)
+    if p.is_dir():
+        try:
+            tempfile.TemporaryFile(dir=p).close()
+            return True
+        except OSError:
+            return False
+    while not os.path.lexists(p):
+        if p.parent == p:
+            return False
+        p = p.parent
+    return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+
+
+def cache_folders(root: Path) -> list[Path]:
+    """Where numba keeps the cache files of the packages' modules, folder by folder as its
+    locators choose: with ``NUMBA_CACHE_DIR`` set, its folder for each package directory there
+    (``<name>_<sha1 of the directory's absolute path>``, numba's ``get_suitable_cache_subpath``);
+    else the directory's ``__pycache__`` when writable, else the same folder in numba's
+    user-wide cache. The first is the ``statespace`` package's own."""
+    folders = []
+    user_dir = _user_dir_setting()
+    user_wide = None
+    for d in _module_dirs(Path(root)):
+        if user_dir:
+            folders.append(Path(user_dir) / _numba_subpath(d))
+        elif _can_write(d / "__pycache__"):
+            folders.append(d / "__pycache__")
+        else:
+            user_wide = user_wide or _numba_user_wide_dir()
+            folders.append(Path(user_wide) / _numba_subpath(d))
+    return folders
+
+
+def _compile_without_disk_cache() -> None:
+    """Make ``cache=True`` compile in memory when numba finds no cache folder it can write,
+    instead of raising "no locator available" at decoration time (the last resort)."""
+    from numba.core.dispatcher import Dispatcher
+
+    original = Dispatcher.enable_caching
+    if getattr(original, "_statespace_fallback", False):
+        return
+
+    def enable_caching(self):
+        try:
+            original(self)
+        except RuntimeError:  # no writable cache folder anywhere: no disk cache for this function
+            pass
+
+    enable_caching._statespace_fallback = True
+    Dispatcher.enable_caching = enable_caching
+
+
+def configure_numba_cache(root: str | os.PathLike | None = None, *, fallbacks=None) -> str | None:
+    """Give numba a cache folder it can write when it has none (see the module docstring).
+
+    Nothing changes when ``NUMBA_CACHE_DIR`` is set, when every folder of the packages under
+    ``root`` (default: the folder that holds this package) can cache in its ``__pycache__``, or
+    when numba's user-wide cache is writable. Otherwise ``NUMBA_CACHE_DIR`` (and numba's config,
+    if numba is already imported) is set to the first private folder of ``fallbacks`` (callables
+    returning a path or ``None``; default: the user's cache, the system temp folder, a fresh
+    temporary folder), and without any, numba compiles without a disk cache. Returns the folder
+    set, or ``None`` when nothing was set."""
+    try:
+        if _user_dir_setting():
+            return None
+        root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+        if all(_can_write(d / "__pycache__") for d in _module_dirs(root)):
+            return None
+        if _can_write(_numba_user_wide_dir()):
+            return None
+        if fallbacks is None:
+            fallbacks = (lambda: user_cache_dir("numba"), lambda: _temp_cache_dir("numba"),
+                         lambda: fresh_private_dir("statespace-numba-"))
+        for candidate in fallbacks:
+            path = candidate()
+            if path is not None:
+                os.environ["NUMBA_CACHE_DIR"] = path  # numba re-reads the environment before compiling
+                config = sys.modules.get("numba.core.config")
+                if config is not None:
+                    config.CACHE_DIR = path
+                return path
+        _compile_without_disk_cache()
+    except OSError:
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------- when stale
 def source_digest(root: Path) -> str:
     """SHA-1 of the path and contents of every ``.py`` file of the packages under ``root``."""
     h = hashlib.sha1()
@@ -45,41 +274,27 @@ def source_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def cache_folders(root: Path) -> list[Path]:
-    """Where numba keeps the cache files of the packages' modules: every ``__pycache__`` folder
-    in them, or with ``NUMBA_CACHE_DIR`` set, numba's folder for each package directory there
-    (``<name>_<sha1 of the directory's absolute path>``, numba's ``get_suitable_cache_subpath``)."""
-    folders = []
-    user_dir = os.environ.get("NUMBA_CACHE_DIR")
-    for pkg in _package_dirs(root):
-        dirs = [pkg] + [d for d in pkg.rglob("*") if d.is_dir() and "__pycache__" not in d.parts]
-        for d in dirs:
-            if user_dir:
-                path = os.path.abspath(d)
-                folders.append(Path(user_dir) / f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}")
-            else:
-                folders.append(d / "__pycache__")
-    return folders
-
-
 def drop_stale_numba_caches(root: str | os.PathLike | None = None) -> bool:
     """Delete every numba cache file of the packages under ``root`` (default: the folder that
     holds this package) when their sources changed since the last call; returns whether it
     dropped them. Never raises ``OSError`` (read-only installs)."""
     try:
         root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+        folders = cache_folders(root)
+        if not folders:
+            return False
         digest = source_digest(root)
-        stamp = root / "statespace" / "__pycache__" / STAMP
+        stamp = folders[0] / STAMP  # beside the statespace package's own cache files
         if stamp.exists() and stamp.read_text() == digest:
             return False
-        for folder in cache_folders(root):
+        for folder in folders:
             if folder.is_dir():
                 for f in list(folder.glob("*.nbi")) + list(folder.glob("*.nbc")):
                     f.unlink(missing_ok=True)
-        stamp.parent.mkdir(exist_ok=True)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
         tmp = stamp.with_name(f"{STAMP}.{os.getpid()}")
         tmp.write_text(digest)
         os.replace(tmp, stamp)  # atomic: a concurrent import reads the old stamp or the new one
         return True
-    except OSError:  # a read-only install: numba does not cache there either
+    except OSError:  # a read-only cache: numba does not cache there either
         return False

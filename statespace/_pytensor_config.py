@@ -2,57 +2,61 @@
 
 PyTensor caches compiled code in ``base_compiledir`` (``~/.pytensor`` by default). Unless
 ``PYTENSOR_FLAGS`` already sets ``compiledir`` or ``base_compiledir``, :func:`configure_pytensor`
-points it at ``compile_dir`` (default :func:`default_compile_dir`: ``<system temp>/statespace-
-pytensor-<user>``, kept between runs so the cache stays warm) by setting
-``os.environ["PYTENSOR_FLAGS"]`` *before* PyTensor is imported. This only works if PyTensor has not
-been imported yet in the process: PyTensor reads the flag once, at import (import pymc only after
-creating or fitting a ``PyMCSmoother``, or set ``PYTENSOR_FLAGS`` yourself, e.g.
-``PYTENSOR_FLAGS=base_compiledir=/path``). The model's data enter as ``pm.Data`` (shared variables
-without static shapes), so the compiled code does not depend on the table: a warm cache serves
-every data set with the same link, draw model and set of inferred parameters (what that saves is
-measured in docs/benchmarks.md).
+points it at ``compile_dir`` (default :func:`default_compile_dir`: the user's cache directory,
+``$XDG_CACHE_HOME/statespace/pytensor`` or ``~/.cache/statespace/pytensor``; ``~/Library/Caches``
+on macOS, ``%LOCALAPPDATA%`` on Windows), kept between runs so the cache stays warm, by setting
+``os.environ["PYTENSOR_FLAGS"]`` *before* PyTensor is imported. The default folder is created
+private (mode 0700, owned by the user, checked with ``lstat``: PyTensor loads and runs the code it
+finds there, so a link or another user's folder is refused, with a warning); when it cannot be
+(an unwritable home, as in many containers), a fresh private ``tempfile.mkdtemp`` folder is used
+for the run and removed at exit, so every run compiles again: set ``PYTENSOR_FLAGS=base_compiledir=
+/path`` (or ``compile_dir=``) to a writable folder of yours to keep the cache warm. This only works
+if PyTensor has not been imported yet in the process: PyTensor reads the flag once, at import
+(import pymc only after creating or fitting a ``PyMCSmoother``, or set ``PYTENSOR_FLAGS`` yourself).
+The model's data enter as ``pm.Data`` (shared variables without static shapes), so the compiled
+code does not depend on the table: a warm cache serves every data set with the same link, draw
+model and set of inferred parameters (what that saves is measured in docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-import getpass
 import os
-import stat
 import sys
-import tempfile
 import warnings
+
+from ._cache import fresh_private_dir, private_dir, user_cache_dir
 
 __all__ = ["configure_pytensor", "default_compile_dir"]
 
 
-def default_compile_dir() -> str:
+def default_compile_dir() -> str | None:
     """The PyTensor cache used when neither ``compile_dir`` nor ``PYTENSOR_FLAGS`` says one:
-    a per-user folder in the system's temporary directory (never the home directory)."""
-    try:
-        user = getpass.getuser()
-    except Exception:  # pragma: no cover - no user name (some containers)
-        user = str(os.getuid()) if hasattr(os, "getuid") else "user"
-    return os.path.join(tempfile.gettempdir(), f"statespace-pytensor-{user}")
+    ``statespace/pytensor`` in the user's cache directory (the path only: :func:`configure_pytensor`
+    creates it private); ``None`` when the user has no home directory."""
+    return user_cache_dir("pytensor", create=False)
 
 
-def _private_dir(path: str) -> str:
-    """``path`` as a directory only this user can use (created, or set, with mode 0700). PyTensor
-    loads compiled code from its cache, so a folder that another user created first (or a link)
-    would run their code here: then a fresh private directory is used instead, with a warning."""
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-        owner_ok = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-        if stat.S_ISDIR(st.st_mode) and owner_ok:
-            if st.st_mode & 0o077:  # ours, from before: make it private
-                os.chmod(path, 0o700)
-            return path
-    except OSError:
-        pass
-    fresh = tempfile.mkdtemp(prefix="statespace-pytensor-")
-    warnings.warn(f"the PyTensor cache {path} is not a private directory of this user (mode 0700, owned "
-                  f"by you); compiling into {fresh} instead", RuntimeWarning, stacklevel=3)
+def _fallback(path: str | None) -> str | None:
+    """A fresh private temporary folder (removed at exit) instead of ``path``: with a warning when
+    ``path`` exists (a link, another user's folder or not writable: PyTensor would run code found
+    there), silently when it could not be created (an unwritable home)."""
+    fresh = fresh_private_dir("statespace-pytensor-")
+    if fresh is not None and path is not None and os.path.lexists(path):
+        warnings.warn(f"the PyTensor cache {path} is not a private directory of this user (mode 0700, owned "
+                      f"by you, writable); compiling into {fresh} instead", RuntimeWarning, stacklevel=4)
     return fresh
+
+
+def _private_dir(path: str) -> str | None:
+    """``path`` as a directory only this user can use (:func:`statespace._cache.private_dir`:
+    created, or set, with mode 0700; not a link, not another user's), else :func:`_fallback`."""
+    return path if private_dir(path) is not None else _fallback(path)
+
+
+def _default_dir() -> str | None:
+    """:func:`default_compile_dir`, created private with its ``statespace`` folder, else :func:`_fallback`."""
+    path = user_cache_dir("pytensor")
+    return path if path is not None else _fallback(default_compile_dir())
 
 
 def _flags_compiledir(flags: str) -> str | None:
@@ -87,6 +91,8 @@ def configure_pytensor(compile_dir: str | os.PathLike | None = None) -> str | No
             warnings.warn(f"PYTENSOR_FLAGS already sets the compile directory ({flags!r}); "
                           f"compile_dir={wanted!r} is ignored", RuntimeWarning, stacklevel=3)
         return chosen
-    path = wanted if wanted is not None else _private_dir(default_compile_dir())
+    path = wanted if wanted is not None else _default_dir()
+    if path is None:  # no writable folder at all: PyTensor's own default
+        return None
     os.environ["PYTENSOR_FLAGS"] = (flags + "," if flags.strip() else "") + f"base_compiledir={path}"
     return path
