@@ -52,9 +52,19 @@ r-hat and smallest bulk ESS with where they occur, seconds). After MCMC a
 :class:`ConvergenceWarning` says what is off: divergent transitions, r-hat above ``max_rhat``,
 bulk ESS below ``min_ess`` (r-hat and ESS as ArviZ computes them, vectorised over the nodes: ``smoothers._diagnostics``).
 
+Interrupts. PyMC catches a ``KeyboardInterrupt`` (Ctrl-C) while it samples and returns what it has
+(a few hundred of the draws asked for, or fewer chains), and during tuning it fails with "Not
+enough samples". ``fit`` watches for Ctrl-C while it compiles and samples and raises
+:class:`SamplingInterrupted` (a ``KeyboardInterrupt``) instead, so that no partial sample passes
+for a complete one; so does a sample with fewer chains or draws than asked for, however it came
+short. With ``keep_partial=True`` a sample cut short after tuning is kept: ``fit.info["partial"]``
+is True, ``fit.info["chains"]`` and ``fit.info["draws"]`` say what it holds, and a
+:class:`PartialSampleWarning` says so (an interrupt during tuning leaves no draws to keep and still
+raises).
+
 PyTensor compile cache: :func:`statespace._pytensor_config.configure_pytensor` points it at
-``compile_dir`` (default: a per-user folder in the system's temporary directory) before PyTensor
-is first imported.
+``compile_dir`` (default: ``statespace/pytensor`` in the user's cache directory, created private,
+or a private temporary folder when that cannot be written) before PyTensor is first imported.
 """
 
 from __future__ import annotations
@@ -63,7 +73,9 @@ import dataclasses
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -80,7 +92,7 @@ from ._pymc_model import build_model, laplace_start, segment_cumsum, segment_sta
 from statespace._pytensor_config import configure_pytensor, default_compile_dir
 from .base import Smoother, SmootherFit, timeline
 
-__all__ = ["PyMCSmoother", "ConvergenceWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
+__all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
            "segment_starts", "rhat_rank", "ess_bulk"]
 
 SAMPLERS = ("nuts", "nutpie", "numpyro", "advi")
@@ -95,6 +107,60 @@ DEFAULT_PRIOR_SCALES = {"drift_sd": 0.5, "prior_sd": 2.0, "home": 1.0, "margin":
 
 class ConvergenceWarning(UserWarning):
     """MCMC diagnostics are off: divergences, r-hat above the bound or a low effective sample size."""
+
+
+class SamplingInterrupted(KeyboardInterrupt):
+    """The sampler was interrupted (Ctrl-C) or stopped short: the sample is not the one asked for.
+
+    A ``KeyboardInterrupt``, so that whatever stops on Ctrl-C stops on it too (the command line
+    exits with status 130). ``chains`` and ``draws`` say what the sampler returned (0 when
+    nothing)."""
+
+    def __init__(self, message: str, chains: int = 0, draws: int = 0):
+        super().__init__(message)
+        self.chains, self.draws = int(chains), int(draws)
+
+
+class PartialSampleWarning(UserWarning):
+    """``keep_partial=True`` kept a sample cut short: fewer chains or draws than asked for."""
+
+
+class _InterruptWatch:
+    """Whether Ctrl-C (SIGINT) arrived while the watch was on (:func:`_watch_interrupts`)."""
+
+    interrupted = False
+
+    def stop_sampler(self, *args, **kwargs) -> None:
+        """PyMC's per-draw ``callback``: ends the chain being sampled once Ctrl-C has arrived.
+        (Sampling chains one after another, PyMC ends only the current chain on Ctrl-C and goes
+        on with the next one; with this each following chain stops at its first draw.)"""
+        if self.interrupted:
+            raise KeyboardInterrupt
+
+
+@contextmanager
+def _watch_interrupts():
+    """Record SIGINT while the block runs, then let the handler in place act as before (Python's
+    default raises ``KeyboardInterrupt``). Only from the main thread, and only over a Python-level
+    handler (an ignored SIGINT stays ignored)."""
+    watch = _InterruptWatch()
+    if threading.current_thread() is not threading.main_thread():
+        yield watch
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield watch
+        return
+
+    def handler(signum, frame):
+        watch.interrupted = True
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield watch
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _as_seed(seed):
@@ -161,8 +227,8 @@ class PyMCSmoother(Smoother):
     period_days:
         Time unit for games without rating periods: days / ``period_days``.
     compile_dir:
-        PyTensor's compile cache (see the module docstring); default a per-user folder in the
-        system's temporary directory, unless ``PYTENSOR_FLAGS`` sets one.
+        PyTensor's compile cache (see the module docstring); default ``statespace/pytensor`` in the
+        user's cache directory (created private), unless ``PYTENSOR_FLAGS`` sets one.
     keep_draws:
         Posterior draws kept on the fitted object for ``predict_proba`` (evenly thinned).
     max_rhat, min_ess:
@@ -184,6 +250,11 @@ class PyMCSmoother(Smoother):
         ``"graph"`` (the plain PyTensor graph of the observation's ``symbolic_loglik``), or
         ``"auto"`` (default: compiled, except for numpyro and for observations other than
         :class:`statespace.Outcome`, which get the graph).
+    keep_partial:
+        ``False`` (default): a sample cut short (Ctrl-C, or fewer chains or draws than asked for)
+        raises :class:`SamplingInterrupted`. ``True``: a sample cut short after tuning is kept and
+        marked (``fit.info["partial"]``, with :class:`PartialSampleWarning`); see "Interrupts" in the
+        module docstring.
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` whose ``idata`` attribute is the
     ArviZ ``InferenceData`` (with the derived ``skill``, ``drift`` and ``prior_var`` added to its
@@ -204,7 +275,7 @@ class PyMCSmoother(Smoother):
                  period_days: float = 1.0, compile_dir: str | os.PathLike | None = None,
                  keep_draws: int = 500, advi_iterations: int = 20_000, max_rhat: float = 1.05,
                  min_ess: float | None = None, prior_scales: dict | None = None, init: str = "laplace",
-                 likelihood: str = "auto"):
+                 likelihood: str = "auto", keep_partial: bool = False):
         if model is None:
             model = SkillModel("logistic", 1.0)
         if not isinstance(model, SkillModel):
@@ -266,6 +337,9 @@ class PyMCSmoother(Smoother):
         self.prior_scales = scales
         self.init = init
         self.likelihood = likelihood
+        if keep_partial not in (True, False):
+            raise ValueError(f"keep_partial must be True or False, got {keep_partial!r}")
+        self.keep_partial = bool(keep_partial)
 
     # ------------------------------------------------------------------ description
     @property
@@ -344,7 +418,7 @@ class PyMCSmoother(Smoother):
                               f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
                               f"pip install {' '.join(missing)}  (or use sampler='nuts')")
 
-    def _sample(self, pmodel, progress: bool, games: Games, tl):
+    def _sample(self, pmodel, progress: bool, games: Games, tl, watch: _InterruptWatch | None = None):
         import pymc as pm
 
         seed = _as_seed(self.seed)
@@ -355,16 +429,62 @@ class PyMCSmoother(Smoother):
             kw = {}
             if self.sampler in ("nutpie", "numpyro"):
                 kw["nuts_sampler"] = self.sampler
-            elif self.init == "laplace":
-                kw["step"], kw["initvals"] = laplace_start(self, games, tl, pmodel, np.random.default_rng(seed))
             else:
-                kw["init"] = self.init
+                if watch is not None:
+                    kw["callback"] = watch.stop_sampler
+                if self.init == "laplace":
+                    kw["step"], kw["initvals"] = laplace_start(self, games, tl, pmodel, np.random.default_rng(seed))
+                else:
+                    kw["init"] = self.init
             if "step" not in kw:  # a given step has its own
                 kw["target_accept"] = self.target_accept
             idata = pm.sample(draws=self.draws, tune=self.tune_steps, chains=self.chains, cores=self.cores,
                               random_seed=seed, progressbar=progress,
                               compute_convergence_checks=False, return_inferencedata=True, **kw)
             return idata, None
+
+    def _sample_or_interrupt(self, games: Games, tl, progress: bool):
+        """Build the model and sample it, watching for Ctrl-C (see "Interrupts" in the module
+        docstring). Returns ``(idata, approx, free, partial)``: ``free`` the inferred scalar
+        parameters, ``partial`` the ``info`` of a sample cut short and kept (``keep_partial=True``),
+        else ``None``; raises :class:`SamplingInterrupted` for an interrupted or short sample
+        otherwise."""
+        what = "ADVI" if self.sampler == "advi" else "sampling"
+        with _watch_interrupts() as watch:
+            try:
+                pmodel, free = build_model(self, games, tl)
+                idata, approx = self._sample(pmodel, progress, games, tl, watch)
+            except KeyboardInterrupt as exc:
+                if isinstance(exc, SamplingInterrupted):
+                    raise
+                raise SamplingInterrupted(f"{self.name}: {what} interrupted") from exc
+            except Exception as exc:  # PyMC's "Not enough samples" (Ctrl-C during tuning), a broken compile...
+                if watch.interrupted:
+                    raise SamplingInterrupted(f"{self.name}: {what} interrupted before any draw to keep, "
+                                              f"during compilation or tuning ({type(exc).__name__}: {exc})") from exc
+                raise
+        post = idata.posterior
+        chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
+        if approx is not None:  # ADVI: the draws come from the approximation; its iterations may be short
+            hist = getattr(approx, "hist", None)  # the loss of each iteration run
+            done = self.advi_iterations if hist is None else len(hist)
+            short = watch.interrupted or done < self.advi_iterations
+            partial = {"advi_iterations": int(done)}
+            said = f"ADVI stopped after {done:,} of {self.advi_iterations:,} iterations"
+        else:
+            short = watch.interrupted or chains < self.chains or draws < self.draws
+            partial = {"chains": chains, "draws": draws}
+            said = (f"the sample holds {chains} of {self.chains} chain{'s' if self.chains > 1 else ''} and "
+                    f"{draws:,} of {self.draws:,} draws per chain")
+        if not short:
+            return idata, approx, free, None
+        cause = "interrupted" if watch.interrupted else "cut short"
+        if not self.keep_partial or min(chains, draws) == 0:
+            raise SamplingInterrupted(f"{self.name}: {what} {cause}: {said}; not a complete fit "
+                                      f"(keep_partial=True keeps such a sample)", chains, draws)
+        warnings.warn(f"{self.name}: {what} {cause}: {said}; kept as a partial fit (keep_partial=True; "
+                      f"fit.info['partial'] is True)", PartialSampleWarning, stacklevel=3)
+        return idata, approx, free, {"partial": True, "interrupted": bool(watch.interrupted), **partial}
 
     def fit(self, games: Games) -> SmootherFit:
         """Sample the posterior of every node (and of the inferred parameters) for ``games``."""
@@ -375,9 +495,8 @@ class PyMCSmoother(Smoother):
         t0 = time.perf_counter()
         times_fn = self._times_fn(games)
         tl = timeline(games, times_fn(games))
-        pmodel, free = build_model(self, games, tl)
         progress = sys.stderr.isatty() if self.progressbar is None else bool(self.progressbar)
-        idata, _ = self._sample(pmodel, progress, games, tl)
+        idata, _, free, partial = self._sample_or_interrupt(games, tl, progress)
 
         post = idata.posterior
         m = self._base
@@ -418,7 +537,9 @@ class PyMCSmoother(Smoother):
 
         info = {"sampler": self.sampler, "n_nodes": tl.n_nodes, "n_games": len(games), "chains": int(nchain),
                 "draws": int(ndraw), "free": tuple(free), "compile_dir": str(pytensor.config.base_compiledir),
-                "sampling_seconds": post.attrs.get("sampling_time")}
+                "sampling_seconds": post.attrs.get("sampling_time"), "partial": False}
+        if partial is not None:
+            info.update(partial)
         if self.sampler != "advi":
             info.update(self._diagnose(idata, free, tl))
         info["seconds"] = time.perf_counter() - t0

@@ -13,7 +13,9 @@
 Method specs are ``name`` or ``name:key=value,key=value`` (e.g. ``elo:k=24,home=60``); values are
 read as booleans (true/false/yes/no), integers, floats, or else text. A user error (bad file,
 invalid rows, unknown method or option) prints one line ``statespace: error: ...`` to stderr
-and exits with status 2.
+and exits with status 2. Ctrl-C prints one line ``statespace: interrupted`` to stderr and exits with
+status 130, with no partial result (an interrupted PyMC sample is an error, see
+``smoothers.PyMCSmoother``).
 
 This module sits on top of everything: it is the one place in ``statespace`` that imports the
 sibling packages ``filters`` and ``smoothers``.
@@ -387,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 user error)."""
+    """Run the command line; returns the exit status (0 ok, 2 user error, 130 interrupted)."""
     out, err = sys.stdout, sys.stderr
     parser = build_parser()
     try:
@@ -406,8 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=err)
+    except KeyboardInterrupt as exc:  # Ctrl-C: no traceback and no partial result, exit 128 + SIGINT
+        detail = _one_line(exc) if str(exc) else ""  # e.g. what a PyMC sample held when stopped
+        print(f"{PROG}: interrupted" + (f": {detail}" if detail else ""), file=err)
         return 130
 
 
