@@ -60,7 +60,8 @@ class FilterRun:
 
     def _check_time_basis(self, games: Games) -> None:
         """Times are rating-period codes when the games have periods and days otherwise: the
-        two cannot be mixed between the fitted games and new ones."""
+        two cannot be mixed between the fitted games and new ones, nor dates with plain numbers."""
+        self.method._check_time_base(self.state, games)
         if self.method.time_unit == "period" and (self.games.period is None) != (games.period is None):
             fitted = "with" if self.games.period is not None else "without"
             given = "with" if games.period is not None else "without"

@@ -176,7 +176,8 @@ def test_a_smoother_fitted_on_dates_refuses_numeric_games(smoother):
     assert fit.predict_proba(_dated()).shape == (4, 3)  # the same base still forecasts
 
 
-@pytest.mark.parametrize("method", [Elo(), EKF(), Glicko()], ids=["elo", "ekf", "glicko"])
+@pytest.mark.parametrize("method", [Elo(), EKF(), Glicko(), EKF(covariance="full")],
+                         ids=["elo", "ekf", "glicko", "ekf_full"])
 def test_a_filter_run_on_dates_refuses_numeric_games(method):
     run = method.fit(_dated())
     assert run.state.time_base == "datetime"
