@@ -52,6 +52,14 @@ class BenchParser(argparse.ArgumentParser):
         action = self.add_argument(flag, type=int, default=None, help=f"{what} ({full:,}; --quick {quick:,})")
         self._sizes[action.dest] = (full, quick, slice_of_stream)
 
+    def set_size(self, dest: str, full: int, quick: int) -> None:
+        """Other defaults for a size already added (e.g. ``"games"``): ``full``, and ``quick`` with
+        ``--quick``."""
+        self._sizes[dest] = (full, quick, self._sizes[dest][2])
+        for action in self._actions:
+            if action.dest == dest:
+                action.help = action.help.rsplit("(", 1)[0] + f"({full:,}; --quick {quick:,})"
+
     def add_days(self, help: str) -> None:
         """``--days``: the span of the dated games in days (730 by default; must be > 0)."""
         self.add_argument("--days", type=float, default=730.0, help=help)
@@ -220,6 +228,46 @@ def timed(fn: Callable[[], Any], repeats: int):
         c1, w1 = time.thread_time(), time.perf_counter()
         wall, cpu = min(wall, w1 - w0), min(cpu, c1 - c0)
     return wall, cpu, result
+
+
+@dataclass
+class Paired:
+    """One contestant of :func:`paired`: the best and median CPU seconds of the process
+    (``time.process_time``: every thread), the best wall-clock seconds, and the last result."""
+
+    cpu: float
+    cpu_median: float
+    wall: float
+    result: Any
+
+
+def paired(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, Paired]:
+    """Time every function of ``fns`` ``repeats`` times, in alternation (round 1: each once, in
+    order; round 2: each once, ...), so that a busy moment of a shared machine falls on all of
+    them alike; the same number of repeats for each. Warm them first: the first round is timed."""
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    last: dict[str, Any] = {}
+    for _ in range(max(1, repeats)):
+        for name, fn in fns.items():
+            w0, c0 = time.perf_counter(), time.process_time()
+            last[name] = fn()
+            c1, w1 = time.process_time(), time.perf_counter()
+            runs[name].append((c1 - c0, w1 - w0))
+    return {k: Paired(min(c for c, _ in v), float(np.median([c for c, _ in v])), min(w for _, w in v), last[k])
+            for k, v in runs.items()}
+
+
+def git_describe(root=None) -> str:
+    """``abc1234`` (the checked-out commit, ``-dirty`` when tracked files differ from it), or
+    ``unknown`` outside a git checkout."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
+                             text=True, timeout=20, cwd=root or os.path.dirname(os.path.abspath(__file__)))
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 # ---------------------------------------------------------------------------- the report
