@@ -674,7 +674,8 @@ def goals(result: dict) -> list[dict]:
                 continue
             add(f"{name} within 1.3x of the plain numba loop, {r['players']:,} competitors", "<= 1.3x",
                 f"{r['ratio']:.2f}x (game_loop alone {r['ratio_loop']:.2f}x; "
-                + (f"against the 10 ** x floor {r['ratio_pow']:.2f}x)" if "ratio_pow" in r else "the loop)"),
+                + (f"against the 10 ** x floor {r['ratio_pow']:.2f}x)" if "ratio_pow" in r else "").rstrip("; ")
+                + ("" if "ratio_pow" in r else ")"),
                 r["ratio"] <= FL.GOAL_RATIO, "the whole run on a prebuilt Games against the floor, CPU time")
             if kind == "ekf":
                 add("diagonal EKF", ">= 10 M games/s", f"{fmt_rate(r['ours_games_per_s'])} games/s",
