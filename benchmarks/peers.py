@@ -659,13 +659,14 @@ def goals(result: dict) -> list[dict]:
     fa = _num(sg.get("from_arrays_games_per_s")) or ld.get("from_arrays_games_per_s")
     fc = _num(sg.get("from_csv_rows_per_s")) or ld.get("from_csv_rows_per_s")
     bpg = _num(sg.get("bytes_per_game")) or ld.get("peak_bytes_per_game")
-    add("`Games.from_arrays` (integer ids)", ">= 10 M games/s", f"{fmt_rate(fa)} games/s" if fa else "not measured",
+    missing = "not measured" if "loading" in result else "not measured (--only)"
+    add("`Games.from_arrays` (integer ids)", ">= 10 M games/s", f"{fmt_rate(fa)} games/s" if fa else missing,
         None if fa is None else fa >= 10e6)
-    add("`Games.from_csv`", ">= 2 M rows/s", f"{fmt_rate(fc)} rows/s" if fc else "not measured",
+    add("`Games.from_csv`", ">= 2 M rows/s", f"{fmt_rate(fc)} rows/s" if fc else missing,
         None if fc is None else fc >= 2e6)
     note = ("peak while building (tracemalloc); the built table: "
             f"{ld['table_bytes_per_game']:.0f} bytes/game" if ld and "bytes_per_game" not in sg else "")
-    add("memory", "<= 64 bytes/game", f"{bpg:.0f} bytes/game" if bpg else "not measured",
+    add("memory", "<= 64 bytes/game", f"{bpg:.0f} bytes/game" if bpg else missing,
         None if bpg is None else bpg <= 64, note)
     fl = result.get("floor")
     for kind, name in (("elo", "Elo(k=32)"), ("ekf", "EKF()")):
@@ -686,12 +687,12 @@ def goals(result: dict) -> list[dict]:
         add("compiled loops within 1.3x of the floor", "<= 1.3x", "not measured (--only)", None)
     lin = sg.get("laplace_linear")
     lap = _num(sg.get("laplace_1e6_s"))
-    where = scripts.get("bench_laplace_scale.py", {}).get("status", "absent")
+    where = scripts.get("bench_laplace_scale.py", {}).get("status", "absent" if "scripts" in result else "not run with --only")
     add("Laplace linear up to 1e6 games", "linear", (f"{lin}" + (f"; 1e6 games in {lap:.1f} s" if lap else ""))
         if lin else f"not measured (benchmarks/bench_laplace_scale.py: {where})",
         None if lin is None else lin.lower() in ("yes", "true"))
     pm = _num(sg.get("pymc_5000_s"))
-    where = scripts.get("bench_pymc.py", {}).get("status", "absent")
+    where = scripts.get("bench_pymc.py", {}).get("status", "absent" if "scripts" in result else "not run with --only")
     add("PyMC 5,000-game fit", "< 20 s", f"{pm:.1f} s" if pm else f"not measured (bench_pymc.py: {where})",
         None if pm is None else pm < 20)
     return out
