@@ -86,11 +86,17 @@ def _read_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
         values = raw.to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isfinite(values)
-        ok = values[~bad]
-        if ok.size and YEARS[0] <= ok.min() and ok.max() <= YEARS[1] and np.all(ok == np.round(ok)):
+        any_bad = bool(bad.any())
+        ok = values[~bad] if any_bad else values
+        if (ok.size and YEARS[0] <= ok.min() and ok.max() <= YEARS[1]
+                and (raw.dtype.kind in "iu" or np.all(ok == np.round(ok)))):
             years = np.where(bad, 1970, values).astype(np.int64) - 1970
             return years.astype("datetime64[Y]").astype("datetime64[ns]"), bad | missing, missing, no_range
-        return np.where(bad, 0.0, values), bad | missing, missing, no_range
+        if any_bad:
+            return np.where(bad, 0.0, values), bad | missing, missing, no_range
+        if np.may_share_memory(values, raw.to_numpy()):  # the caller's array: the table keeps its own
+            values = values.copy()
+        return values, bad | missing, missing, no_range
     if pd.api.types.is_datetime64_any_dtype(raw):
         t = pd.to_datetime(raw)
         if getattr(t.dt, "tz", None) is not None:
@@ -111,14 +117,31 @@ def _parse_time(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _read_time(raw)[:3]
 
 
+_FLAGS = {"1": 1.0, "0": 0.0, "true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0, "1.0": 1.0, "0.0": 0.0}
+
+
 def _parse_flag(raw: pd.Series) -> np.ndarray:
-    """0/1, true/false, yes/no -> 0.0/1.0; anything else NaN."""
-    mapping = {"1": 1.0, "0": 0.0, "true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0,
-               "1.0": 1.0, "0.0": 0.0}
+    """0/1, true/false, yes/no -> 0.0/1.0; anything else NaN (each value read as its text,
+    stripped and lower-cased: ``1.0`` is 1 but ``-0.0`` and ``2`` are neither)."""
     out = np.full(len(raw), np.nan)
+    dtype = raw.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return raw.to_numpy(dtype=float)
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":  # the text of 0 and 1 is "0" and "1"
+        v = raw.to_numpy()
+        return np.where((v == 0) | (v == 1), v, np.nan).astype(float)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":  # "0.0" and "1.0"; "-0.0" is no flag
+        v = raw.to_numpy()
+        return np.where((v == 1) | ((v == 0) & ~np.signbit(v)), v, np.nan).astype(float)
     notna = ~raw.isna().to_numpy()
-    text = raw[notna].astype(str).str.strip().str.lower()
-    out[notna] = text.map(mapping).to_numpy(dtype=float)
+    values = raw[notna]
+    if pd.api.types.is_string_dtype(values):  # text: each distinct value read once
+        codes, uniq = pd.factorize(values)
+        mapped = pd.Series(uniq, dtype=object).astype(str).str.strip().str.lower().map(_FLAGS)
+        out[notna] = mapped.to_numpy(dtype=float)[codes]
+        return out
+    text = values.astype(str).str.strip().str.lower()
+    out[notna] = text.map(_FLAGS).to_numpy(dtype=float)
     return out
 
 
@@ -138,26 +161,28 @@ def _period_codes_from_column(values: pd.Series, time: np.ndarray, rows: np.ndar
         codes = pd.factorize(values.astype(str), sort=False)[0].astype(np.int64)
     order = np.argsort(time, kind="stable")
     seq = codes[order]
-    # a period may not start again after another one started (it would not be one batch)
-    first_seen = {}
-    renumber = np.empty(seq.size, dtype=np.int64)
-    current = None
-    for i, c in enumerate(seq):
-        if c != current:
-            back = c in first_seen
-            if back or (numeric and current is not None and c < current):
-                r = int(rows[order[i]])
-                where = f"row {r}" + (f" (line {r + line_offset})" if line_offset is not None else "")
-                shown = values.iloc[order[i]]
-                shown = shown.item() if hasattr(shown, "item") else shown
-                why = ("comes back after another period started; periods must be contiguous in time"
-                       if back else "is smaller than the period before it in time; numeric periods "
-                       "must not decrease in time")
-                raise GamesError(f"column '{column}': period {shown!r} at {where} {why}", [r], column)
-            first_seen[c] = len(first_seen)
-            current = c
-        renumber[i] = first_seen[c] if not numeric else c
-    out = np.empty_like(renumber)
+    # a period may not start again after another one started (it would not be one batch), and
+    # numeric periods may not decrease: the first run of equal codes (in time order) that breaks
+    # either rule is the error
+    starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]])
+    runs = seq[starts]
+    _, first, inverse = np.unique(runs, return_index=True, return_inverse=True)
+    back = first[inverse] < np.arange(runs.size)
+    broken = back | (np.r_[False, runs[1:] < runs[:-1]] if numeric else False)
+    if broken.any():
+        j = int(np.argmax(broken))
+        i = int(starts[j])
+        r = int(rows[order[i]])
+        where = f"row {r}" + (f" (line {r + line_offset})" if line_offset is not None else "")
+        shown = values.iloc[order[i]]
+        shown = shown.item() if hasattr(shown, "item") else shown
+        why = ("comes back after another period started; periods must be contiguous in time"
+               if back[j] else "is smaller than the period before it in time; numeric periods "
+               "must not decrease in time")
+        raise GamesError(f"column '{column}': period {shown!r} at {where} {why}", [r], column)
+    # numeric periods keep their codes; others are numbered in order of first appearance
+    renumber = seq if numeric else np.repeat(np.arange(runs.size, dtype=np.int64), np.diff(np.r_[starts, seq.size]))
+    out = np.empty(seq.size, dtype=np.int64)
     out[order] = renumber
     return out
 

@@ -1,6 +1,22 @@
 """Competitor ids at array speed: the two id columns of a game table turned into integer codes
 into one sorted list of names, hashing the values once and converting only the distinct ones to
-text (the names a user sees follow :func:`statespace._columns._id_text`)."""
+text (the names a user sees follow :func:`statespace._columns._id_text`).
+
+The paths, fastest first:
+
+- two integer arrays whose ids are small non-negative numbers: one lookup table over the ids of
+  both sides, no hashing at all;
+- categorical columns: their codes, with only the categories that occur turned into names;
+- anything else (text, floats, large or negative integers, pandas' string arrays): one hash of
+  each column (``factorize``; pyarrow's dictionary encoding for Arrow-backed strings), the
+  distinct values turned into names and merged across the sides (``2`` and ``2.0``, or the
+  composed and decomposed spellings of a name, are one competitor).
+
+Whatever the path, the result is exactly the table the row-by-row path of
+:meth:`statespace.Games.from_frame` builds; a column it cannot code exactly that way (a missing
+or empty id, a competitor against itself, an object column mixing kinds of values whose equality
+and text disagree, such as ``1`` and ``True``) gives ``None``, and the caller takes that path.
+"""
 
 from __future__ import annotations
 
@@ -16,17 +32,78 @@ __all__ = ["competitor_codes"]
 DIRECT_LOOKUP_MAX = 1 << 26
 
 
-def _distinct_codes(values) -> tuple[np.ndarray, pd.Series] | None:
-    """``(codes, distinct)`` of one id column, or ``None`` when a value is missing (the caller's
-    slow path names the rows)."""
+def _plain_integers(values) -> np.ndarray | None:
+    """``values`` as a NumPy integer array when it is one (or a Series or array wrapping one,
+    without a copy), else ``None``."""
+    if isinstance(values, pd.Series):
+        if not (isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu"):
+            return None
+        values = values.to_numpy()
+    elif not isinstance(values, np.ndarray):
+        return None
+    return values if values.dtype.kind in "iu" and values.ndim == 1 else None
+
+
+def _integer_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None | bool:
+    """Both sides by one lookup table when the ids are small non-negative integers: ``(a codes,
+    b codes, players)``, ``None`` for a competitor against itself, ``False`` when the ids do not
+    suit a table (the caller hashes them)."""
+    if not (a.size and b.size):
+        return False
+    lo = min(int(a.min()), int(b.min()))
+    hi = max(int(a.max()), int(b.max()))
+    if lo < 0 or hi >= min(DIRECT_LOOKUP_MAX, 4 * (a.size + b.size) + 1024):
+        return False
+    if a.size == b.size and np.any(a == b):
+        return None
+    present = np.zeros(hi + 1, dtype=bool)
+    present[a] = True
+    present[b] = True
+    distinct = np.flatnonzero(present)
+    names = distinct.astype(str)  # an integer's name is its decimal text (as _id_text writes it)
+    rank = np.argsort(names, kind="stable")
+    lookup = np.zeros(hi + 1, dtype=np.int64)
+    lookup[distinct[rank]] = np.arange(rank.size)
+    return np.take(lookup, a), np.take(lookup, b), names[rank].astype(object)
+
+
+def _exact_objects(distinct: pd.Series) -> bool:
+    """Whether hashing an object column kept apart every pair of values whose names differ:
+    true when its distinct values are all text or all integers (within one kind, equal values
+    have equal text); ``1``, ``1.0`` and ``True`` hash alike but are named ``1``, ``1.0`` and
+    ``True`` by the row-by-row path."""
+    values = distinct.to_numpy(dtype=object)
+    if all(isinstance(v, str) for v in values):
+        return True
+    return all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values)
+
+
+def _distinct_codes(values) -> tuple[np.ndarray, pd.Series, np.ndarray | None] | None:
+    """``(codes, distinct, used)`` of one id column: ``codes`` index ``distinct`` (an integer
+    array of any width, possibly a fresh buffer the caller may overwrite), ``used`` marks the
+    distinct values that occur (``None``: all do). ``None`` when a value is missing or the column
+    cannot be coded exactly (the caller's slow path names the rows)."""
     if isinstance(values, pd.Series):
         values = values.array
     if isinstance(values, pd.Categorical):
-        codes = np.asarray(values.codes, dtype=np.int64)
+        codes = np.asarray(values.codes)
         if codes.size and codes.min() < 0:
             return None
-        return codes, pd.Series(np.asarray(values.categories, dtype=object)
-                                if values.categories.dtype == object else values.categories)
+        cats = values.categories
+        used = np.zeros(len(cats), dtype=bool)
+        used[codes] = True  # a category no game has is no competitor
+        distinct = pd.Series(np.asarray(cats, dtype=object) if cats.dtype == object else cats)
+        if cats.dtype == object and not _exact_objects(distinct[used]):
+            return None
+        return codes, distinct, used
+    if isinstance(values, pd.api.extensions.ExtensionArray) and not isinstance(values, pd.arrays.NumpyExtensionArray):
+        codes, uniques = values.factorize()  # Arrow-backed text: pyarrow's dictionary encoding
+        if codes.size and codes.min() < 0:
+            return None
+        distinct = pd.Series(uniques)
+        if distinct.dtype == object and not _exact_objects(distinct):
+            return None
+        return codes, distinct, None
     arr = np.asarray(values)
     if arr.dtype.kind in "iu" and arr.size:
         lo, hi = int(arr.min()), int(arr.max())
@@ -36,11 +113,14 @@ def _distinct_codes(values) -> tuple[np.ndarray, pd.Series] | None:
             distinct = np.flatnonzero(present)
             lookup = np.empty(hi + 1, dtype=np.int64)
             lookup[distinct] = np.arange(distinct.size)
-            return lookup[arr], pd.Series(distinct.astype(arr.dtype))
+            return np.take(lookup, arr), pd.Series(distinct.astype(arr.dtype)), None
     codes, distinct = pd.factorize(arr)
     if codes.size and codes.min() < 0:
         return None
-    return codes.astype(np.int64, copy=False), pd.Series(distinct)
+    distinct = pd.Series(distinct)
+    if distinct.dtype == object and not _exact_objects(distinct):
+        return None
+    return codes, distinct, None
 
 
 def competitor_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -48,26 +128,42 @@ def competitor_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     point, exactly as :meth:`statespace.Games.from_frame` builds them), or ``None`` when some id
     is missing or empty, or a competitor meets itself: the caller then takes the row-by-row path,
     which names the offending rows."""
+    ia, ib = _plain_integers(a), _plain_integers(b)
+    if ia is not None and ib is not None:
+        coded = _integer_codes(ia, ib)
+        if coded is not False:
+            return coded
     sides = []
     for values in (a, b):
         coded = _distinct_codes(values)
         if coded is None:
             return None
-        codes, distinct = coded
+        codes, distinct, used = coded
+        if used is not None:
+            distinct = distinct[used]
         text = _id_text(distinct, np.zeros(len(distinct), dtype=bool)).to_numpy(dtype=object)
         if len(text) and (text == "").any():
             return None
-        sides.append((codes, text))
+        sides.append((codes, text, used))
     # two raw values may be one name (2 and 2.0, composed and decomposed spellings)
-    (ca, ta), (cb, tb) = sides
+    (ca, ta, ua), (cb, tb, ub) = sides
     merged, names = pd.factorize(np.concatenate([ta, tb]))
     names = np.asarray(names, dtype=str)
     rank = np.argsort(names, kind="stable")
     position = np.empty_like(rank)
     position[rank] = np.arange(rank.size)
-    to_player = position[merged]
-    a_codes = to_player[: len(ta)][ca]
-    b_codes = to_player[len(ta):][cb]
-    if (a_codes == b_codes).any():
+    to_player = position[merged].astype(np.int64, copy=False)
+    out = []
+    for codes, table, used in ((ca, to_player[: len(ta)], ua), (cb, to_player[len(ta):], ub)):
+        if used is not None:  # categories no game has sit between the ones that occur
+            full = np.zeros(used.size, dtype=np.int64)
+            full[used] = table
+            table = full
+        if codes.dtype == np.int64 and codes.flags.writeable and codes.base is None:
+            out.append(np.take(table, codes, out=codes, mode="clip"))  # a fresh buffer: reused
+        else:
+            out.append(np.take(table, codes))
+    a_codes, b_codes = out
+    if a_codes.shape != b_codes.shape or np.any(a_codes == b_codes):
         return None
     return a_codes, b_codes, names[rank].astype(object)

@@ -12,7 +12,9 @@ sort by time, so games of the same time keep their given order).
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import warnings
 from typing import Iterable
 
@@ -26,8 +28,57 @@ from ._columns import (TIME_RANGE, GamesError, _check_header, _describe_rows, _i
 __all__ = ["Games", "GamesError", "DroppedRowsWarning"]
 
 _SCORES = (0.0, 0.5, 1.0)
+#: Missing values in a CSV, except in the competitor columns (where only an empty cell is).
+_NA_WORDS = ["", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "<NA>", "#N/A", "n/a"]
+#: The columns :meth:`Games.from_csv` may read with pyarrow (any other goes to ``extra``, as the
+#: C engine types it).
+_KNOWN = frozenset({"time", "a", "b", "score", "neutral", "period", "score_a", "score_b"})
+#: Text pyarrow reads as a number and the C engine does not (hexadecimal integers), or as another
+#: kind of number (``+1`` as a float; only ``score_a``/``score_b`` keep the kind, in ``extra``).
+_HEX = (b"0x", b"0X")
+_PLUS = (b"+",)
+#: An ISO 8601 date, and a UTC offset after it (pyarrow then reads the column as UTC times)
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?([zZ]|[+-]\d{2}(:?\d{2})?)?$")
+_OFFSET = re.compile(r"[+-]\d{2}(:?\d{2})?$")
 _SIDE_SCORES = ("score_a", "score_b")
 _CALENDAR = ("week", "month", "year")
+
+
+def _have_pyarrow() -> bool:
+    """Whether pyarrow is installed (found, not imported: pandas imports it when it needs it)."""
+    global _PYARROW
+    if _PYARROW is None:
+        _PYARROW = importlib.util.find_spec("pyarrow") is not None
+    return _PYARROW
+
+
+_PYARROW: bool | None = None
+
+
+def _first_value(path: str, sep: str, column: str) -> str | None:
+    """The first data row's value of ``column`` in a CSV file (``None`` if there is none)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        rows = csv.reader(f, delimiter=sep)
+        header = [c.strip().lstrip("\ufeff") for c in next(rows, [])]
+        first = next(rows, None)
+    if first is None or column not in header or len(first) != len(header):
+        return None
+    return first[header.index(column)]
+
+
+def _file_contains(path: str, needles: tuple[bytes, ...]) -> bool:
+    """Whether a file contains any of ``needles`` (short byte strings), read in blocks."""
+    tail = b""
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            joined = tail + block[:64] if tail else b""
+            # the needle's last byte first: one memchr pass, and most files lack it
+            if any((nd[-1:] in block and nd in block) or (joined and nd in joined) for nd in needles):
+                return True
+            tail = block[-64:]
+    return False
 
 
 class DroppedRowsWarning(UserWarning):
@@ -35,9 +86,105 @@ class DroppedRowsWarning(UserWarning):
 
 
 def _freeze(x: np.ndarray) -> np.ndarray:
+    """``x`` read-only: contiguous (copied only if it is not), or a constant column as given (a
+    zero-stride view: one value for every game, no memory per game)."""
+    if x.ndim == 1 and x.size > 1 and x.strides[0] == 0:
+        if x.flags.writeable:
+            x = x.view()
+            x.flags.writeable = False
+        return x
     x = np.ascontiguousarray(x)
     x.flags.writeable = False
     return x
+
+
+def _constant(value: float, n: int) -> np.ndarray:
+    """A read-only float64 column of ``n`` equal values that takes no memory per game (NumPy
+    code reads it as any array; :func:`numpy.ascontiguousarray` gives a compiled loop a real
+    one)."""
+    return np.broadcast_to(np.float64(value), (n,))
+
+
+def _time_order(t: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The stable time order of ``t`` and whether it is the rows' own order (checked first: a
+    table given in time order, the usual case, needs no sort)."""
+    n = t.size
+    if n < 2 or not np.any(t[1:] < t[:-1]):
+        return np.arange(n, dtype=np.int64), True
+    return np.argsort(t, kind="stable").astype(np.int64, copy=False), False
+
+
+def _own(x: np.ndarray, raw: pd.Series) -> np.ndarray:
+    """``x`` (read from the caller's column ``raw``), copied when it may share memory with it: a
+    table keeps its own arrays (freezing the caller's would make them read-only, and the
+    caller's later writes would change the table)."""
+    if isinstance(raw.dtype, np.dtype) and not np.may_share_memory(x, raw.to_numpy()):
+        return x
+    return x.copy()
+
+
+def _no_columns(n: int) -> pd.DataFrame:
+    """An ``extra`` without columns, as a DataFrame with named columns leaves it (its empty column
+    labels typed as column names are)."""
+    return pd.DataFrame(index=pd.RangeIndex(n), columns=pd.Index(["time"])[:0])
+
+
+#: What :meth:`Games.from_arrays` takes column by column (anything else goes through a DataFrame).
+_COLUMN_TYPES = (np.ndarray, pd.Series, pd.Index, pd.api.extensions.ExtensionArray, list, tuple, range)
+
+
+def _as_series(values) -> pd.Series:
+    """A column as a Series (as :class:`pandas.DataFrame` would hold it), without a copy where
+    pandas allows."""
+    if isinstance(values, pd.Series):
+        return values
+    return pd.Series(values, copy=False)
+
+
+def _clean_score(values) -> np.ndarray | None:
+    """``score`` as a fresh float64 array, or ``None`` when a value is missing or not 0, 0.5 or 1
+    (read as the row-by-row path reads it: :func:`pandas.to_numeric`)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "biuf":
+        num = values.astype(np.float64)  # a copy: the table keeps its own
+    else:
+        raw = _as_series(values)
+        if raw.isna().any():
+            return None
+        num = _own(pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64), raw)
+    if not ((num == 0.0) | (num == 0.5) | (num == 1.0)).all():
+        return None
+    return num
+
+
+def _clean_neutral(values, n: int) -> np.ndarray | None:
+    """``neutral`` as a fresh boolean array (all True without a column), or ``None`` when a flag
+    is missing or not 0/1, true/false, yes/no (:func:`statespace._columns._parse_flag`)."""
+    if values is None:
+        return np.ones(n, dtype=bool)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b" and values.ndim == 1:
+        return values.copy()
+    raw = _as_series(values)
+    flag = _parse_flag(raw)
+    if np.isnan(flag).any():  # a missing flag is NaN too
+        return None
+    return flag == 1.0
+
+
+def _clean_sides(score_a, score_b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each side's points as fresh float64 arrays and the score they imply, or ``None`` when one
+    is missing, not a finite number, or negative."""
+    sides = []
+    for values in (score_a, score_b):
+        raw = _as_series(values)
+        if raw.isna().any():
+            return None
+        v = _own(pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64), raw)
+        if not (np.isfinite(v).all() and (v >= 0).all()):
+            return None
+        sides.append(v)
+    sa, sb = sides
+    derived = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+    return sa, sb, derived
 
 
 class Games:
@@ -52,34 +199,45 @@ class Games:
     - ``a``, ``b``: integer ids into ``players`` (the competitor names, sorted);
     - ``score``: 1, 0.5 or 0 for a win, draw or loss of ``a``;
     - ``score_a``, ``score_b``: points or goals of each side (finite, >= 0, ``float64``), NaN
-      when the table has none (see :attr:`has_scores`); they also stay in ``extra``;
+      when the table has none (see :attr:`has_scores`; then a constant, zero-stride column that
+      takes no memory per game); they also stay in ``extra``;
     - ``neutral``: True where the venue is neutral (all True when no column was given, so no
       home advantage applies);
     - ``period``: integer rating-period code (non-decreasing in time), or ``None``;
     - ``extra``: a DataFrame of any other input columns (goals, season, ...), same rows;
     - ``row``: each row's position in the original input (differs after ``split`` or drops);
-    - ``weight``: each game's likelihood weight (all 1 unless set with :meth:`with_weights`).
+    - ``weight``: each game's likelihood weight (all 1 unless set with :meth:`with_weights`);
+    - ``order``: the positions of the rows in time order (a stable sort; when the rows are in
+      time order already, ``order`` and ``row`` may be one shared array).
     """
 
     __slots__ = ("time", "a", "b", "score", "neutral", "period", "players", "extra", "row",
                  "order", "dropped", "_index", "weight", "score_a", "score_b")
 
-    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row, dropped=None, weight=None,
-                 score_a=None, score_b=None):
+    def __init__(self, *, time, a, b, score, neutral, period, players, extra, row=None, dropped=None, weight=None,
+                 score_a=None, score_b=None, order=None):
+        """``row=None``: the rows are the input's, 0 to n - 1. ``order``: the time order when the
+        caller knows it (the same ``time``), else computed."""
         self.time = _freeze(time)
+        n = self.time.size
         self.a = _freeze(np.asarray(a, dtype=np.int64))
         self.b = _freeze(np.asarray(b, dtype=np.int64))
         self.score = _freeze(np.asarray(score, dtype=np.float64))
-        nan = np.full(self.a.size, np.nan)
-        self.score_a = _freeze(nan if score_a is None else np.asarray(score_a, dtype=np.float64))
-        self.score_b = _freeze(nan.copy() if score_b is None else np.asarray(score_b, dtype=np.float64))
+        self.score_a = _freeze(_constant(np.nan, n) if score_a is None else np.asarray(score_a, dtype=np.float64))
+        self.score_b = _freeze(_constant(np.nan, n) if score_b is None else np.asarray(score_b, dtype=np.float64))
         self.neutral = _freeze(np.asarray(neutral, dtype=bool))
         self.period = None if period is None else _freeze(np.asarray(period, dtype=np.int64))
         self.players = _freeze(np.asarray(players, dtype=object))
-        self.extra = extra.reset_index(drop=True) if extra is not None else pd.DataFrame(index=range(len(self.a)))
-        self.row = _freeze(np.asarray(row, dtype=np.int64))
-        self.weight = _freeze(np.ones(self.a.size) if weight is None else np.asarray(weight, dtype=np.float64))
-        self.order = _freeze(np.argsort(self.time, kind="stable").astype(np.int64))
+        self.extra = extra.reset_index(drop=True) if extra is not None else _no_columns(n)
+        self.weight = _freeze(np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64))
+        identity = False
+        if order is None:
+            order, identity = _time_order(self.time)
+        self.order = _freeze(np.asarray(order, dtype=np.int64))
+        if row is None:  # in time order already: the rows' positions are the time order itself
+            self.row = self.order if identity else _freeze(np.arange(n, dtype=np.int64))
+        else:
+            self.row = _freeze(np.asarray(row, dtype=np.int64))
         self.dropped = dropped if dropped is not None else pd.DataFrame(columns=["row", "column", "reason"])
         self._index = None
 
@@ -88,51 +246,96 @@ class Games:
     def from_arrays(cls, time, a, b, score=None, neutral=None, period=None, *, score_a=None, score_b=None,
                     errors: str = "raise") -> "Games":
         """Build from parallel arrays (``a`` and ``b`` are competitor names or ids); ``score`` may
-        be left out when ``score_a`` and ``score_b`` are given."""
-        if period is None and score_a is None and score_b is None and score is not None:
-            fast = cls._from_clean_arrays(time, a, b, score, neutral)
-            if fast is not None:
-                return fast
-        data = {"time": time, "a": a, "b": b}
+        be left out when ``score_a`` and ``score_b`` are given.
+
+        A table with nothing to report is built column by column at array speed (ids hashed
+        once, or looked up directly when they are small integers; see :mod:`statespace._ids`);
+        any invalid value sends the table through :meth:`from_frame`, whose errors name the rows
+        and columns."""
+        given = {"time": time, "a": a, "b": b}
         for name, value in (("score", score), ("neutral", neutral), ("period", period),
                             ("score_a", score_a), ("score_b", score_b)):
             if value is not None:
-                data[name] = value
+                given[name] = value
+        if errors in ("raise", "drop") and (score is not None or (score_a is not None and score_b is not None)):
+            fast = cls._from_clean_arrays(given)
+            if fast is not None:
+                return fast
         try:
-            frame = pd.DataFrame(data)
+            frame = pd.DataFrame(given)
         except ValueError as exc:
             raise GamesError(f"columns must have the same length: {exc}") from None
         return cls.from_frame(frame, errors=errors)
 
     @classmethod
-    def _from_clean_arrays(cls, time, a, b, score, neutral) -> "Games | None":
+    def _from_clean_arrays(cls, given: dict) -> "Games | None":
         """:meth:`from_arrays` without a DataFrame, for tables with nothing to report: ``None``
-        when any value is invalid (the row-by-row path then names it) or a column is not a plain
-        array of one length."""
-        try:
-            score = np.asarray(score, dtype=np.float64)
-            n = score.shape[0] if score.ndim == 1 else -1
-            neu = np.ones(n, dtype=bool) if neutral is None else np.asarray(neutral)
-            lengths = {len(x) for x in (time, a, b, neu)} | {n}
-        except (TypeError, ValueError):
+        when a column is not a plain one-dimensional column of the common length (the DataFrame
+        path then broadcasts or refuses it) or any value is invalid."""
+        values = list(given.values())
+        if not all(isinstance(v, _COLUMN_TYPES) for v in values):  # a scalar (broadcast by pandas), ...
             return None
-        if len(lengths) != 1 or n == 0 or neu.ndim != 1 or neu.dtype.kind not in "biuf":
+        if any(getattr(v, "ndim", 1) != 1 for v in values) or len({len(v) for v in values}) != 1 or not len(values[0]):
             return None
-        if not ((score == 0.0) | (score == 0.5) | (score == 1.0)).all():
+        if ("score_a" in given) != ("score_b" in given):
             return None
-        if neu.dtype.kind != "b":
-            if not ((neu == 0) | (neu == 1)).all():
+        indexes = [v.index for v in values if isinstance(v, pd.Series)]
+        if any(not i.equals(indexes[0]) for i in indexes[1:]):  # a DataFrame aligns them by label
+            return None
+        extra = None
+        if "score_a" in given:  # they stay in extra too, as the DataFrame path keeps them
+            extra = pd.DataFrame({"score_a": given["score_a"], "score_b": given["score_b"]})
+        return cls._from_clean_columns(dict(given), extra)
+
+    @classmethod
+    def _from_clean_columns(cls, cols: dict, extra: pd.DataFrame | None, line_offset: int | None = None,
+                            source: str | None = None) -> "Games | None":
+        """The table of columns with nothing to report (``time``, ``a``, ``b``, and any of
+        ``score``, ``neutral``, ``period``, ``score_a``, ``score_b``: arrays or Series of one
+        length; the dict is emptied as they are read), column by column without a row-by-row
+        pass; ``None`` as soon as a value would be a row error. Builds exactly the table of the row-by-row path (tests/test_games_arrays.py
+        and tests/test_loading.py check it)."""
+        # Each column is taken out of ``cols`` as it is read: when the caller holds no other
+        # reference (from_csv), its memory goes before the next column's arrays are made.
+        time = _parse_time(_as_series(cols.pop("time")))
+        if time[1].any():
+            return None
+        t = time[0]
+        del time
+        given = cols.pop("score", None)
+        score = None if given is None else _clean_score(given)
+        if given is not None and score is None:
+            return None
+        del given
+        sa = sb = None
+        if cols.get("score_a") is not None:
+            sides = _clean_sides(cols.pop("score_a"), cols.pop("score_b"))
+            if sides is None:
                 return None
-            neu = neu == 1
-        t, t_bad, _ = _parse_time(time if isinstance(time, pd.Series) else pd.Series(time, copy=False))
-        if t_bad.any():
+            sa, sb, derived = sides
+            if score is None:
+                score = derived
+            elif np.any(score != derived):
+                return None
+            del sides, derived
+        n = t.size
+        neutral = _clean_neutral(cols.pop("neutral", None), n)
+        if neutral is None:
             return None
-        coded = competitor_codes(a, b)
+        coded = competitor_codes(cols.pop("a"), cols.pop("b"))
         if coded is None:
             return None
         a_codes, b_codes, players = coded
-        return cls(time=t, a=a_codes, b=b_codes, score=score, neutral=neu, period=None, players=players,
-                   extra=None, row=np.arange(n))
+        del coded
+        period = None
+        if cols.get("period") is not None:
+            raw = _as_series(cols.pop("period")).reset_index(drop=True)
+            if raw.isna().any():
+                return None
+            period = _period_codes_from_column(raw, t, range(n), line_offset, source)
+            del raw
+        return cls(time=t, a=a_codes, b=b_codes, score=score, neutral=neutral, period=period, players=players,
+                   extra=extra, score_a=sa, score_b=sb)
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, errors: str = "raise", _line_offset: int | None = None,
@@ -168,6 +371,26 @@ class Games:
         if n == 0:
             raise GamesError("the games table is empty: no rows to rate")
         df = df.reset_index(drop=True)
+        fast = cls._from_clean_frame(df, _line_offset, _source)
+        if fast is not None:
+            return fast
+        return cls._from_frame_rows(df, errors, _line_offset, _source)
+
+    @classmethod
+    def _from_clean_frame(cls, df: pd.DataFrame, line_offset: int | None, source: str | None) -> "Games | None":
+        """:meth:`from_frame` of a checked frame (columns present, index 0 to n - 1) with nothing
+        to report, column by column; ``None`` when some row is invalid."""
+        cols = {c: df[c] for c in _KNOWN if c in df.columns}
+        extra_cols = [c for c in df.columns if c not in ("time", "a", "b", "score", "neutral", "period")]
+        return cls._from_clean_columns(cols, df[extra_cols], line_offset, source)
+
+    @classmethod
+    def _from_frame_rows(cls, df: pd.DataFrame, errors: str, _line_offset: int | None,
+                         _source: str | None) -> "Games":
+        """:meth:`from_frame` row by row: every invalid row found and named (raised, or dropped
+        with a warning)."""
+        n = len(df)
+        has_pair = [c in df.columns for c in _SIDE_SCORES]
         problems: list[_Problem] = []
 
         def flag(column: str, reason: str, mask: np.ndarray, shown: pd.Series) -> None:
@@ -270,6 +493,7 @@ class Games:
                 raise GamesError("the games table is empty after dropping invalid rows")
         else:
             keep_idx = np.arange(n)
+        all_rows = not problems
 
         a_names = names["a"].to_numpy(dtype=object)[keep_idx]
         b_names = names["b"].to_numpy(dtype=object)[keep_idx]
@@ -292,7 +516,8 @@ class Games:
             period_codes = _period_codes_from_column(period.iloc[keep_idx].reset_index(drop=True), time,
                                                      keep_idx, line_offset, _source)
         return cls(time=time, a=inv[:k], b=inv[k:], score=num[keep_idx], neutral=neu[keep_idx] == 1,
-                   period=period_codes, players=players.astype(object), extra=extra, row=keep_idx,
+                   period=period_codes, players=players.astype(object), extra=extra,
+                   row=None if all_rows else keep_idx,
                    dropped=dropped, score_a=None if sides is None else sides["score_a"][keep_idx],
                    score_b=None if sides is None else sides["score_b"][keep_idx])
 
@@ -305,26 +530,102 @@ class Games:
         the integer: ``2.0`` is competitor ``2``). A header that names a column twice is an
         error. Error
         messages give both the 0-based data row and the file line (header = line 1).
+
+        With pyarrow installed, a file of the known columns only (``time, a, b, score, neutral,
+        period, score_a, score_b``) and no ``read_csv`` options but ``sep`` is read by pandas'
+        pyarrow engine (faster, and multi-threaded), and kept only when it gives exactly the table the
+        C engine gives: a file with anything to report, or a value the two engines read
+        differently, is read again by the C engine, whose table and errors are the reference.
         """
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such games file: {path}")
+        sep = read_csv_kwargs.get("sep", read_csv_kwargs.get("delimiter", ","))
         # A competitor called "NA" (Namibia) or "None" is a name, not a missing value: only an
         # empty cell is missing in the competitor columns; other columns keep pandas' NA words.
         try:
-            header = pd.read_csv(path, nrows=0).columns
+            header = pd.read_csv(path, nrows=0, **({"sep": sep} if sep != "," else {})).columns
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
-        _check_header(path, read_csv_kwargs.get("sep", ","))
-        na_words = ["", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "<NA>", "#N/A", "n/a"]
+        _check_header(path, sep)
+        fast = cls._from_csv_arrow(path, header, read_csv_kwargs)
+        if fast is not None:
+            return fast
         kwargs = {"dtype": {"a": str, "b": str}, "keep_default_na": False,
-                  "na_values": {c: ([""] if c in ("a", "b") else na_words) for c in header}}
+                  "na_values": {c: ([""] if c in ("a", "b") else _NA_WORDS) for c in header}}
         kwargs.update(read_csv_kwargs)
         try:
             df = pd.read_csv(path, **kwargs)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
         return cls.from_frame(df, errors=errors, _line_offset=2, _source=os.path.basename(path))
+
+    @classmethod
+    def _from_csv_arrow(cls, path: str, header: pd.Index, read_csv_kwargs: dict) -> "Games | None":
+        """:meth:`from_csv` through pandas' pyarrow engine, or ``None`` (the C engine then reads
+        the file) when pyarrow is not installed, an option or a column is not one this path
+        reads exactly as the C engine does, or the table has anything to report.
+
+        Where the engines differ, and how this path stays exact: pyarrow reads an NA word in a
+        competitor column as missing (the C engine reads the name "NA": any missing id here goes
+        to the C engine); it reads hexadecimal integers ``0x1F`` (the C engine reads text: a file
+        containing ``0x`` goes to the C engine); it reads ISO dates as dates (kept for ``time``,
+        whose value is the same either way; a date in another column goes to the C engine); a
+        column mixing ``1`` and ``true`` as booleans (kept for ``neutral`` only, whose flags are
+        the same either way); and ``+1`` or an integer beyond int64 as a float (the same number
+        in every column but ``score_a``/``score_b``, which ``extra`` keeps as read: such a file
+        goes to the C engine)."""
+        sep = read_csv_kwargs.get("sep", read_csv_kwargs.get("delimiter", ","))
+        if (set(read_csv_kwargs) - {"sep", "delimiter"} or len(read_csv_kwargs) > 1
+                or not (isinstance(sep, str) and len(sep) == 1 and sep not in "\r\n\"")):
+            return None
+        if not _have_pyarrow() or len(header) == 0 or not set(header) <= _KNOWN:
+            return None
+        if _file_contains(path, _HEX + (_PLUS if "score_a" in header else ())):
+            return None
+        dtype = {"a": str, "b": str}
+        first = _first_value(path, sep, "time")
+        if first is not None and _ISO_DATE.match(first):  # dates: parsed by pyarrow straight into a time type
+            dtype["time"] = "timestamp[ns, tz=UTC][pyarrow]" if _OFFSET.search(first[10:]) else "timestamp[ns][pyarrow]"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                df = pd.read_csv(path, engine="pyarrow", sep=sep, dtype=dtype, keep_default_na=False,
+                                 na_values=_NA_WORDS)
+        except Exception:  # pyarrow's own errors among them: the C engine reads the file and reports
+            return None
+        if "time" in dtype:  # as the C engine's dates would be read (missing ones NaT)
+            df["time"] = df["time"].astype("datetime64[ns, UTC]" if "UTC" in dtype["time"] else "datetime64[ns]")
+        if list(df.columns) != list(header) or len(df) == 0:
+            return None
+        for c in df.columns:
+            col = df[c]
+            kind = "U" if isinstance(col.dtype, pd.StringDtype) else col.dtype.kind  # text, as the C engine's
+            if c in ("a", "b"):
+                if col.isna().any():
+                    return None
+            elif c == "time" and kind == "O":
+                if pd.api.types.infer_dtype(col, skipna=False) != "date":  # times of day, ...
+                    return None
+                df["time"] = col.astype("datetime64[s]")
+            elif kind in "OmM" and c != "time":
+                return None
+            elif kind == "b" and c != "neutral":
+                return None
+            elif c in _SIDE_SCORES and kind == "f" and (np.abs(col.to_numpy()) >= 2.0**63).any():
+                return None  # an integer beyond int64: the C engine keeps it as one (uint64)
+            elif c == "period" and not pd.api.types.is_numeric_dtype(col) and \
+                    pd.to_numeric(col, errors="coerce").notna().any():
+                return None  # a number the C engine may have read as one
+        # the frame's columns handed over one by one, so each goes once read (a table of the known
+        # columns only: score_a and score_b are the whole of extra)
+        extra = df[[c for c in df.columns if c in _SIDE_SCORES]].copy()
+        cols = {c: df.pop(c) for c in list(df.columns)}
+        del df, col
+        try:
+            return cls._from_clean_columns(cols, extra, 2, os.path.basename(path))
+        except GamesError:  # a period error: the C engine's values are the ones to show
+            return None
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -404,6 +705,10 @@ class Games:
             "time", "a", "b", "score", "neutral", "period", "players", "extra", "row", "dropped", "weight",
             "score_a", "score_b")}
         kwargs.update(changes)
+        if "time" not in changes:  # the same times: the same order
+            kwargs["order"] = self.order
+        if not self.has_scores and "score_a" not in changes:  # no scores: constant columns again
+            kwargs["score_a"] = kwargs["score_b"] = None
         return Games(**kwargs)
 
     # ------------------------------------------------------------------ derived tables
@@ -415,7 +720,7 @@ class Games:
         return self._replace(time=self.time[idx], a=self.a[idx], b=self.b[idx], score=self.score[idx],
                              neutral=self.neutral[idx], period=None if self.period is None else self.period[idx],
                              extra=self.extra.iloc[idx], row=self.row[idx], weight=self.weight[idx],
-                             score_a=self.score_a[idx], score_b=self.score_b[idx])
+                             **({"score_a": self.score_a[idx], "score_b": self.score_b[idx]} if self.has_scores else {}))
 
     def split(self, fraction: float = 0.7) -> tuple["Games", "Games"]:
         """Split in time order: the first ``fraction`` of games (by time) and the rest.
@@ -529,7 +834,7 @@ class Games:
             w = np.log1p(m) if power == 0 else np.expm1(power * np.log1p(m)) / power
             w = w / w.mean()
         else:
-            w = np.asarray(weights, dtype=float)
+            w = np.array(weights, dtype=float)  # a copy: the caller's array stays theirs (and writeable)
             if w.shape != (len(self),):
                 raise ValueError(f"{w.size} weights for {len(self)} games")
             bad = np.flatnonzero(~np.isfinite(w) | (w <= 0))

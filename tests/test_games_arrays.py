@@ -1,6 +1,7 @@
 """``Games.from_arrays`` builds clean tables without a DataFrame (statespace/_ids.py); it must give
-exactly the table the row-by-row path (``from_frame``) gives, and leave every invalid table to
-that path so its errors still name rows and columns."""
+exactly the table the row-by-row path (``Games._from_frame_rows``, what ``from_frame`` falls back
+to) gives, and leave every invalid table to that path so its errors still name rows and columns.
+``from_frame`` and ``from_csv`` are checked the same way in tests/test_loading.py."""
 
 import unicodedata
 
@@ -10,21 +11,19 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from statespace import Games, GamesError
+from test_loading import assert_same_table
 
 
 def _same(g1: Games, g2: Games) -> None:
-    assert list(g1.players) == list(g2.players)
-    for name in ("time", "a", "b", "score", "neutral", "row", "weight", "order"):
-        np.testing.assert_array_equal(getattr(g1, name), getattr(g2, name), err_msg=name)
-    assert g1.time.dtype == g2.time.dtype
-    assert g1.period is None and g2.period is None
+    assert_same_table(g1, g2)
 
 
-def _slow(time, a, b, score, neutral=None) -> Games:
-    data = {"time": time, "a": a, "b": b, "score": score}
-    if neutral is not None:
-        data["neutral"] = neutral
-    return Games.from_frame(pd.DataFrame(data))
+def _slow(time, a, b, score=None, neutral=None, **more) -> Games:
+    data = {"time": time, "a": a, "b": b}
+    for name, value in (("score", score), ("neutral", neutral), *more.items()):
+        if value is not None:
+            data[name] = value
+    return Games._from_frame_rows(pd.DataFrame(data), "raise", None, None)
 
 
 def _pairs(n_players, n, seed):
@@ -101,3 +100,57 @@ def test_invalid_arrays_are_still_row_errors(change, column):
 def test_columns_of_different_lengths_are_refused():
     with pytest.raises(GamesError, match="same length"):
         Games.from_arrays([0.0, 1.0], np.array([1, 2]), np.array([2, 1, 3]), [1, 0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 40), seed=st.integers(0, 2**32 - 1), as_lists=st.booleans(),
+       sides=st.booleans(), period=st.sampled_from([None, "numeric", "text"]))
+def test_periods_sides_and_lists_on_the_array_path(n, seed, as_lists, sides, period):
+    rng, a, b = _pairs(6, n, seed)
+    time = np.sort(rng.uniform(0, 10, n))
+    score = rng.choice([0.0, 0.5, 1.0], n)
+    more = {}
+    if sides:
+        sa = rng.integers(0, 3, n)
+        sb = rng.integers(0, 3, n)
+        score = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+        more = {"score_a": sa, "score_b": sb}
+    if period is not None:
+        codes = np.arange(n) // 4
+        more["period"] = codes + 7 if period == "numeric" else np.array([f"s{c}" for c in codes], dtype=object)
+    cols = {"time": time, "a": a, "b": b, "score": score, **more}
+    if as_lists:
+        cols = {k: list(v) for k, v in cols.items()}
+    fast = Games.from_arrays(**cols)
+    _same(fast, _slow(**cols))
+    assert fast.has_scores == sides
+
+
+def test_ids_whose_text_differs_though_they_hash_alike_take_the_row_path():
+    # 1 and True are equal (one hash) but two names, "1" and "True", on the row-by-row path
+    a = np.array([True, 1, 2], dtype=object)
+    b = np.array([2, 2, True], dtype=object)
+    fast = Games.from_arrays([0, 1, 2], a, b, [1, 0, 1])
+    assert sorted(fast.players) == ["1", "2", "True"]
+    _same(fast, _slow([0, 1, 2], a, b, [1, 0, 1]))
+
+
+def test_categories_no_game_has_are_no_competitors():
+    a = pd.Categorical(["x", "y"], categories=["w", "x", "y", "z"])
+    b = pd.Categorical(["y", "x"], categories=["z", "y", "x"])
+    g = Games.from_arrays([0, 1], a, b, [1, 0])
+    assert list(g.players) == ["x", "y"]
+    _same(g, _slow([0, 1], np.asarray(a, dtype=object), np.asarray(b, dtype=object), [1, 0]))
+
+
+def test_series_with_different_labels_are_aligned_as_a_dataframe_would():
+    t = pd.Series([0.0, 1.0], index=[0, 1])
+    a = pd.Series(["x", "y"], index=[1, 0])  # aligned by label: row 0 is y
+    g = Games.from_arrays(t, a, pd.Series(["z", "z"], index=[0, 1]), pd.Series([1, 0], index=[0, 1]))
+    assert g.a_name.tolist() == ["y", "x"]
+
+
+def test_a_scalar_neutral_is_broadcast_as_before():
+    g = Games.from_arrays([0, 1], ["x", "y"], ["y", "x"], [1, 0], neutral=0)
+    assert g.neutral.tolist() == [False, False]
+
