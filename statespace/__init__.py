@@ -6,23 +6,34 @@ win/draw/loss through a logistic or probit link, the score margin or each side's
 :class:`SkillModel` and :mod:`statespace.observation`); smoothers fit the same model to the
 whole history. This package holds the model, the game table, simulation, metrics and the
 comparison harness; the methods live in the sibling packages ``filters`` and ``smoothers``.
+
+The names below are imported on first use (``statespace.Games`` loads the game table and
+pandas, ``statespace.SkillModel`` the compiled observation kernels), so ``import statespace``
+itself, and ``statespace --help``, load neither.
 """
 
 from . import _cache
 _cache.configure_numba_cache()  # a cache folder numba can write (read-only installs), before any kernel
 _cache.drop_stale_numba_caches()
 
-from .observation import Observation
-from .outcome import Davidson, HalfWin, NoDraw, Outcome, Threshold
-from .margin import Margin
-from .goals import Goals
-from .model import ELO_SCALE, SkillModel
-from .games import DroppedRowsWarning, Games, GamesError
-from .simulate import Simulation, simulate
-from . import scenarios
-from . import metrics
-from .compare import compare
-from .fixed import FixedForecast
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
+#: public name -> the submodule that defines it (imported on first use)
+_LAZY = {
+    "Observation": "observation",
+    "Davidson": "outcome", "HalfWin": "outcome", "NoDraw": "outcome", "Outcome": "outcome", "Threshold": "outcome",
+    "Margin": "margin",
+    "Goals": "goals",
+    "ELO_SCALE": "model", "SkillModel": "model",
+    "DroppedRowsWarning": "games", "Games": "games", "GamesError": "games",
+    "Simulation": "simulate", "simulate": "simulate",
+    "compare": "compare",
+    "FixedForecast": "fixed",
+}
+#: public submodules
+_SUBMODULES = ("scenarios", "metrics")
 
 __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
@@ -31,3 +42,34 @@ __all__ = [
     "simulate", "Simulation", "scenarios", "metrics", "compare", "FixedForecast",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(_types.ModuleType):
+    """The package module: ``statespace.compare`` and ``statespace.simulate`` stay the functions
+    (as when this file imported them eagerly), also after something imports the submodules of
+    the same names, which would otherwise set the package attribute to the submodule."""
+
+    def __setattr__(self, name, value):
+        if name in ("compare", "simulate") and isinstance(value, _types.ModuleType):
+            if name in self.__dict__:  # the function is there already: it stays
+                return
+            value = getattr(value, name)  # the submodule's function of that name
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

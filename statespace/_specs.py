@@ -3,6 +3,7 @@ objects of the registry, and ``--periods`` specs (:mod:`statespace.cli` uses the
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import sys
@@ -10,7 +11,6 @@ import warnings
 from typing import Any, Callable
 
 from . import registry as _registry
-from .protocols import is_online
 
 PROG = "statespace"
 
@@ -23,19 +23,40 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+@contextlib.contextmanager
+def _plugin_warnings():
+    """Reading the registry: a broken plugin's :class:`~statespace.registry.RegistryWarning` is
+    one line on stderr (and the rest works); other warnings pass on."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", _registry.RegistryWarning)
+            yield
+    finally:  # also when the name is unknown: the broken plugin may be why
+        for w in caught:
+            if issubclass(w.category, _registry.RegistryWarning):
+                print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def registry(default_only: bool = False) -> dict[str, Callable]:
     """Every method name the CLI knows, with its factory: :mod:`statespace.registry` (the
     built-in filters and smoothers, then third-party methods of the ``statespace.methods`` entry
-    point group). ``default_only``: the default method list (without PyMC's smoother)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", _registry.RegistryWarning)
-        known = _registry.factories(default_only=default_only)
-    for w in caught:  # a broken plugin: one line on stderr, and the rest works
-        if issubclass(w.category, _registry.RegistryWarning):
-            print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return known
+    point group). ``default_only``: the default method list (without PyMC's smoother). This
+    imports every method's module; :func:`parse_method` looks up one name."""
+    with _plugin_warnings():
+        return _registry.factories(default_only=default_only)
+
+
+def _lookup(name: str) -> Callable:
+    """The factory of one method name, importing only what it needs (a built-in method's own
+    module); an unknown name is a :class:`CLIError` listing the known ones."""
+    with _plugin_warnings():
+        try:
+            return _registry.get(name)
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
 
 
 def _convert(text: str) -> Any:
@@ -78,16 +99,19 @@ def _keywords(ctor) -> list[str] | None:
 
 
 def parse_method(spec: str, known: dict[str, Callable] | None = None):
-    """Build a method from ``name`` or ``name:key=value,...``; raises ``CLIError`` on bad specs."""
-    known = registry() if known is None else known
+    """Build a method from ``name`` or ``name:key=value,...``; raises ``CLIError`` on bad specs.
+    ``known``: ``{name: factory}`` to choose from (default: the registry, one name looked up)."""
     spec = spec.strip()
     name, _, settings = spec.partition(":")
     name = name.strip()
     if not name:
         raise CLIError(f"empty method name in {spec!r}")
-    if name not in known:
+    if known is None:
+        ctor = _lookup(name)
+    elif name not in known:
         raise CLIError(f"unknown method {name!r}; choose from {', '.join(known) or 'none registered'}")
-    ctor = known[name]
+    else:
+        ctor = known[name]
     kwargs: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in settings.split(","))):
         key, eq, value = item.partition("=")
@@ -129,6 +153,8 @@ def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str
     """``--methods`` values -> ``{display name: method}``; default: every method of the default
     list (in online mode, those that learn game by game: :func:`statespace.protocols.is_online`)."""
     if not values:
+        from .protocols import is_online
+
         out = {}
         for name, ctor in registry(default_only=True).items():
             method = ctor()
@@ -138,11 +164,10 @@ def parse_methods(values: list[str] | None, *, mode: str = "frozen") -> dict[str
         if not out:
             raise CLIError("no registered methods to compare")
         return out
-    known = registry()
     out = {}
     for value in values:
         for spec in _split_specs(value):
-            method = parse_method(spec, known)
+            method = parse_method(spec)
             label = spec.replace(" ", "")
             if label in out:
                 raise CLIError(f"method {label!r} is given twice")

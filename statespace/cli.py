@@ -18,7 +18,9 @@ status 130, with no partial result (an interrupted PyMC sample is an error, see
 ``smoothers.PyMCSmoother``).
 
 This module sits on top of everything: it is the one place in ``statespace`` that imports the
-sibling packages ``filters`` and ``smoothers``.
+sibling packages ``filters`` and ``smoothers``. It imports what a command needs when the command
+runs (``--help`` loads neither NumPy nor pandas, and ``--method elo`` the Elo module, not every
+method's).
 """
 
 from __future__ import annotations
@@ -33,14 +35,21 @@ import time
 import warnings
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from .compare import MODES, compare
-from .games import DroppedRowsWarning, Games, GamesError
 from ._specs import PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods, registry
 
 __all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
+
+#: ``statespace.compare.MODES``, written here so that building the parser imports no pandas
+#: (tests/test_cli.py checks that the two agree).
+MODES = ("frozen", "online", "walk_forward")
+
+
+def _games_error() -> tuple[type, ...]:
+    """``(GamesError,)`` once the game table's module is loaded (nothing else raises it), else
+    ``()``: an ``except`` clause naming it need not import pandas to catch it."""
+    columns = sys.modules.get("statespace._columns")
+    return (columns.GamesError,) if columns is not None else ()
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so errors stay on one line."""
@@ -50,8 +59,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------------- data
-def _load(args, err) -> tuple[Games, str, Any]:
+def _load(args, err) -> tuple[Any, str, Any]:
     """Games from ``--data``/CSV or a scenario; returns (games, description, simulation or None)."""
+    from .games import DroppedRowsWarning, Games
+
     path = args.data
     if path is not None:
         if os.path.isdir(path):
@@ -93,6 +104,8 @@ def _plural(n: int, word: str) -> str:
 
 
 def _finite(x):
+    import numpy as np
+
     if isinstance(x, (float, np.floating)):
         return None if not math.isfinite(float(x)) else float(x)
     if isinstance(x, np.integer):
@@ -101,7 +114,9 @@ def _finite(x):
 
 
 # ---------------------------------------------------------------------------- compare
-def _format_table(table: pd.DataFrame) -> str:
+def _format_table(table) -> str:
+    import pandas as pd
+
     has3 = table["log_loss_3"].notna().any()
     best = table.index[0]
     header = ["method", "log loss", "Brier", "accuracy"] + (["log loss 3"] if has3 else []) + \
@@ -136,6 +151,9 @@ def _cmd_compare(args, out, err) -> int:
             raise CLIError(f"cannot write plot {args.plot}: no folder {folder}")
     games, source, sim = _load(args, err)
     methods = parse_methods(args.methods, mode=args.mode)
+    from .compare import compare
+    from .games import GamesError
+
     try:
         n_train = int(round(args.split * len(games)))
         if n_train == 0 or n_train == len(games):
@@ -224,6 +242,9 @@ def _cmd_rate(args, out, err) -> int:
     if len(_split_specs(args.method)) != 1:
         raise CLIError(f"--method takes one method, got {args.method!r}")
     method = parse_method(args.method)
+    import numpy as np
+    import pandas as pd
+
     try:
         fitted = method.fit(games)
     except ValueError as exc:
@@ -322,7 +343,7 @@ def _block_length(text: str):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number of days or week/month/year, got {text!r}") from None
-    if not (np.isfinite(value) and value > 0):
+    if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a number of days > 0 or week/month/year, got {text!r}")
     return value
 
@@ -399,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, out, err)
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
-    except (CLIError, GamesError, FileNotFoundError) as exc:
+    except (CLIError, FileNotFoundError, *_games_error()) as exc:
         print(f"{PROG}: error: {_one_line(exc)}", file=err)
         return 2
     except BrokenPipeError:  # e.g. `statespace rate ... | head`

@@ -13,7 +13,8 @@ settings as keywords and returning a method object (a class, or a classmethod va
     method = registry.get("elo")(k=24)    # the factory; unknown names raise ValueError
     registry.register("mine", MyFilter)   # add one at run time
 
-Where methods come from (read once, on first use):
+Where methods come from (read once, on first use; :func:`get` of a built-in name imports only the
+module that declares it, see ``BUILTIN_INDEX``):
 
 1. The built-in packages. Every module of ``filters`` (found with :func:`pkgutil.iter_modules`,
    names starting with ``_`` skipped) that defines a module-level ``METHODS = {name: factory}``
@@ -35,14 +36,14 @@ Where methods come from (read once, on first use):
    with a :class:`RegistryWarning`; it never breaks the command line.
 
 Like :mod:`statespace.cli`, this module sits on top of everything: it imports the sibling
-packages ``filters`` and ``smoothers`` (lazily, when the registry is first read), and nothing
-else in ``statespace`` imports it.
+packages ``filters`` and ``smoothers`` (lazily: a built-in method's module when that method is
+asked for, every module when the registry is listed), and nothing else in ``statespace`` imports
+it.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import pkgutil
 import re
 import types
@@ -58,6 +59,26 @@ ENTRY_POINT_GROUP = "statespace.methods"
 
 #: Packages whose methods are built in, in listing order.
 BUILTIN_PACKAGES = ("filters", "smoothers")
+
+#: Where each built-in method is declared, in listing order: the filter module whose ``METHODS``
+#: holds it, or the package whose ``REGISTRY`` holds it (the smoothers). :func:`get` of one of
+#: these names imports that module only (not every method's), so ``statespace rate --method elo``
+#: loads no smoother. It is an index, not the source: a name missing here (a new filter module)
+#: is still found by the full discovery, and tests/test_registry.py checks that the index agrees
+#: with it.
+BUILTIN_INDEX = {
+    "ekf": "filters.ekf",
+    "elo": "filters.elo",
+    "elo_fide": "filters.elo",
+    "glicko": "filters.glicko",
+    "glicko2": "filters.glicko",
+    "stephenson": "filters.stephenson",
+    "trueskill": "filters.trueskill",
+    "wenglin": "filters.wenglin",
+    "laplace": "smoothers",
+    "bradley_terry": "smoothers",
+    "pymc": "smoothers",
+}
 
 # a name must survive the CLI's method specs: "name:key=value,..."
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
@@ -144,9 +165,14 @@ def factories(default_only: bool = False) -> dict[str, Callable[..., Any]]:
 
 def get(name: str) -> Callable[..., Any]:
     """The factory registered under ``name``; an unknown name is a ``ValueError`` listing the
-    known ones."""
-    _ensure_loaded()
+    known ones. A built-in name (``BUILTIN_INDEX``) imports only the module that declares it;
+    any other name reads every source first."""
     entry = _entries.get(name)
+    if entry is None and not _loaded and name in BUILTIN_INDEX:
+        entry = _resolve_builtin(name)
+    if entry is None:
+        _ensure_loaded()
+        entry = _entries.get(name)
     if entry is None:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(_entries) or 'none registered'}")
     return entry.factory
@@ -196,13 +222,35 @@ def _hidden_by_attribute(declared: dict[str, Callable[..., Any]]) -> set[str]:
     return {n for n, f in declared.items() if getattr(f, "by_default", True) is False}
 
 
+def _resolve_builtin(name: str) -> Entry | None:
+    """The entry of one built-in method, importing only the module ``BUILTIN_INDEX`` names
+    (``None`` when it does not declare the name: the full discovery then looks for it)."""
+    where = BUILTIN_INDEX[name]
+    module = importlib.import_module(where)
+    if where in BUILTIN_PACKAGES:  # a package's REGISTRY (the smoothers)
+        declared = module.REGISTRY
+        hidden = set(getattr(module, "NOT_BY_DEFAULT", ())) | _hidden_by_attribute(declared)
+    else:  # a filter module's METHODS
+        declared, hidden = _declared(module)
+    factory = declared.get(name)
+    if factory is None:
+        return None
+    entry = Entry(_check_name(name), _check_factory(name, factory), name not in hidden, where.split(".")[0])
+    _entries[name] = entry
+    return entry
+
+
 def _ensure_loaded() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True  # first: an entry point that calls register() while loading must not recurse
+    resolved = dict(_entries)  # built-ins that get() resolved one by one: listed in their place again
+    _entries.clear()
     for package in BUILTIN_PACKAGES:
         _load_builtin(package)
+    for name, entry in resolved.items():
+        _entries.setdefault(name, entry)
     _load_entry_points()
 
 
@@ -214,7 +262,9 @@ def _load_builtin(package: str) -> None:
         _add(Entry(_check_name(name), _check_factory(name, factory), name not in hidden, package))
 
 
-def _entry_points() -> Iterable[importlib.metadata.EntryPoint]:
+def _entry_points() -> Iterable[Any]:
+    import importlib.metadata  # here: only a full read of the registry looks at entry points
+
     return importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 

@@ -108,6 +108,50 @@ def test_builtin_names_and_default_list():
     assert names[: len(filters.REGISTRY)] == list(filters.REGISTRY)
 
 
+def test_the_builtin_index_agrees_with_the_discovery(fresh):
+    """``registry.BUILTIN_INDEX`` (where ``get`` looks a built-in name up without importing every
+    method's module) lists every built-in method, in listing order, at the module declaring it."""
+    for name in registry.BUILTIN_INDEX:  # one at a time, as the CLI asks
+        fresh.get(name)
+    lazily = {e.name: e for e in fresh.entries()}  # then the full read
+    builtin = [n for n in fresh.names() if lazily[n].source in registry.BUILTIN_PACKAGES]
+    assert builtin == list(registry.BUILTIN_INDEX)
+    fresh._reset()
+    eager = {e.name: e for e in fresh.entries()}
+    assert list(eager) == list(lazily)
+    for name, where in registry.BUILTIN_INDEX.items():
+        assert lazily[name] == eager[name], name
+        module = sys.modules[where]
+        declared = module.REGISTRY if where in registry.BUILTIN_PACKAGES else module.METHODS
+        assert declared[name] is eager[name].factory
+
+
+def test_a_builtin_name_imports_its_module_only():
+    """``get('elo')`` and ``statespace rate --method elo`` import no smoother (the filters package
+    itself still imports every filter module), and the command line's ``--help`` neither NumPy,
+    pandas nor numba."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from statespace import registry\n"
+            "registry.get('elo')\n"
+            "print(sorted(m for m in ('smoothers', 'smoothers.laplace', 'pytensor', 'pymc') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    code = ("import sys\n"
+            "from statespace import cli\n"
+            "assert cli.main(['--help']) == 0\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'numba', 'scipy', 'filters') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_clis_modes_are_comparisons():
+    from statespace import compare as compare_function
+
+    assert cli.MODES == sys.modules[compare_function.__module__].MODES
+
+
 def test_filters_registry_is_every_module_methods():
     """``filters.REGISTRY`` is collected from the modules' METHODS, not written by hand."""
     import pkgutil
