@@ -39,7 +39,7 @@ _HEX = (b"0x", b"0X")
 _PLUS = (b"+",)
 #: An ISO 8601 date, and a UTC offset after it (pyarrow then reads the column as UTC times)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?([zZ]|[+-]\d{2}(:?\d{2})?)?$")
-_OFFSET = re.compile(r"[+-]\d{2}(:?\d{2})?$")
+_OFFSET = re.compile(r"([zZ]|[+-]\d{2}(:?\d{2})?)$")
 _SIDE_SCORES = ("score_a", "score_b")
 _CALENDAR = ("week", "month", "year")
 
@@ -53,6 +53,41 @@ def _have_pyarrow() -> bool:
 
 
 _PYARROW: bool | None = None
+
+
+def _arrow_column(name: str, column) -> pd.Series | None:
+    """One column of pyarrow's table as :meth:`Games.from_csv` reads it with the C engine (text
+    as pandas' Arrow-backed strings, numbers and dates as NumPy arrays), or ``None`` when the C
+    engine may read it otherwise or it has a missing value (a row error)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        if name in ("a", "b") and column.null_count:  # an NA word: a name for the C engine
+            return None
+        text = pd.Series(pd.arrays.ArrowStringArray(column), copy=False)
+        if name == "period" and pd.to_numeric(text, errors="coerce").notna().any():
+            return None  # a number the C engine may have read as one
+        return text
+    if column.null_count:
+        return None
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        if name != "time":
+            return None
+        if pa.types.is_date(kind):
+            column = pc.cast(column, pa.timestamp("s"))
+        elif kind.tz is not None:  # UTC times: the same instants without the zone
+            column = column.cast(pa.timestamp(kind.unit))
+        return pd.Series(column.to_numpy(), copy=False)
+    if pa.types.is_boolean(kind):
+        return pd.Series(column.to_numpy(), copy=False) if name == "neutral" else None
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        values = column.to_numpy()
+        if name in _SIDE_SCORES and values.dtype.kind == "f" and (np.abs(values) >= 2.0**63).any():
+            return None  # an integer beyond int64: the C engine keeps it as one (uint64)
+        return pd.Series(values, copy=False)
+    return None  # times of day, ...
 
 
 def _first_value(path: str, sep: str, column: str) -> str | None:
@@ -562,9 +597,11 @@ class Games:
 
     @classmethod
     def _from_csv_arrow(cls, path: str, header: pd.Index, read_csv_kwargs: dict) -> "Games | None":
-        """:meth:`from_csv` through pandas' pyarrow engine, or ``None`` (the C engine then reads
-        the file) when pyarrow is not installed, an option or a column is not one this path
-        reads exactly as the C engine does, or the table has anything to report.
+        """:meth:`from_csv` through pyarrow's CSV reader (with the options pandas' pyarrow engine
+        gives it), or ``None`` (the C engine then reads the file) when pyarrow is not installed,
+        an option or a column is not one this path reads exactly as the C engine does, or the
+        table has anything to report. Each column is turned into an array and let go in turn, so
+        the file's table and the games' arrays are not all held at once.
 
         Where the engines differ, and how this path stays exact: pyarrow reads an NA word in a
         competitor column as missing (the C engine reads the name "NA": any missing id here goes
@@ -583,45 +620,32 @@ class Games:
             return None
         if _file_contains(path, _HEX + (_PLUS if "score_a" in header else ())):
             return None
-        dtype = {"a": str, "b": str}
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        types = {"a": pa.string(), "b": pa.string()}  # ids are text: "007" stays "007"
         first = _first_value(path, sep, "time")
-        if first is not None and _ISO_DATE.match(first):  # dates: parsed by pyarrow straight into a time type
-            dtype["time"] = "timestamp[ns, tz=UTC][pyarrow]" if _OFFSET.search(first[10:]) else "timestamp[ns][pyarrow]"
+        if first is not None and _ISO_DATE.match(first):  # dates: parsed by pyarrow straight into times
+            types["time"] = pa.timestamp("ns", tz="UTC") if _OFFSET.search(first[10:]) else pa.timestamp("ns")
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                df = pd.read_csv(path, engine="pyarrow", sep=sep, dtype=dtype, keep_default_na=False,
-                                 na_values=_NA_WORDS)
+            table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
+                                   convert_options=pacsv.ConvertOptions(column_types=types, null_values=_NA_WORDS,
+                                                                        strings_can_be_null=True))
         except Exception:  # pyarrow's own errors among them: the C engine reads the file and reports
             return None
-        if "time" in dtype:  # as the C engine's dates would be read (missing ones NaT)
-            df["time"] = df["time"].astype("datetime64[ns, UTC]" if "UTC" in dtype["time"] else "datetime64[ns]")
-        if list(df.columns) != list(header) or len(df) == 0:
+        names = table.column_names
+        if [names[0].lstrip("\ufeff"), *names[1:]] != list(header) or table.num_rows == 0:
             return None
-        for c in df.columns:
-            col = df[c]
-            kind = "U" if isinstance(col.dtype, pd.StringDtype) else col.dtype.kind  # text, as the C engine's
-            if c in ("a", "b"):
-                if col.isna().any():
-                    return None
-            elif c == "time" and kind == "O":
-                if pd.api.types.infer_dtype(col, skipna=False) != "date":  # times of day, ...
-                    return None
-                df["time"] = col.astype("datetime64[s]")
-            elif kind in "OmM" and c != "time":
+        cols = {}
+        for name in names:
+            column = table.column(name)
+            table = table.drop_columns([name])  # the table lets go of the column ...
+            cols[name] = _arrow_column(name, column)
+            del column  # ... and so does this function, once it is an array
+            if cols[name] is None:
                 return None
-            elif kind == "b" and c != "neutral":
-                return None
-            elif c in _SIDE_SCORES and kind == "f" and (np.abs(col.to_numpy()) >= 2.0**63).any():
-                return None  # an integer beyond int64: the C engine keeps it as one (uint64)
-            elif c == "period" and not pd.api.types.is_numeric_dtype(col) and \
-                    pd.to_numeric(col, errors="coerce").notna().any():
-                return None  # a number the C engine may have read as one
-        # the frame's columns handed over one by one, so each goes once read (a table of the known
-        # columns only: score_a and score_b are the whole of extra)
-        extra = df[[c for c in df.columns if c in _SIDE_SCORES]].copy()
-        cols = {c: df.pop(c) for c in list(df.columns)}
-        del df, col
+        del table
+        extra = pd.DataFrame({c: cols[c] for c in names if c in _SIDE_SCORES}) if "score_a" in cols else None
         try:
             return cls._from_clean_columns(cols, extra, 2, os.path.basename(path))
         except GamesError:  # a period error: the C engine's values are the ones to show
