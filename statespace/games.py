@@ -567,9 +567,9 @@ class Games:
         messages give both the 0-based data row and the file line (header = line 1).
 
         With pyarrow installed, a file of the known columns only (``time, a, b, score, neutral,
-        period, score_a, score_b``) and no ``read_csv`` options but ``sep`` is read by pandas'
-        pyarrow engine (faster, and multi-threaded), and kept only when it gives exactly the table the
-        C engine gives: a file with anything to report, or a value the two engines read
+        period, score_a, score_b``) and no ``read_csv`` options but ``sep`` is read by pyarrow's
+        CSV reader (with the options of pandas' pyarrow engine; faster, and multi-threaded), and
+        kept only when it gives exactly the table the C engine gives: a file with anything to report, or a value the two engines read
         differently, is read again by the C engine, whose table and errors are the reference.
         """
         path = os.fspath(path)

@@ -1,5 +1,5 @@
 """Loading games at array speed (issue 14): ``from_frame`` builds a table with nothing to report
-column by column, ``from_csv`` reads through pandas' pyarrow engine when it can, and both give
+column by column, ``from_csv`` reads through pyarrow's CSV reader when it can, and both give
 exactly the table (and the errors) of the row-by-row path and the C engine; the caller's arrays
 stay theirs; a table keeps at most 64 bytes per game."""
 
@@ -373,6 +373,6 @@ def test_bench_loading_quick(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [r["kind"] for r in rows] == [
         "from_arrays, integer ids", "from_arrays, categorical ids", "from_arrays, string ids",
-        "from_csv (pyarrow engine)", "from_csv (C engine only)"]
+        "from_csv (pyarrow reader)", "from_csv (C engine only)"]
     assert all(r["games"] == 20_000 and r["games_per_s"] > 0 for r in rows)
-    assert "from_csv (pyarrow engine)" in done.stdout
+    assert "from_csv (pyarrow reader)" in done.stdout
