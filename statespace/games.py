@@ -620,9 +620,11 @@ class Games:
             return None
         if _file_contains(path, _HEX + (_PLUS if "score_a" in header else ())):
             return None
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-
+        try:
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+        except ImportError:  # a broken install: the C engine reads
+            return None
         types = {"a": pa.string(), "b": pa.string()}  # ids are text: "007" stays "007"
         first = _first_value(path, sep, "time")
         if first is not None and _ISO_DATE.match(first):  # dates: parsed by pyarrow straight into times
