@@ -8,8 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
+from . import _checks as C
 from . import _kernels as K
-from ._common import finite
 from .base import Filter
 
 #: a newcomer's belief N(MU, SIGMA^2) (TrueSkill's defaults; displayed rating mu - 3 sigma = 0)
@@ -30,21 +30,24 @@ _MU, _SIGMA = 0, 1
 
 @K.predict_kernel
 def predict(x, i, theta, dt):
-    """``sigma^2 += tau^2 dt`` (the random walk, with ``dynamics="time"``)."""
+    """``sigma^2 += tau^2 dt`` (the random walk, with ``dynamics="time"``), kept at most ``VAR_MAX``
+    (a long idle time would overflow it)."""
     if theta[_TIME] != 0.0:
         s = x[i, _SIGMA]
-        x[i, _SIGMA] = math.sqrt(s * s + theta[_TAU] * theta[_TAU] * dt)
+        x[i, _SIGMA] = math.sqrt(min(s * s + theta[_TAU] * theta[_TAU] * dt, K.VAR_MAX))
 
 
 @njit(cache=True)
 def prior_var(x, i, theta, scratch):
     """The variance a period's games update: ``sigma^2``, plus ``tau^2`` for each of the period's
-    games with ``dynamics="game"`` (``scratch[i, 0]`` of them)."""
+    games with ``dynamics="game"`` (``scratch[i, 0]`` of them); kept at most ``VAR_MAX`` (a big
+    tau's many games overflow; it is at least ``VAR_MIN``, as every sigma of the state is at
+    least ``SD_MIN``)."""
     s = x[i, _SIGMA]
     v = s * s
     if theta[_TIME] == 0.0:
         v += scratch[i, 0] * theta[_TAU] * theta[_TAU]
-    return v
+    return min(v, K.VAR_MAX)
 
 
 class GaussianBeliefFilter(Filter):
@@ -62,21 +65,33 @@ class GaussianBeliefFilter(Filter):
     _predict = predict
     rule = K.RULE_GAUSSIAN
 
-    def _init_belief(self, label: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
-        self.mu = finite(f"{label}mu", mu)
-        self.sigma = finite(f"{label}sigma", sigma, positive=True)
-        self.beta = finite(f"{label}beta", self.sigma * BETA_SHARE if beta is None else beta, positive=True)
-        self.tau = finite(f"{label}tau", self.sigma * TAU_SHARE if tau is None else tau, nonneg=True)
+    def _init_belief(self, owner: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
+        """The shared settings, each checked against its accepted range (:mod:`filters._checks`):
+        ``|mu|``, ``|home|`` at most 1e300; ``sigma``, ``beta`` in ``(0, 1e150]``, ``tau`` in
+        ``[0, 1e150]``; ``period_days`` any finite number > 0."""
+        self.mu = C.location(owner, "mu", mu)
+        self.sigma = C.length(owner, "sigma", sigma)
+        self.beta = C.length(owner, "beta", self.sigma * BETA_SHARE if beta is None else beta)
+        self.tau = C.length(owner, "tau", self.sigma * TAU_SHARE if tau is None else tau, zero=True)
         if dynamics not in ("game", "time"):
-            raise ValueError(f"{label}dynamics must be 'game' or 'time', got {dynamics!r}")
+            raise ValueError(f"{owner}: dynamics must be 'game' or 'time', got {dynamics!r}")
         self.dynamics = dynamics
-        self.home = finite(f"{label}home", home)
-        self.period_days = finite(f"{label}period_days", period_days, positive=True)
+        self.home = C.location(owner, "home", home)
+        self.period_days = C.number(owner, "period_days", period_days, 0.0, lo_open=True)
 
     def kernel_value(self, name: str) -> float:
+        """``per_time`` is 1 with ``dynamics="time"``; ``beta`` is :attr:`beta_kernel`."""
         if name == "per_time":
             return float(self.dynamics == "time")
+        if name == "beta":
+            return self.beta_kernel
         return super().kernel_value(name)
+
+    @property
+    def beta_kernel(self) -> float:
+        """The ``beta`` the kernels use: a ``beta`` below ``SD_MIN`` = 1e-150 acts as 1e-150, so that
+        ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` is never 0 (its square would underflow)."""
+        return max(self.beta, C.SD_MIN)
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``beta`` in [sigma/50, 5 sigma], ``tau`` in [sigma/10^4, sigma/2], ``home`` where some game
@@ -100,7 +115,17 @@ class GaussianBeliefFilter(Filter):
         return parts
 
     def prior_row(self) -> np.ndarray:
-        return np.array([self.mu, self.sigma])
+        """A newcomer's ``(mu, sigma)``; a sigma below ``SD_MIN`` = 1e-150 acts as 1e-150 (its square
+        would underflow to 0)."""
+        return np.array([self.mu, max(self.sigma, C.SD_MIN)])
+
+    def initial_row(self, value) -> np.ndarray:
+        """A starting ``(mu, sigma)`` within the settings' ranges: ``|mu| <= 1e300``, sigma in ``(0, 1e150]``
+        (below 1e-150 it acts as 1e-150)."""
+        row = super().initial_row(value)
+        C.location(self.name, "initial mu", row[_MU])
+        row[_SIGMA] = max(C.length(self.name, "initial sigma", row[_SIGMA]), C.SD_MIN)
+        return row
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """The conservative displayed rating ``mu - 3 sigma`` (a lower bound, not the estimate)."""

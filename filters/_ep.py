@@ -10,6 +10,13 @@ than ``min_delta``, at most ``max_iter`` times (one pass for two teams, where it
 
 Gaussians are kept in natural parameters: precision ``pi = 1 / sigma^2`` and precision-adjusted
 mean ``tau = mu / sigma^2``; a variable's marginal is the product of its incoming messages.
+
+Numeric guards (issue 13): a message's variance and the posterior's are kept in
+``[VAR_MIN, VAR_MAX]`` and the posterior mean within ``+-MEAN_MAX`` (:mod:`filters._kernels`),
+as the filters' own kernels keep them. (Natural parameters still overflow where ``|mu| / sigma^2``
+passes 1e308, e.g. a mean of 1e300 with a sigma below 1e-4: the graph is not shifted to centre
+the means, since with partial play a common shift of the skills moves the teams' performances
+by different amounts.)
 """
 
 from __future__ import annotations
@@ -17,6 +24,13 @@ from __future__ import annotations
 import math
 
 from statespace._gaussian import v_draw, v_win, w_draw, w_win
+
+from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
+
+
+def _var(v):
+    """A variance kept in ``[VAR_MIN, VAR_MAX]``."""
+    return min(max(v, VAR_MIN), VAR_MAX)
 
 
 class _Var:
@@ -76,9 +90,11 @@ def _delta(pi0, tau0, pi1, tau1):
 
 
 def _gauss(mean, var):
-    """(pi, tau) of N(mean, var); infinite variance is the flat message."""
+    """(pi, tau) of N(mean, var); infinite variance is the flat message (a finite one is kept in
+    ``[VAR_MIN, VAR_MAX]``)."""
     if math.isinf(var):
         return 0.0, 0.0
+    var = _var(var)
     return 1.0 / var, mean / var
 
 
@@ -102,13 +118,18 @@ class _Sum:
         if cj == 0.0:  # a player who took no part: the game says nothing about them
             return self.xs[j].set_message(self.key, 0.0, 0.0)
         m_y, v_y = self.y.cavity(self.key)
-        mean, var = m_y / cj, v_y / (cj * cj)
+        # divided twice, not by cj^2, which underflows to 0 for a share below 1e-154: the variance is
+        # then inf, the flat message (a player with so small a share learns nothing)
+        mean, var = m_y / cj, v_y / cj / cj
         for i, (x, c) in enumerate(zip(self.xs, self.coeffs)):
             if i == j:
                 continue
             m, v = x.cavity(self.key)
-            mean -= c / cj * m
-            var += (c / cj) ** 2 * v
+            r = c / cj
+            mean -= r * m
+            var += r * r * v
+        if math.isnan(mean) and math.isinf(var):  # inf - inf in a mean whose message is flat anyway
+            mean = 0.0
         return self.xs[j].set_message(self.key, *_gauss(mean, var))
 
 
@@ -128,7 +149,7 @@ class _Truncate:
             vv, ww = v_win(t, e), w_win(t, e)
         # moments of the truncated Gaussian, set as the difference's new marginal
         mean = m + sd * vv
-        var = v * (1.0 - ww)
+        var = _var(v * (1.0 - ww))
         return self.d.set_value(self.key, 1.0 / var, mean / var)
 
 
@@ -209,6 +230,6 @@ def rate_teams(teams, ranks, weights, beta, tau, eps_per_player, min_delta=1e-4,
         for s, p, k in zip(skills[idx], perfs[idx], like[idx]):
             m, v = p.cavity(k)
             s.set_message(k, *_gauss(m, v + beta * beta))
-            res.append((s.mu, math.sqrt(s.var)))
+            res.append((min(max(s.mu, -MEAN_MAX), MEAN_MAX), math.sqrt(_var(s.var))))
         out[i] = res
     return out

@@ -32,6 +32,13 @@ Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the
   (:func:`moment_site`, flagged in ``scratch[i, 4]``), which the product of one site would give;
 - :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
 
+Numeric guards (issue 13): :data:`RULE_GAUSSIAN` keeps a mean within ``+-MEAN_MAX`` and a variance
+within ``[VAR_MIN, VAR_MAX]``; a :data:`RULE_SHIFT` site shifts a rating by at most ``STEP_MAX`` a
+game (so that a rating stays finite over any table of fewer than 1e18 games, with no clamp per
+game); the loops count a game's weight up to ``WEIGHT_MAX`` and move time forward by at most
+``DT_MAX`` at once; a custom rule keeps its state within the same bounds (:func:`clamp_mean`,
+:func:`clamp_var`). The settings' accepted ranges (:mod:`filters._checks`) follow from these bounds.
+
 A rule that is not a sum of sites over the whole period at all (the full-covariance EKF's joint
 update) supplies ``update(derivs, obs, x, count, theta, a, b, score, score_a, score_b, home, weight,
 start, stop)`` instead and runs in :func:`period_loop`.
@@ -81,6 +88,20 @@ RULE_GAUSSIAN = 2
 #: accumulator columns every filter has (games in the period, three sums, a flag)
 SCRATCH_WIDTH = 5
 
+# Guards of the built-in rules (issue 13), so that no setting or game reachable through the API
+# makes a rating NaN or infinite: a Gaussian belief's variance is kept in [VAR_MIN, VAR_MAX] (an sd
+# from 1e-150 to 1e150: the square of either, and sums of a few squares, are normal floats), its
+# mean within +-MEAN_MAX, a shift site moves a rating by at most STEP_MAX a game (1e18 games to
+# reach the largest float), a game's weight counts at most WEIGHT_MAX (so that a period's sums of
+# weighted gradients and curvatures stay finite), and no time step exceeds DT_MAX (a time that
+# overflowed to inf would otherwise meet a zero drift as inf * 0).
+VAR_MIN = 1e-300
+VAR_MAX = 1e300
+MEAN_MAX = 1e300
+STEP_MAX = 1e290
+WEIGHT_MAX = 1e100
+DT_MAX = 1e300
+
 
 def predict_kernel(fn):
     """Compile ``fn`` as a predict kernel (explicit signature, cached)."""
@@ -120,9 +141,22 @@ def no_apply(x, count, theta, i, scratch):
 
 
 @njit(cache=True)
+def clamp_mean(m):
+    """``m`` kept within ``+-MEAN_MAX`` (a NaN stays NaN, so that a bug is not hidden)."""
+    return min(max(m, -MEAN_MAX), MEAN_MAX)
+
+
+@njit(cache=True)
+def clamp_var(v):
+    """``v`` kept within ``[VAR_MIN, VAR_MAX]`` (a NaN stays NaN)."""
+    return min(max(v, VAR_MIN), VAR_MAX)
+
+
+@njit(cache=True)
 def gaussian_site(scratch, i, prior_var, precision, gradient):
     """Add a Gaussian site to row ``i`` (:data:`RULE_GAUSSIAN`): its precision, its gradient
-    (precision times the mean shift it asks for) and the prior variance it was computed from."""
+    (precision times the mean shift it asks for) and the prior variance it was computed from. Both
+    must be finite (a period's sum of an inf and a -inf would be NaN)."""
     scratch[i, 1] += precision
     scratch[i, 2] += gradient
     scratch[i, 3] = prior_var
@@ -134,30 +168,40 @@ def moment_site(scratch, i, prior_var, mean_shift, post_var):
     site (:data:`RULE_GAUSSIAN`): the site ``posterior / prior``, precision
     ``1 / post_var - 1 / prior_var`` and gradient ``mean_shift / post_var``; when this is
     competitor ``i``'s only game of the period the product is that posterior itself, so it is
-    kept as such (``scratch[i, 4] = 1``: columns 1 and 2 hold ``post_var`` and ``mean_shift``)."""
+    kept as such (``scratch[i, 4] = 1``: columns 1 and 2 hold ``post_var`` and ``mean_shift``).
+
+    Both variances count as at least ``VAR_MIN`` (a variance that underflowed to 0, from a tiny prior
+    sd or many games shrinking it, would divide by zero); a posterior is never wider than its prior,
+    so they stay within ``VAR_MAX`` when the prior does."""
+    post_var = max(post_var, VAR_MIN)
     if scratch[i, 0] == 1.0:
         scratch[i, 1] = post_var
         scratch[i, 2] = mean_shift
         scratch[i, 4] = 1.0
-    else:
-        gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, mean_shift / post_var)
+    else:  # the gradient kept within +-MEAN_MAX: a shift over a tiny variance may overflow
+        prior_var = max(prior_var, VAR_MIN)
+        gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, clamp_mean(mean_shift / post_var))
 
 
 @njit(types.void(i8, ApplyFn, f8_2d, i8_1d, f8_1d, i8, f8_2d), cache=True, inline="always")
 def _combine(rule, apply, x, count, theta, i, scratch):
-    """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row."""
+    """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row. A Gaussian rule's
+    new mean is kept within ``+-MEAN_MAX`` and its variance at least ``VAR_MIN`` (the prior
+    variance, inverted, too; the precision at most ``1 / VAR_MIN``, so that the mean's step is never
+    inf / inf; a variance never grows here, and a one-game posterior arrives bounded from
+    :func:`moment_site`). A shift needs no guard: its sites are at most ``STEP_MAX`` each."""
     if rule == RULE_SHIFT:
         x[i, 0] += scratch[i, 1]
         scratch[i, 0] = 0.0
         scratch[i, 1] = 0.0
     elif rule == RULE_GAUSSIAN:
         if scratch[i, 4] != 0.0:  # the period's one game, kept as its posterior (moment_site)
-            x[i, 0] += scratch[i, 2]
+            x[i, 0] = clamp_mean(x[i, 0] + scratch[i, 2])
             x[i, 1] = math.sqrt(scratch[i, 1])
         else:
-            precision = 1.0 / scratch[i, 3] + scratch[i, 1]
-            x[i, 0] += scratch[i, 2] / precision
-            x[i, 1] = math.sqrt(1.0 / precision)
+            precision = min(1.0 / max(scratch[i, 3], VAR_MIN) + scratch[i, 1], 1.0 / VAR_MIN)
+            x[i, 0] = clamp_mean(x[i, 0] + scratch[i, 2] / precision)
+            x[i, 1] = math.sqrt(max(1.0 / precision, VAR_MIN))
         for c in range(SCRATCH_WIDTH):
             scratch[i, c] = 0.0
     else:
@@ -174,7 +218,7 @@ def _advance(predict, x, last, theta, i, t):
     if math.isnan(li):
         last[i] = t
     elif t > li:
-        predict(x, i, theta, t - li)
+        predict(x, i, theta, min(t - li, DT_MAX))
         last[i] = t
 
 
@@ -198,8 +242,8 @@ def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, scor
         scratch[a[g], 0] += 1.0
         scratch[b[g], 0] += 1.0
     for g in range(start, stop):
-        pw, pd, pl = site(derivs, forecast, obs, x, theta, a[g], b[g], score[g], ya[g], yb[g], home[g], weight[g],
-                          scratch)
+        pw, pd, pl = site(derivs, forecast, obs, x, theta, a[g], b[g], score[g], ya[g], yb[g], home[g],
+                          min(weight[g], WEIGHT_MAX), scratch)
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl
@@ -262,7 +306,8 @@ def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x,
             last[ib] = tg
         scratch[ia, 0] = 1.0
         scratch[ib, 0] = 1.0
-        pw, pd, pl = site(derivs, forecast, obs, x, theta, ia, ib, score[g], ya[g], yb[g], home[g], weight[g], scratch)
+        pw, pd, pl = site(derivs, forecast, obs, x, theta, ia, ib, score[g], ya[g], yb[g], home[g],
+                          min(weight[g], WEIGHT_MAX), scratch)
         out_p[g, 0] = pw
         out_p[g, 1] = pd
         out_p[g, 2] = pl
@@ -312,14 +357,14 @@ def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, 
                 tmp[2, c] = x[shared, c]
             ls = last[shared]
             if not math.isnan(ls) and t[g] > ls:
-                predict(tmp, 2, theta, t[g] - ls)
+                predict(tmp, 2, theta, min(t[g] - ls, DT_MAX))
         for side in range(2):
             i = a[g] if side == 0 else b[g]
             for c in range(k):
                 tmp[side, c] = x[i, c]
             li = last[i]
             if not math.isnan(li) and t[g] > li:
-                predict(tmp, side, theta, t[g] - li)
+                predict(tmp, side, theta, min(t[g] - li, DT_MAX))
         pw, pd, pl = proba(forecast, obs, tmp, 0, 1, home[g], theta)
         out_p[g, 0] = pw
         out_p[g, 1] = pd

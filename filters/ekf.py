@@ -61,6 +61,7 @@ from numba import njit
 from statespace import Outcome, SkillModel
 from statespace import _numeric as nx
 
+from . import _checks as C
 from . import _kernels as K
 from .base import Filter, FilterState
 
@@ -76,6 +77,8 @@ HOME_ROW = "(home advantage)"
 PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0")
 _DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0 = range(len(PARAMS))
 _MEAN, _SD = 0, 1
+#: the most Newton steps of the iterated EKF (they converge in a handful; a bound keeps a game's cost bounded)
+MAX_ITERATIONS = 10_000
 #: the default model: Elo's logistic scale (400 / ln 10 points per logistic unit), a newcomer at
 #: N(1500, 350^2) as in Glicko, drift 100 points^2 per day (a 10-point sd a day, about 190 a
 #: year), draws as half a win
@@ -83,22 +86,40 @@ DEFAULT_MODEL = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2,
 
 
 @njit(cache=True)
+def gains(kappa, S):
+    """``(1 / (1 + kappa S), kappa / (1 + kappa S))`` for ``kappa >= 0`` (up to inf) and ``S > 0``: the
+    share of the innovation the update keeps and the variance-shrink rate; once ``kappa S`` passes
+    1e300 they are their limits ``0`` and ``1 / S`` (written out, ``inf / inf`` would be NaN)."""
+    ks = kappa * S
+    if ks < 1e300:
+        den = 1.0 + ks
+        return 1.0 / den, kappa / den
+    return 0.0, 1.0 / S
+
+
+@njit(cache=True)
 def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
     """Linearisation point ``d`` (``d0`` for the EKF, the mode for the iterated EKF), ``g = l'(d)``
     and ``kappa = -l''(d) >= 0`` there, for the observation's log-likelihood ``l`` tempered by the
-    game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method."""
+    game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method, the
+    step ``((d0 - d) + S g) / (1 + S kappa)`` taken through :func:`gains` (so that a huge ``kappa``
+    or ``S g`` gives no inf / inf); a step that is not finite ends the iteration where it is. The
+    gradient is kept within ``+-MEAN_MAX`` (on a tiny scale it overflows, and ``inf * 0`` is NaN)."""
     iters = int(theta[_ITERS])
     d = d0
     g, h = derivs(obs, score, ya, yb, d)
-    g *= w
+    g = K.clamp_mean(g * w)
     h *= w
     if iters > 1:
         for _ in range(iters):
             kappa = max(-h, 0.0)
-            step = (d0 + S * g - d) / (1.0 + S * kappa)
+            keep, _ = gains(kappa, S)
+            step = (d0 - d) * keep + g * (S * keep if keep > 0.0 else 1.0 / kappa)  # S / (1 + kappa S)
+            if not abs(step) < math.inf:
+                break
             d += step
             g, h = derivs(obs, score, ya, yb, d)
-            g *= w
+            g = K.clamp_mean(g * w)
             h *= w
             if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
                 break
@@ -119,14 +140,15 @@ def transition(theta, dt):
 @K.predict_kernel
 def _predict(x, i, theta, dt):
     """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent home advantage (the last
-    row, ``home_drift > 0``) is a random walk of its own."""
+    row, ``home_drift > 0``) is a random walk of its own. Variances are kept at most ``VAR_MAX``
+    (a long idle time overflows ``q dt``)."""
     if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:
-        x[i, _SD] = math.sqrt(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt)
+        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt, K.VAR_MAX))
         return
     a, add = transition(theta, dt)
     if theta[_REV] > 0.0:
         x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
-    x[i, _SD] = math.sqrt(a * a * x[i, _SD] * x[i, _SD] + add)
+    x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
 
 
 @njit(cache=True)
@@ -147,12 +169,18 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 
 @njit(cache=True)
-def _home_site(scratch, i, v, sign, shift, f):
+def _home_site(scratch, i, v, sign, g, dd, kappa, rest):
     """The latent home advantage's site, the posterior ``N(m + sign v shift, v - f v^2 sign^2)`` over
     its prior ``N(m, v)`` in natural parameters: precision ``f sign^2 / (1 - f v sign^2)``, gradient
-    ``sign shift / (1 - f v sign^2)`` (always summed: it takes part in every game at home)."""
-    r = 1.0 / (1.0 - f * v * sign * sign)
-    K.gaussian_site(scratch, i, v, f * sign * sign * r, sign * shift * r)
+    ``sign shift / (1 - f v sign^2)`` (always summed: it takes part in every game at home). With
+    ``shift = (g + kappa dd) / (1 + kappa S)``, ``f = kappa / (1 + kappa S)`` and ``rest = S - v sign^2``
+    (the two competitors' variances) these are ``kappa sign^2 / (1 + kappa rest)`` and
+    ``sign (g + kappa dd) / (1 + kappa rest)``, taken in that form through :func:`gains` (``1 - f v``
+    rounds to 0 when the home advantage's variance dwarfs the competitors')."""
+    keep, rate = gains(kappa, rest)
+    # the gradient within +-MEAN_MAX: (d - d0) over a tiny variance may overflow, and two games at home
+    # of one period could sum an inf and a -inf
+    K.gaussian_site(scratch, i, v, sign * sign * rate, K.clamp_mean(sign * (g * keep + dd * rate)))
 
 
 @K.site_kernel
@@ -161,21 +189,26 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     ``S = v_a + v_b (+ v_h)`` and ``g``, ``kappa`` at the linearisation point ``d``, the
     difference's posterior mean moves by ``S * shift``, ``shift = (g + kappa (d - d0)) / (1 + kappa S)``;
     each participant ``i`` (sign ``+1`` for a, ``-1`` for b, ``at_home`` for the latent home
-    advantage) moves by ``sign v_i shift`` to variance ``v_i - kappa v_i^2 sign^2 / (1 + kappa S)``."""
+    advantage) moves by ``sign v_i shift`` to variance ``v_i - kappa v_i^2 sign^2 / (1 + kappa S)``.
+
+    Guards: ``S`` is at least ``VAR_MIN``, and ``shift`` is taken as
+    ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
+    that overflowed (a heavy game on a tiny scale)."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
     h, vh = _home(x, at_home, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
-    S = va + vb + vh
+    S = max(va + vb + vh, K.VAR_MIN)  # > 0: a prior_var of 0 gives skills known exactly
     d, g, kappa = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
-    shift = (g + kappa * (d - d0)) / (1.0 + kappa * S)
-    f = kappa / (1.0 + kappa * S)
+    keep, f = gains(kappa, S)
+    dd = d - d0
+    shift = g * keep + dd * f
     K.moment_site(scratch, a, va, va * shift, va - f * va * va)
     K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
         k = x.shape[0] - 1
-        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, shift, f)
+        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, g, dd, kappa, va + vb)
         scratch[k, 0] += 1.0
     return p
 
@@ -204,7 +237,8 @@ def _site_scalar(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b,
     S = 2.0 * v
     d, g, _ = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
     kappa = weight * theta[_KAPPA0]
-    shift = v * (g + kappa * (d - d0)) / (1.0 + kappa * S)
+    keep, f = gains(kappa, S)  # (g + kappa (d - d0)) / (1 + kappa S), finite for any kappa
+    shift = min(max(v * (g * keep + (d - d0) * f), -K.STEP_MAX), K.STEP_MAX)  # see RULE_SHIFT
     scratch[a, 1] += shift
     scratch[b, 1] -= shift
     return p
@@ -228,12 +262,14 @@ def steady_state_variance(model: SkillModel, dt: float = 1.0, tol: float = 1e-14
     ``u = v + q dt`` and ``kappa`` the expected curvature at ``d = 0`` (``1 / (4 s^2)`` for the
     logistic link without draws). The scalar EKF's default variance."""
     if model.drift <= 0:
-        raise ValueError("the steady state needs drift > 0 (give covariance_value= for drift 0)")
+        raise ValueError(f"the steady state needs drift > 0, got drift={model.drift!r} (with drift 0 give "
+                         f"covariance='scalar' its variance=)")
     kappa = expected_curvature(model)
     v = model.drift * dt
     for _ in range(10_000):
         u = v + model.drift * dt
-        new = u - kappa * u * u / (1.0 + 2.0 * kappa * u)
+        # u - kappa u^2 / (1 + 2 kappa u) as u (1/2 + 1/2 / (1 + 2 kappa u)): kappa u^2 overflows for a huge drift
+        new = u * (0.5 + 0.5 / (1.0 + 2.0 * kappa * u))
         if abs(new - v) <= tol * max(1.0, v):
             return float(new)
         v = new
@@ -264,6 +300,13 @@ class EKF(Filter):
     period_days:
         Time unit of the drift when the games carry no rating periods (1: drift per day; with
         numeric times, per unit of time).
+
+    Accepted ranges (:mod:`filters._checks`): ``model.scale`` in ``[1e-150, 1e150]`` (the kernels
+    square it), ``|model.prior_mean|`` and ``|model.home|`` at most 1e300, a threshold draw margin in
+    ``[0, 1e150]``, the model's variances (``prior_var``, ``drift``, ``home_drift``) any finite
+    number >= 0 (a variance is kept in ``[1e-300, 1e300]`` by the kernels), ``iterations`` a whole
+    number in ``[1, 10000]``, ``tol`` and ``period_days`` any finite number > 0, ``variance`` in
+    ``(0, 1e300]``.
     """
 
     name = "ekf"
@@ -299,12 +342,17 @@ class EKF(Filter):
             raise ValueError(f"a latent home advantage (home_drift={model.home_drift!r} > 0) is filtered with "
                              f"covariance='diagonal' only, got covariance={covariance!r}; use home_drift=0 "
                              f"(a fixed home advantage) with {covariance!r}")
-        if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
-            raise ValueError(f"iterations must be a whole number >= 1, got {iterations!r}")
-        if not (np.isfinite(tol) and tol > 0):
-            raise ValueError(f"tol must be > 0, got {tol!r}")
-        if not (np.isfinite(period_days) and period_days > 0):
-            raise ValueError(f"period_days must be > 0, got {period_days!r}")
+        if not (isinstance(iterations, (int, np.integer)) and 1 <= iterations <= MAX_ITERATIONS):
+            raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
+        C.number("EKF", "tol", tol, 0.0, lo_open=True)
+        C.number("EKF", "period_days", period_days, 0.0, lo_open=True)
+        # the model's scale is squared (and divided by, squared); its locations are added to ratings
+        C.number("EKF", "model.scale", model.scale, 1.0 / C.SD_MAX, C.SD_MAX)
+        C.location("EKF", "model.prior_mean", model.prior_mean)
+        C.location("EKF", "model.home", model.home)
+        if isinstance(model.observation, Outcome) and model.draw_code == nx.DRAW_THRESHOLD:
+            # bounded as an sd is: the margin over the scale (>= 1e-150) stays finite
+            C.length("EKF", "the threshold draw margin", model.draw.theta, zero=True)
         self.skill_model = model
         self.covariance = covariance
         self.iterations = int(iterations)
@@ -315,10 +363,9 @@ class EKF(Filter):
             raise ValueError(f"covariance='scalar' freezes the curvature of a win/draw/loss (Outcome) model; "
                              f"the model observes {type(model.observation).__name__}: use 'diagonal' or 'full'")
         if covariance == "scalar":
-            if variance is None:
-                variance = steady_state_variance(model)
-            if not (np.isfinite(variance) and variance > 0):
-                raise ValueError(f"variance must be > 0, got {variance!r}")
+            if variance is None:  # a huge drift's steady state is beyond the variances the kernels keep
+                variance = min(steady_state_variance(model), K.VAR_MAX)
+            C.number("EKF", "variance", variance, 0.0, K.VAR_MAX, lo_open=True)
         elif variance is not None:
             raise ValueError("variance= is the fixed variance of covariance='scalar' only")
         self.variance = None if variance is None else float(variance)
@@ -426,10 +473,17 @@ class EKF(Filter):
             return expected_curvature(m) if self.covariance == "scalar" else 0.0
         return super().kernel_value(name)
 
+    def initial_row(self, value) -> np.ndarray:
+        """A starting value within the settings' ranges: ``|mean| <= 1e300``, sd in ``(0, 1e150]``."""
+        row = super().initial_row(value)
+        C.location(self.name, "initial mean", row[_MEAN])
+        C.length(self.name, "initial sd", row[_SD])
+        return row
+
     def prior_row(self) -> np.ndarray:
         m = self.skill_model
         sd = math.sqrt(self.variance) if self.covariance == "scalar" else math.sqrt(m.prior_var)
-        return np.array([m.prior_mean, sd])
+        return np.array([m.prior_mean, min(sd, C.SD_MAX)])  # a prior variance above 1e300 acts as 1e300
 
     # ------------------------------------------------------------ the latent home advantage
     @property

@@ -10,8 +10,17 @@ the rank-``m`` Woodbury update
     P' = P - P J^T M J P,      m' = m + P J^T (c - M (J m + A c)),
     M = K (I + A K)^{-1},      A = J P J^T,      K = diag(kappa),
 
-with ``c_j = g_j + kappa_j (d_j - d0_j) + kappa_j J_j m`` (the site's linear coefficient). It is not
-a sum of per-competitor sites, so it runs in :func:`filters._kernels.period_loop`.
+with ``c_j = g_j + kappa_j (d_j - d0_j) + kappa_j J_j m`` (the site's linear coefficient). Since
+``M (I + A K) = K``, the mean's step is ``P J^T (I - M A) c'`` with ``c'_j = g_j + kappa_j (d_j - d0_j)``,
+the form used (it never forms ``kappa J m``, which overflows for large ratings). It is not a sum of
+per-competitor sites, so it runs in :func:`filters._kernels.period_loop`.
+
+Numeric guards (issue 13): the update is computed in units of each game's prior sds
+(:func:`_update`); a game's weight counts up to ``WEIGHT_MAX``, its curvature up to
+``1e10 / (P_aa + P_bb)`` (information 1e10 times the prior's already fixes the difference, and more
+leaves ``I + A K`` singular to double precision), the diagonal of ``P`` is
+kept in ``[VAR_MIN, VAR_MAX]``, every covariance within ``+-sd_i sd_k`` and the means within
+``+-MEAN_MAX`` (:mod:`filters._kernels`); a forecast's variance is at least 0.
 """
 
 from __future__ import annotations
@@ -39,60 +48,80 @@ def _predict(x, i, theta, dt):
         for j in range(x.shape[0]):
             x[i, 2 + j] *= a
             x[j, 2 + i] *= a
-    v = x[i, 2 + i] + add
+    v = min(x[i, 2 + i] + add, K.VAR_MAX)
     x[i, 2 + i] = v
     x[i, _SD] = math.sqrt(v)
 
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast with ``Var(d) = P_aa + P_bb - 2 P_ab``."""
+    """The model's forecast with ``Var(d) = P_aa + P_bb - 2 P_ab`` (at least 0: rounding can leave it
+    a hair below)."""
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home,
-                    x[a, 2 + a] + x[b, 2 + b] - 2.0 * x[a, 2 + b])
+                    max(x[a, 2 + a] + x[b, 2 + b] - 2.0 * x[a, 2 + b], 0.0))
 
 
 @K.update_kernel
 def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
-    """The rank-``m`` Woodbury update of the period's games (see the module docstring)."""
+    """The rank-``m`` Woodbury update of the period's games (see the module docstring), in units of
+    ``s_j = sqrt(P_aa + P_bb)`` for game ``j`` between ``a`` and ``b`` (at least the sd of its difference,
+    and free of the cancellation in ``S_j = P_aa + P_bb - 2 P_ab``): with ``D = diag(s^2)``,
+    ``A~ = D^-1/2 A D^-1/2`` (entries at most 2 in size), ``K~ = D K``, ``c~ = D^1/2 c'`` and
+    ``P J^T D^-1/2``, the update is ``M~ = K~ (I + A~ K~)^-1``, ``m' = m + (P J^T D^-1/2)(c~ - M~ A~ c~)``,
+    ``P' = P - (P J^T D^-1/2) M~ (P J^T D^-1/2)^T``: the same numbers, but the matrices are
+    scale-free. Guards: ``A~``, positive semi-definite in exact arithmetic, is made so again after
+    rounding; ``kappa_j s_j^2 <= 1e10`` and each term of ``c~`` within ``+-1e100`` (a game that fixes
+    its difference to 1e-5 of the prior sds, or pulls it 1e100 of them, counts as that); the
+    linearisation sees ``S_j`` at least 1e-14 of ``P_aa + P_bb`` (below, it is rounding)."""
     n = x.shape[0]
     m = stop - start
-    kap = np.empty(m)
-    c = np.empty(m)
-    u = np.empty(m)
+    kt = np.empty(m)
+    ct = np.empty(m)
+    sq = np.empty(m)
     PJ = np.empty((n, m))
     for j in range(m):
         ia = a[start + j]
         ib = b[start + j]
-        u[j] = x[ia, _MEAN] - x[ib, _MEAN]
-        d0 = u[j] + theta[_HOME] * home[start + j]
-        S = x[ia, 2 + ia] + x[ib, 2 + ib] - 2.0 * x[ia, 2 + ib]
+        d0 = x[ia, _MEAN] - x[ib, _MEAN] + theta[_HOME] * home[start + j]
+        both = x[ia, 2 + ia] + x[ib, 2 + ib]
+        # the difference's variance, a cancellation: below 1e-14 of the two variances it is rounding
+        S = max(both - 2.0 * x[ia, 2 + ib], 1e-14 * both, K.VAR_MIN)
         d, g, kappa = linearise(derivs, obs, d0, S, theta, score[start + j], ya[start + j], yb[start + j],
-                                weight[start + j])
-        kap[j] = kappa
-        c[j] = g + kappa * d - kappa * (d0 - u[j])
+                                min(weight[start + j], K.WEIGHT_MAX))
+        s = math.sqrt(max(both, K.VAR_MIN))
+        sq[j] = s
+        kt[j] = min(kappa * s * s, 1e10)
+        # c~_j = s (g + kappa (d - d0)) = g s + (kappa s^2) (d - d0) / s, term by term within +-1e100
+        ct[j] = min(max(g * s, -1e100), 1e100) + min(max(kt[j] * ((d - d0) / s), -1e100), 1e100)
         for i in range(n):
-            PJ[i, j] = x[i, 2 + ia] - x[i, 2 + ib]
+            PJ[i, j] = (x[i, 2 + ia] - x[i, 2 + ib]) / s
     A = np.empty((m, m))
     for j in range(m):
         for k in range(m):
-            A[j, k] = PJ[a[start + j], k] - PJ[b[start + j], k]
-    IAK = np.eye(m)
+            A[j, k] = (PJ[a[start + j], k] - PJ[b[start + j], k]) / sq[j]
+    # A~ is a scaled covariance of the differences: symmetric and positive semi-definite, which rounding
+    # can break (an eigenvalue a hair below 0 makes I + A~ K~ singular); it is made so again
+    vals, vecs = np.linalg.eigh(0.5 * (A + A.T))
+    A = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+    # M~ = K~ (I + A~ K~)^-1 = R (I + R A~ R)^-1 R, R = K~^1/2: the matrix inverted is symmetric with
+    # eigenvalues >= 1
+    r = np.sqrt(kt)
+    B = np.eye(m)
     for j in range(m):
         for k in range(m):
-            IAK[j, k] += A[j, k] * kap[k]
-    inv = np.linalg.inv(IAK)
+            B[j, k] += r[j] * A[j, k] * r[k]
+    inv = np.linalg.inv(B)
     M = np.empty((m, m))
     for j in range(m):
         for k in range(m):
-            M[j, k] = kap[j] * inv[j, k]
-    r = u + A @ c
-    w = c - M @ r
+            M[j, k] = r[j] * inv[j, k] * r[k]
+    w = ct - M @ (A @ ct)
     PJM = PJ @ M
     for i in range(n):
         acc = 0.0
         for j in range(m):
             acc += PJ[i, j] * w[j]
-        x[i, _MEAN] += acc
+        x[i, _MEAN] = K.clamp_mean(x[i, _MEAN] + acc)
     for i in range(n):
         for k in range(n):
             acc = 0.0
@@ -100,7 +129,15 @@ def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, sta
                 acc += PJM[i, j] * PJ[k, j]
             x[i, 2 + k] -= acc
     for i in range(n):
-        x[i, _SD] = math.sqrt(max(x[i, 2 + i], 1e-300))
+        x[i, 2 + i] = K.clamp_var(x[i, 2 + i])
+        x[i, _SD] = math.sqrt(x[i, 2 + i])
+    # a covariance obeys |P_ik| <= sd_i sd_k; rounding in a near-singular update can break it, and an
+    # entry that grows past it then grows without bound
+    for i in range(n):
+        for k in range(n):
+            if k != i:
+                lim = x[i, _SD] * x[k, _SD]
+                x[i, 2 + k] = min(max(x[i, 2 + k], -lim), lim)
     for j in range(m):
         count[a[start + j]] += 1
         count[b[start + j]] += 1
@@ -124,10 +161,10 @@ def _frozen(forecast, obs, x, last, theta, a, b, home, t):
             gap = t[g] - last[i] if (not math.isnan(last[i]) and t[g] > last[i]) else 0.0
             fs, add = transition(theta, gap)
             f[side] = fs
-            v[side] = fs * fs * v[side] + add
+            v[side] = min(fs * fs * v[side] + add, K.VAR_MAX)
             if theta[_REV] > 0.0:
                 mean[side] = mu0 + f[side] * (mean[side] - mu0)
-        S = v[0] + v[1] - 2.0 * f[0] * f[1] * x[ia, 2 + ib]
+        S = max(v[0] + v[1] - 2.0 * f[0] * f[1] * x[ia, 2 + ib], 0.0)
         pw, pd, pl = forecast(obs, mean[0] - mean[1] + theta[_HOME] * home[g], S)
         out[g, 0] = pw
         out[g, 1] = pd
@@ -156,7 +193,8 @@ class FullEKF(EKF):
         n = st.values.shape[0]
         values = np.zeros((n, 2 + n))
         values[:, :2] = st.values
-        values[np.arange(n), 2 + np.arange(n)] = st.values[:, _SD] ** 2
+        values[:, _SD] = np.minimum(st.values[:, _SD], math.sqrt(K.VAR_MAX))  # a variance is at most VAR_MAX
+        values[np.arange(n), 2 + np.arange(n)] = values[:, _SD] ** 2
         return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, _columns(n))
 
     def _aligned(self, state, games, initial=None, copy: bool = True):

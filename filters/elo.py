@@ -20,6 +20,11 @@ K = 40 until a player has 30 rated games, then 20 while the rating stays under 2
 it has reached 2400 (it stays 10 even if the rating drops); a rating difference of more than
 400 points counts as 400 in the update; if K * n > 700 for a player's n games in one period, K
 becomes the largest whole number with K * n <= 700.
+
+Numeric guards (issue 13): ``K`` is at most 1e190, so that a game's shift ``K w (S - E)`` (a weight
+counts up to 1e100, :data:`filters._kernels.WEIGHT_MAX`) is at most 1e290 (FIDE's, 40 times the
+weight, far less): no gain or game weight makes a rating infinite over any table of fewer than 1e18
+games (and the next forecast NaN); a forecast from ratings far apart is 1 or 0, as it should be.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from numba import njit
 from statespace import SkillModel
 from statespace._numeric import LOGISTIC, cdf
 
+from . import _checks as C
 from . import _kernels as K
 from .base import Filter
 
@@ -105,15 +111,19 @@ class Elo(Filter):
     Parameters
     ----------
     k:
-        Gain: points moved per unit of surprise (``S - E``). 32 is the classic club value.
+        Gain: points moved per unit of surprise (``S - E``). 32 is the classic club value. In
+        ``[0, 1e190]``: a game moves a rating by at most ``K`` times its weight (counted up to 1e100),
+        1e290, so that ratings stay finite.
     home:
-        Home advantage in rating points, added to ``a`` in games not flagged neutral.
+        Home advantage in rating points, added to ``a`` in games not flagged neutral
+        (``|home| <= 1e300``).
     initial_rating:
-        Rating of a newcomer (1500).
+        Rating of a newcomer (1500; ``|initial_rating| <= 1e300``).
     scale:
         Points per factor ``base`` in odds: with the defaults a 400-point lead means 10:1.
     base:
-        Base of the exponent (10).
+        Base of the exponent (10); ``scale`` and ``base`` are finite, ``base > 1``, and the logistic
+        scale ``scale / ln(base)`` must lie in ``[1e-300, 1e300]``.
     fide:
         Apply the FIDE rules (see the module docstring and :meth:`fide`); ``k`` is then ignored.
 
@@ -134,21 +144,15 @@ class Elo(Filter):
 
     def __init__(self, k: float = K_FACTOR, *, home: float = 0.0, initial_rating: float = INITIAL_RATING,
                  scale: float = SCALE, base: float = BASE, fide: bool = False):
-        for nm, v in (("k", k), ("home", home), ("initial_rating", initial_rating), ("scale", scale),
-                      ("base", base)):
-            if not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
-                raise ValueError(f"Elo: {nm} must be a finite number, got {v!r}")
-        if k < 0:
-            raise ValueError(f"Elo: k must be >= 0, got {k!r}")
-        if scale <= 0:
-            raise ValueError(f"Elo: scale must be > 0, got {scale!r}")
-        if base <= 1:
-            raise ValueError(f"Elo: base must be > 1, got {base!r}")
-        self.k = float(k)
-        self.home = float(home)
-        self.initial_rating = float(initial_rating)
-        self.scale = float(scale)
-        self.base = float(base)
+        self.k = C.number("Elo", "k", k, 0.0, K.STEP_MAX / K.WEIGHT_MAX)
+        self.home = C.location("Elo", "home", home)
+        self.initial_rating = C.location("Elo", "initial_rating", initial_rating)
+        self.scale = C.number("Elo", "scale", scale, 0.0, lo_open=True)
+        self.base = C.number("Elo", "base", base, 1.0, lo_open=True)
+        logistic = self.scale / math.log(self.base)
+        if not 1e-300 <= logistic <= 1e300:  # the model's scale: a normal float, with room to divide by it
+            raise ValueError(f"Elo: scale / ln(base) must be in [1e-300, 1e300] (points per logistic unit); "
+                             f"scale={scale!r} and base={base!r} give {logistic!r}")
         self.is_fide = bool(fide)
         if self.is_fide:
             self.name = "elo_fide"
@@ -198,8 +202,9 @@ class Elo(Filter):
 
     def initial_row(self, value) -> np.ndarray:
         """``initial={name: rating}`` (or ``{name: {"rating": r, "games": n}}``); under FIDE rules a
-        starting rating of 2400 or more counts as having reached 2400."""
+        starting rating of 2400 or more counts as having reached 2400. ``|rating| <= 1e300``."""
         row = super().initial_row(value)
+        C.location(self.name, "initial rating", row[_RATING])
         if np.ndim(value) == 0 or len(np.atleast_1d(value)) == 1:
             row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
         return row

@@ -46,8 +46,8 @@ from numba import njit
 from statespace import ELO_SCALE, SkillModel
 from statespace._numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs, outcome_proba
 
+from . import _checks as CH
 from . import _kernels as K
-from ._common import finite
 from .base import Filter
 
 __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
@@ -143,44 +143,83 @@ def _predict1(x, i, theta, dt):
 
 
 # ---------------------------------------------------------------- Glicko-2
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _f_ex(xv, ex, delta2, pv, a_, inv_tau2):
     """Glickman's f(x) = e^x (Delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2,
-    given ex = e^x, pv = phi^2 + v and inv_tau2 = 1 / tau^2 (so no exp or division is repeated)."""
-    den = pv + ex
-    return ex * (delta2 - pv - ex) / (2.0 * den * den) - (xv - a_) * inv_tau2
+    given ex = e^x, pv = phi^2 + v and inv_tau2 = 1 / tau^2 (so no exp or division is repeated).
+
+    The first term is taken as ``(e^x q) ((Delta^2 - phi^2 - v - e^x) q) / 2``, ``q = 1 / (phi^2 + v + e^x)``,
+    so that no square of a large variance is formed (it may still be inf far from the root, where
+    only its sign matters: :func:`new_volatility` copes)."""
+    q = 1.0 / (pv + ex)
+    return 0.5 * (ex * q) * ((delta2 - pv - ex) * q) - (xv - a_) * inv_tau2
 
 
-@njit(cache=True)
+#: Glicko-2's volatility is kept in [VOL_MIN, VOL_MAX] (issue 13): ln sigma^2 is then a normal float,
+#: and sigma^2 added to phi^2 leaves the RD (173.7 phi) within the filters' sd cap of 1e150
+VOL_MIN = 1e-150
+VOL_MAX = 1e147
+_X_MIN = 2.0 * math.log(VOL_MIN)
+_X_MAX = 2.0 * math.log(VOL_MAX)
+#: Glickman's v = 1 / sum g^2 E (1 - E) counts as at most this (its games then tell nothing of the
+#: skill; a larger v, up to inf when every E is exactly 0 or 1, would overflow phi^2 + v and Delta)
+V_MAX = 1e300
+
+
+@njit(cache=True, error_model="numpy")
 def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
     """Glickman's step 5: the new volatility by the Illinois algorithm (regula falsi).
 
     Returns -1.0 when the iteration does not converge within ``max_iter`` steps (the caller
     raises), never a silent NaN.
+
+    Guards (issue 13), none of which changes a step where Glickman's arithmetic is finite: the root
+    of f is sought in ``x = ln sigma^2`` within ``[ln VOL_MIN^2, ln VOL_MAX^2]``, and a root beyond
+    an end gives that end (a shock no finite volatility explains, ``Delta^2`` overflowing, gives
+    ``VOL_MAX``; with a huge ``tau`` f may stay below 0 down to the floor, and the volatility falls
+    to ``VOL_MIN``); a ``tau`` so small that ``1 / tau^2`` passes 1e290, or that ``a - tau`` rounds to
+    ``a``, leaves sigma as it is (the root lies within about ``tau^2`` of ``a``); the search stops
+    when a secant step no longer moves (``eps`` below the resolution of x), at the end point where
+    f is smaller, and when a secant step is undefined (f infinite at an end: it is NaN, compiled with
+    NumPy's error model, so no division raises), at ``A``, an end of the bracket.
     """
-    s2 = sigma * sigma
+    s2 = min(max(sigma * sigma, VOL_MIN * VOL_MIN), VOL_MAX * VOL_MAX)
     a_ = math.log(s2)
+    inv_tau = 1.0 / tau
+    inv_tau2 = inv_tau * inv_tau
+    if not inv_tau2 <= 1e290:
+        return math.sqrt(s2)
     pv = phi * phi + v
     delta2 = delta * delta
-    inv_tau2 = 1.0 / (tau * tau)
     # e^A and e^B are kept alongside A and B, so the result sqrt(e^A) costs no further exp
     A = a_
     exA = s2
     fA = _f_ex(A, exA, delta2, pv, a_, inv_tau2)
     if delta2 > pv:
         exB = delta2 - pv
-        B = math.log(exB)
-        fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
+        if exB >= VOL_MAX * VOL_MAX:
+            B = _X_MAX
+            exB = VOL_MAX * VOL_MAX
+            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
+            if fB >= 0.0:  # f > 0 up to the cap: the root lies beyond it
+                return VOL_MAX
+        else:
+            B = math.log(exB)
+            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
     else:
         k = 1.0
-        B = a_ - tau
+        B = max(a_ - tau, _X_MIN)
+        if B == a_:  # tau below the resolution of x
+            return math.sqrt(s2)
         exB = math.exp(B)
         fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
         while fB < 0.0:
+            if B <= _X_MIN:  # f < 0 down to the floor: the root lies below it
+                return VOL_MIN
             k += 1.0
             if k > max_iter:
                 return -1.0
-            B = a_ - k * tau
+            B = max(a_ - k * tau, _X_MIN)
             exB = math.exp(B)
             fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
     it = 0
@@ -189,6 +228,8 @@ def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
         if it > max_iter:
             return -1.0
         C = A + (A - B) * fA / (fB - fA)
+        if C == A or C == B:  # the bracket no longer shrinks: x is known to its last digit
+            return math.sqrt(exA) if abs(fA) <= abs(fB) else math.sqrt(exB)
         exC = math.exp(C)
         fC = _f_ex(C, exC, delta2, pv, a_, inv_tau2)
         if fC * fB <= 0.0:
@@ -216,20 +257,26 @@ def _predict2(x, i, theta, dt):
 @K.apply_kernel
 def _apply2(x, count, theta, i, scratch):
     """Glicko-2 steps 3-8 for competitor ``i`` from the period's sites (in rating units):
-    ``1 / v = sum g^2 E (1 - E) = precision * 173.72^2``, ``Delta / v = gradient * 173.72``."""
+    ``1 / v = sum g^2 E (1 - E) = precision * 173.72^2``, ``Delta / v = gradient * 173.72``.
+
+    Guards (issue 13): ``v`` counts as at most ``V_MAX`` (every ``E`` exactly 0 or 1 gives
+    ``1 / v = 0``: Glickman's ``v`` would be inf and ``Delta`` NaN); the volatility is kept in
+    ``[VOL_MIN, VOL_MAX]`` (:func:`new_volatility`), the new RD's square within the filters'
+    variance bounds and the rating within ``+-MEAN_MAX``."""
     w = scratch[i, 1] * ELO_SCALE * ELO_SCALE
     r = scratch[i, 2] * ELO_SCALE
     phi = x[i, _RD] / ELO_SCALE
-    v = 1.0 / w
+    v = 1.0 / max(w, 1.0 / V_MAX)
     delta = v * r
     sigma = new_volatility(x[i, _SIGMA], phi, v, delta, theta[_TAU], theta[_EPS], int(theta[_MAXIT]))
-    if sigma <= 0.0:
+    if not sigma > 0.0:  # -1 (or, were a guard missed, NaN): an error, never a NaN rating
         raise ArithmeticError("Glicko-2: the volatility iteration did not converge; "
                               "check tau and the ratings (or raise max_iter)")
     phi_star2 = phi * phi + sigma * sigma
     phi_new2 = 1.0 / (1.0 / phi_star2 + w)  # 1/v = w
-    x[i, _R] += ELO_SCALE * phi_new2 * r
-    x[i, _RD] = ELO_SCALE * math.sqrt(phi_new2)  # step 7 has no cap (only the time update does)
+    x[i, _R] = K.clamp_mean(x[i, _R] + ELO_SCALE * phi_new2 * r)
+    # step 7 has no cap of its own (only the time update has RD_max)
+    x[i, _RD] = math.sqrt(K.clamp_var(ELO_SCALE * ELO_SCALE * phi_new2))
     x[i, _SIGMA] = sigma
 
 
@@ -251,13 +298,12 @@ class _GlickoBase(Filter):
         return {} if games.neutral.all() else {"home": (-400.0, 400.0)}
 
     def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
-        if not (isinstance(initial_rating, (int, float, np.integer, np.floating)) and np.isfinite(initial_rating)):
-            raise ValueError(f"initial_rating must be a finite number, got {initial_rating!r}")
-        self.initial_rating = float(initial_rating)
-        self.initial_rd = finite("RD", initial_rd, positive=True)
-        self.rd_max = finite("rd_max", rd_max, positive=True)
-        self.home = finite("home", home)
-        self.period_days = finite("period_days", period_days, positive=True)
+        owner = type(self).__name__
+        self.initial_rating = CH.location(owner, "initial_rating", initial_rating)
+        self.initial_rd = CH.length(owner, "initial_rd", initial_rd)
+        self.rd_max = CH.length(owner, "rd_max", rd_max)
+        self.home = CH.location(owner, "home", home)
+        self.period_days = CH.number(owner, "period_days", period_days, 0.0, lo_open=True)
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
         self.form = form
@@ -268,6 +314,13 @@ class _GlickoBase(Filter):
         if name == "update_form":
             return float(self.form == "update")
         return getattr(self, name, 0.0)
+
+    def initial_row(self, value) -> np.ndarray:
+        """A starting value within the settings' ranges: ``|rating| <= 1e300``, RD in ``(0, 1e150]``."""
+        row = super().initial_row(value)
+        CH.location(self.name, "initial rating", row[_R])
+        CH.length(self.name, "initial RD", row[_RD])
+        return row
 
     def predict_proba(self, state, a, b, at_home=None, form: str | None = None):
         """Win/draw/loss forecasts; ``form`` overrides the constructor's ``"prediction"`` /
@@ -301,6 +354,11 @@ class Glicko(_GlickoBase):
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
+
+    Accepted ranges (:mod:`filters._checks`): ``c`` in ``[0, 1e150]``, ``initial_rd`` and ``rd_max``
+    in ``(0, 1e150]``, ``|initial_rating|`` and ``|home|`` at most 1e300, ``period_days`` any finite
+    number > 0. An RD below 1e-150 acts as 1e-150 once it is updated (variances are kept at least
+    1e-300).
     """
 
     name = "glicko"
@@ -311,7 +369,7 @@ class Glicko(_GlickoBase):
     def __init__(self, c: float = C, *, initial_rating: float = INITIAL_RATING,
                  initial_rd: float = INITIAL_RD, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction"):
-        self.c = finite("c", c, nonneg=True)
+        self.c = CH.length(type(self).__name__, "c", c, zero=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 
@@ -347,6 +405,11 @@ class Glicko2(_GlickoBase):
         converging raises ``ArithmeticError`` rather than producing NaN.
     home, period_days, form, rd_max:
         As for :class:`Glicko`.
+
+    Accepted ranges: ``tau`` and ``eps`` any finite number > 0, ``initial_volatility`` in
+    ``(0, 1e147]``, ``max_iter`` a whole number in ``[1, 1e9]``, the rest as for :class:`Glicko`. A
+    volatility is kept in ``[1e-150, 1e147]`` (:func:`new_volatility`): a huge ``tau`` lets it fall
+    to the floor, a shock no finite volatility explains takes it to the cap.
     """
 
     name = "glicko2"
@@ -359,10 +422,11 @@ class Glicko2(_GlickoBase):
                  initial_volatility: float = INITIAL_VOLATILITY, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction", eps: float = 1e-6,
                  max_iter: int = 10_000):
-        self.tau = finite("tau", tau, positive=True)
-        self.initial_volatility = finite("volatility", initial_volatility, positive=True)
-        self.eps = finite("eps", eps, positive=True)
-        self.max_iter = int(finite("max_iter", max_iter, positive=True))
+        self.tau = CH.number("Glicko2", "tau", tau, 0.0, lo_open=True)
+        self.initial_volatility = CH.number("Glicko2", "initial_volatility", initial_volatility, 0.0, VOL_MAX,
+                                            lo_open=True)
+        self.eps = CH.number("Glicko2", "eps", eps, 0.0, lo_open=True)
+        self.max_iter = CH.whole("Glicko2", "max_iter", max_iter, 1, 10**9)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 
@@ -390,6 +454,7 @@ class Glicko2(_GlickoBase):
         row = super().initial_row(value)
         if not row[_SIGMA] > 0:
             raise ValueError(f"{self.name}: volatility must be > 0, got {row[_SIGMA]!r}")
+        CH.number(self.name, "initial volatility", row[_SIGMA], 0.0, VOL_MAX, lo_open=True)
         return row
 
 

@@ -28,6 +28,7 @@ from numba import njit
 from statespace._numeric import LOGISTIC_VAR_FACTOR
 from statespace import ELO_SCALE
 
+from . import _checks as C
 from . import _kernels as K
 from .glicko import _HOME, _R, _RD, Glicko, _predict1, _proba, _side_site
 
@@ -63,10 +64,12 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
 
 @K.apply_kernel
 def _apply(x, count, theta, i, scratch):
-    """``v* = (1 / (v + h^2 m) + d)^(-1)``, ``r* = r + v* G + lambda (mean_j r_j - r)``."""
-    v_star = 1.0 / (1.0 / scratch[i, 3] + scratch[i, 1])
+    """``v* = (1 / (v + h^2 m) + d)^(-1)``, ``r* = r + v* G + lambda (mean_j r_j - r)``; both variances
+    kept in ``[VAR_MIN, VAR_MAX]`` (a tiny RD's square underflows to 0) and the rating within
+    ``+-MEAN_MAX``, as the built-in rules keep them."""
+    v_star = K.clamp_var(1.0 / (1.0 / K.clamp_var(scratch[i, 3]) + scratch[i, 1]))
     r = x[i, _R]
-    x[i, _R] = r + v_star * scratch[i, 2] + theta[_LAMBDA] * (scratch[i, _OPP] / scratch[i, 0] - r)
+    x[i, _R] = K.clamp_mean(r + v_star * scratch[i, 2] + theta[_LAMBDA] * (scratch[i, _OPP] / scratch[i, 0] - r))
     x[i, _RD] = math.sqrt(v_star)
 
 
@@ -88,6 +91,10 @@ class Stephenson(Glicko):
         ``lambda`` (the vignette's ``lambda / 100``; default 0.02).
     initial_rating, initial_rd, rd_max, home, period_days, form:
         As for :class:`filters.Glicko` (the vignette starts newcomers at 2200 with RD 300).
+
+    Accepted ranges: ``c`` and ``h`` in ``[0, 1e150]``, ``bonus`` in ``[0, 1]`` (a share of a game's
+    expected score, which is at most 1), ``neighbourhood`` in ``[0, 1]`` (a share of the gap: above
+    1 the update overshoots the opponents' mean and diverges), the rest as for Glicko.
     """
 
     name = "stephenson"
@@ -103,10 +110,10 @@ class Stephenson(Glicko):
                  home: float = 0.0, period_days: float = 30.0, form: str = "prediction"):
         super().__init__(c, initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
-        for name, value in (("h", h), ("bonus", bonus), ("neighbourhood", neighbourhood)):
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"Stephenson: {name} must be a finite number >= 0, got {value!r}")
-        self.h, self.bonus, self.neighbourhood = float(h), float(bonus), float(neighbourhood)
+        self.h = C.length("Stephenson", "h", h, zero=True)
+        # shares: of a game's expected score, and of the gap to the opponents' mean rating
+        self.bonus = C.number("Stephenson", "bonus", bonus, 0.0, 1.0)
+        self.neighbourhood = C.number("Stephenson", "neighbourhood", neighbourhood, 0.0, 1.0)
 
     def _describe(self) -> str:
         return f"c={self.c:g}, h={self.h:g}, bonus={self.bonus:g}, neighbourhood={self.neighbourhood:g}"

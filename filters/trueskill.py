@@ -41,9 +41,10 @@ from statespace import SkillModel, Threshold
 from statespace._gaussian import v_draw, v_win, w_draw, w_win
 from statespace._numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
 
+from . import _checks as C
 from . import _kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, PARAMS, SIGMA, GaussianBeliefFilter, prior_var
-from ._common import parse_teams, parse_weights, shape_like
+from ._common import shape_like
 from ._ep import rate_teams
 
 __all__ = ["TrueSkill", "draw_margin"]
@@ -55,22 +56,27 @@ DRAW_PROBABILITY = 0.10
 
 def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> float:
     """``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` (Herbrich et al. 2006; n players on
-    the two sides, 2 for one-vs-one)."""
-    if not 0 <= draw_probability < 1:
+    the two sides, 2 for one-vs-one), computed as ``sqrt(n) * beta * Phi^{-1}(1 - (1 - p_draw) / 2)``
+    from the upper tail (``norm.isf``): ``(p_draw + 1) / 2`` rounds to 1 for ``p_draw`` within
+    1e-16 of 1, where ``Phi^{-1}`` would give inf; the tail keeps every digit."""
+    if not (isinstance(draw_probability, (int, float, np.integer, np.floating))
+            and 0 <= draw_probability < 1):
         raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
-    return float(norm.ppf((draw_probability + 1.0) / 2.0) * math.sqrt(n_players) * beta)
+    return float(norm.isf((1.0 - draw_probability) / 2.0) * math.sqrt(n_players) * beta)
 
 
 @njit(cache=True)
 def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps):
-    """The model's threshold-probit forecast at ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
+    """The model's threshold-probit forecast at ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` (``beta`` at
+    least 1e-150, :attr:`~filters._belief.GaussianBeliefFilter.beta_kernel`, so ``c > 0``)."""
     c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
     return outcome_proba(PROBIT, DRAW_THRESHOLD, eps, mu_a - mu_b + d_home, c)
 
 
 @njit(cache=True)
 def _adf(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps):
-    """One-vs-one ADF posterior (mu_a, s2_a, mu_b, s2_b) for a's score 1, 0.5 or 0."""
+    """One-vs-one ADF posterior (mu_a, s2_a, mu_b, s2_b) for a's score 1, 0.5 or 0 (``beta`` at least
+    1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace._gaussian`)."""
     c2 = 2.0 * beta * beta + s2_a + s2_b
     c = math.sqrt(c2)
     diff = mu_a - mu_b + d_home
@@ -131,6 +137,11 @@ class TrueSkill(GaussianBeliefFilter):
 
     ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
     ``rating = mu - 3 sigma`` (a lower bound, not the skill estimate).
+
+    Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
+    ``[0, 1e150]``, ``|mu|`` and ``|home|`` at most 1e300, ``draw_probability`` in ``[0, 1)``,
+    ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a ``sigma`` or
+    ``beta`` below 1e-150 acts as 1e-150.
     """
 
     name = "trueskill"
@@ -141,10 +152,9 @@ class TrueSkill(GaussianBeliefFilter):
     def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float | None = None,
                  tau: float | None = None, draw_probability: float = DRAW_PROBABILITY, *, dynamics: str = "game",
                  home: float = 0.0, period_days: float = 1.0):
-        self._init_belief("", mu, sigma, beta, tau, dynamics, home, period_days)
-        if not (isinstance(draw_probability, (int, float, np.floating)) and 0 <= draw_probability < 1):
-            raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
-        self.draw_probability = float(draw_probability)
+        self._init_belief("TrueSkill", mu, sigma, beta, tau, dynamics, home, period_days)
+        self.draw_probability = C.number("TrueSkill", "draw_probability", draw_probability, 0.0, 1.0,
+                                         hi_open=True)
 
     def _describe(self) -> str:
         parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={self.draw_probability:g}"]
@@ -168,24 +178,24 @@ class TrueSkill(GaussianBeliefFilter):
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
         """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (sigma may be 0)."""
-        (a,), (b,) = parse_teams([[a], [b]], zero_sigma=True)[0]
-        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta, self.draw_margin)
+        (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]], zero_sigma=True)[0]
+        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta_kernel, self.draw_margin)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
         """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
         first, as ``rate`` does."""
-        (a,), (b,) = parse_teams([[a], [b]])[0]
+        (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]])[0]
         t2 = self.tau**2
-        ma, pa, mb, pb = _adf(a[0], a[1] ** 2 + t2, b[0], b[1] ** 2 + t2,
-                              0.5 if drawn else 1.0, 0.0, self.beta, self.draw_margin)
-        return (ma, math.sqrt(pa)), (mb, math.sqrt(pb))
+        ma, pa, mb, pb = _adf(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
+                              0.5 if drawn else 1.0, 0.0, self.beta_kernel, self.draw_margin)
+        return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(pa))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(pb))))
 
     def quality_1vs1(self, a, b) -> float:
         """Draw probability relative to the most even game:
         ``sqrt(2 beta^2 / c^2) exp(-(mu_a - mu_b)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
-        (a,), (b,) = parse_teams([[a], [b]], zero_sigma=True)[0]
-        c2 = 2 * self.beta**2 + a[1] ** 2 + b[1] ** 2
-        return math.sqrt(2 * self.beta**2 / c2) * math.exp(-((a[0] - b[0]) ** 2) / (2 * c2))
+        (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]], zero_sigma=True)[0]
+        c2 = 2 * self.beta_kernel**2 + a[1] ** 2 + b[1] ** 2
+        return math.sqrt(2 * self.beta_kernel**2 / c2) * math.exp(-((a[0] - b[0]) ** 2) / (2 * c2))
 
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None,
@@ -193,12 +203,17 @@ class TrueSkill(GaussianBeliefFilter):
         """Rate one game among teams (or free-for-all, teams of one) by expectation propagation.
 
         ``rating_groups``: a sequence of teams, each a sequence of ``(mu, sigma)`` or a mapping
-        ``name -> (mu, sigma)``. ``ranks``: lower is better, equal ranks tie (default: the
-        order given). ``weights``: partial play, a sequence of per-team sequences or a mapping
-        ``(team_index, key) -> weight`` (default 1). Returns the teams in the same shape with
-        new ``(mu, sigma)``; ``tau^2`` is added to every variance first.
+        ``name -> (mu, sigma)`` (``|mu| <= 1e300``, sigma in ``(0, 1e150]``). ``ranks``: lower is
+        better, equal ranks tie (default: the order given). ``weights``: partial play, a sequence
+        of per-team sequences or a mapping ``(team_index, key) -> weight`` (default 1), each the
+        share of the game the player took part in, in ``[0, 1]`` (Herbrich et al. 2006). Returns
+        the teams in the same shape with new ``(mu, sigma)``; ``tau^2`` is added to every variance
+        first. A malformed rating or weight is a ``TypeError`` or ``ValueError`` naming the entry. The
+        messages are kept in natural parameters (:mod:`filters._ep`): where a mean over a variance
+        passes 1e308 (a mean of 1e150 with a sigma below 1e-79, say) the call raises
+        ``ArithmeticError`` rather than return NaN.
         """
-        teams, keys = parse_teams(rating_groups)
+        teams, keys = C.parse_teams("TrueSkill", rating_groups)
         n = len(teams)
         if n < 2:
             raise ValueError("rate needs at least two teams")
@@ -211,16 +226,24 @@ class TrueSkill(GaussianBeliefFilter):
             raise ValueError(f"max_iter must be a whole number >= 1, got {max_iter!r}")
         if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta > 0):
             raise ValueError(f"min_delta must be a finite number > 0, got {min_delta!r}")
-        w = parse_weights(weights, teams, keys)
+        w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
         eps_one = draw_margin(self.draw_probability, self.beta, 1)
         out = rate_teams(teams, ranks, w, self.beta, self.tau, eps_one, min_delta, max_iter)
+        if not all(math.isfinite(mu) and math.isfinite(sd) for team in out for mu, sd in team):
+            # the messages are kept in natural parameters, mu / sigma^2: past 1e308 they overflow
+            raise ArithmeticError(f"TrueSkill.rate: the message passing overflowed: a mean over a variance "
+                                  f"(mu / sigma^2, with tau^2 and the partial-play weights) passes 1e308 for "
+                                  f"these ratings (largest |mu| "
+                                  f"{max(abs(m) for team in teams for m, _ in team):g}, smallest sigma "
+                                  f"{min(sd for team in teams for _, sd in team):g}); rate differences of "
+                                  f"more moderate size")
         return shape_like(rating_groups, keys, out)
 
     def quality(self, rating_groups: Sequence[Any], weights=None) -> float:
         """Match quality: the draw probability of this game relative to the most even one
         (Herbrich et al. 2006, eq. 4)."""
-        teams, keys = parse_teams(rating_groups)
-        w = parse_weights(weights, teams, keys)
+        teams, keys = C.parse_teams("TrueSkill", rating_groups)
+        w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
         mu = np.array([m for team in teams for m, _ in team])
         var = np.array([s * s for team in teams for _, s in team])
         n_players, n_teams = mu.size, len(teams)

@@ -66,9 +66,10 @@ from statespace import SkillModel, Threshold
 from statespace._gaussian import v_draw, v_win, w_draw, w_win
 from statespace._numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
 
+from . import _checks as C
 from . import _kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
-from ._common import finite, parse_teams, parse_weights, shape_like
+from ._common import shape_like
 
 __all__ = ["WengLin"]
 
@@ -93,7 +94,8 @@ _SHORT = {"bradley_terry": "bt", "thurstone_mosteller": "tm", "plackett_luce": "
 @njit(cache=True)
 def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps, model):
     """One-vs-one forecast (see the module docstring): the outcome model's forecast at
-    ``c = sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)``."""
+    ``c = sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)`` (``beta`` at least 1e-150,
+    :attr:`~filters._belief.GaussianBeliefFilter.beta_kernel`, so ``c > 0``)."""
     c = math.sqrt(2.0 * beta * beta + s2_a + s2_b)
     d = mu_a - mu_b + d_home
     if model == TM:
@@ -120,7 +122,8 @@ def _omega_delta(t, e, s, model):
 def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
     """Contribution of opponent ``q`` to ``i``'s ``(Omega_i, Delta_i)`` in the full-pair
     algorithms (Weng and Lin 2011, Algorithms 1 and 3): ``s`` is 1 when ``i`` ranks ahead of
-    ``q``, 0.5 for a tie, 0 behind. ``Delta_i`` includes ``gamma = sigma_i / c_iq``."""
+    ``q``, 0.5 for a tie, 0 behind. ``Delta_i`` includes ``gamma = sigma_i / c_iq`` (``beta`` at least
+    1e-150, so ``c > 0``)."""
     c2 = s2_i + s2_q + 2.0 * beta * beta
     c = math.sqrt(c2)
     v, w = _omega_delta((mu_i - mu_q) / c, eps / c, s, model)
@@ -129,7 +132,8 @@ def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
 
 @njit(cache=True)
 def _posterior(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps, kappa, model):
-    """One-vs-one Weng-Lin update: (mu_a, s2_a, mu_b, s2_b) after a's score 1, 0.5 or 0."""
+    """One-vs-one Weng-Lin update: (mu_a, s2_a, mu_b, s2_b) after a's score 1, 0.5 or 0 (``beta`` at
+    least 1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace._gaussian`)."""
     c2 = 2.0 * beta * beta + s2_a + s2_b
     c = math.sqrt(c2)
     g, w = _omega_delta((mu_a - mu_b + d_home) / c, eps / c, score, model)
@@ -179,7 +183,7 @@ class WengLin(GaussianBeliefFilter):
         game, or per unit of time with ``dynamics="time"``.
     kappa:
         Lower bound of the variance-shrink factor (1e-4, the paper's value), keeping
-        ``sigma^2 > 0``.
+        ``sigma^2 > 0``; in ``(0, 1]``.
     epsilon:
         Thurstone-Mosteller only: the draw margin in skill units (default 0.1, openskill's
         default). Bradley-Terry and Plackett-Luce score a draw as ``s = 1/2`` (a shared rank)
@@ -200,6 +204,11 @@ class WengLin(GaussianBeliefFilter):
     ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
     ``rating = mu - 3 sigma`` (openskill's ``ordinal()``).
 
+    Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
+    ``[0, 1e150]``, ``|mu|``, ``|home|`` at most 1e300, ``epsilon`` in ``[0, 1e150]``, ``kappa`` in
+    ``(0, 1]``, ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a
+    ``sigma`` or ``beta`` below 1e-150 acts as 1e-150.
+
     The chosen variant is ``model_name`` (and ``name``: ``wenglin_bt``, ``wenglin_tm``,
     ``wenglin_pl``); the ``model`` property is, as for every filter, the :class:`SkillModel`.
     """
@@ -219,12 +228,11 @@ class WengLin(GaussianBeliefFilter):
         self.model_name = _ALIASES.get(model.lower(), model.lower())
         self.model_code = MODELS.index(self.model_name)
         self.name = f"wenglin_{_SHORT[self.model_name]}"
-        self._init_belief("WengLin: ", mu, sigma, beta, tau, dynamics, home, period_days)
-        self.kappa = finite("WengLin: kappa", kappa, positive=True)
-        if self.kappa > 1.0:
-            raise ValueError(f"WengLin: kappa must be in (0, 1], got {kappa!r}")
+        self._init_belief("WengLin", mu, sigma, beta, tau, dynamics, home, period_days)
+        self.kappa = C.number("WengLin", "kappa", kappa, 0.0, 1.0, lo_open=True)
         if self.model_code == TM:
-            self.epsilon = finite("WengLin: epsilon", EPSILON if epsilon is None else epsilon, nonneg=True)
+            # a margin in skill units, bounded as an sd is: its ratio to the smallest scale stays finite
+            self.epsilon = C.length("WengLin", "epsilon", EPSILON if epsilon is None else epsilon, zero=True)
         elif epsilon is not None:
             raise ValueError(f"WengLin: epsilon (a draw margin) applies to model='thurstone_mosteller' "
                              f"only; {self.model_name} scores a draw as half a win")
@@ -272,18 +280,20 @@ class WengLin(GaussianBeliefFilter):
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
-        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (no home)."""
-        return _win_draw_loss(float(a[0]), float(a[1]) ** 2, float(b[0]), float(b[1]) ** 2, 0.0, self.beta,
-                              self.epsilon, self.model_code)
+        """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (no home; sigma may be 0)."""
+        (a,), (b,) = C.parse_teams("WengLin", [[a], [b]], zero_sigma=True)[0]
+        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta_kernel, self.epsilon,
+                              self.model_code)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
         """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
         first, as ``rate`` does."""
+        (a,), (b,) = C.parse_teams("WengLin", [[a], [b]])[0]
         t2 = self.tau**2
-        ma, va, mb, vb = _posterior(float(a[0]), float(a[1]) ** 2 + t2, float(b[0]), float(b[1]) ** 2 + t2,
-                                    0.5 if drawn else 1.0, 0.0, self.beta, self.epsilon, self.kappa,
+        ma, va, mb, vb = _posterior(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
+                                    0.5 if drawn else 1.0, 0.0, self.beta_kernel, self.epsilon, self.kappa,
                                     self.model_code)
-        return (ma, math.sqrt(va)), (mb, math.sqrt(vb))
+        return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(va))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(vb))))
 
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None):
@@ -310,9 +320,12 @@ class WengLin(GaussianBeliefFilter):
         2) and multiplies the share by the weight when ``Omega_i >= 0`` but divides it when
         ``Omega_i < 0``; with ``weight_bounds=None`` its winners' updates equal these.
 
-        Returns the teams in the same shape with new ``(mu, sigma)``.
+        Returns the teams in the same shape with new ``(mu, sigma)``. Ratings have ``|mu| <= 1e300``
+        and sigma in ``(0, 1e150]``; a malformed rating or weight is a ``TypeError`` or ``ValueError``
+        naming the entry. Variances are kept in ``[1e-300, 1e300]`` (a team's sum too) and means
+        within ``+-1e300``, as the filter's kernels keep them.
         """
-        teams, keys = parse_teams(rating_groups)
+        teams, keys = C.parse_teams("WengLin", rating_groups)
         n = len(teams)
         if n < 2:
             raise ValueError("rate needs at least two teams")
@@ -324,12 +337,13 @@ class WengLin(GaussianBeliefFilter):
                 raise ValueError(f"{r.size} ranks for {n} teams")
             if not np.all(np.isfinite(r)):
                 raise ValueError(f"ranks must be finite numbers, got {list(ranks)!r}")
-        w = parse_weights(weights, teams, keys)
+        w = C.parse_weights("WengLin", weights, teams, keys)
         t2 = self.tau**2
         mus = [np.array([m for m, _ in team]) for team in teams]
-        vs = [np.array([s * s + t2 for _, s in team]) for team in teams]
-        mu_t = np.array([m.sum() for m in mus])
-        s2_t = np.array([v.sum() for v in vs])
+        vs = [np.clip(np.array([s * s + t2 for _, s in team]), K.VAR_MIN, K.VAR_MAX) for team in teams]
+        with np.errstate(over="ignore"):  # a sum past the bounds is inf, then kept at the bound
+            mu_t = np.clip(np.array([m.sum() for m in mus]), -K.MEAN_MAX, K.MEAN_MAX)
+            s2_t = np.minimum(np.array([v.sum() for v in vs]), K.VAR_MAX)
         if self.model_code == PL:
             omega, delta = self._plackett_luce(mu_t, s2_t, r)
         else:
@@ -339,14 +353,17 @@ class WengLin(GaussianBeliefFilter):
                     if q == i:
                         continue
                     s = 1.0 if r[i] < r[q] else (0.5 if r[i] == r[q] else 0.0)
-                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta, self.epsilon, self.model_code)
+                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta_kernel, self.epsilon,
+                                 self.model_code)
                     omega[i] += o
                     delta[i] += d
         result = []
         for i in range(len(teams)):
-            share = np.asarray(w[i]) * vs[i] / s2_t[i]
-            new_mu = mus[i] + share * omega[i]
-            new_sigma = np.sqrt(vs[i] * np.maximum(1.0 - share * delta[i], self.kappa))
+            share = np.asarray(w[i]) * np.minimum(vs[i] / s2_t[i], 1.0)
+            with np.errstate(over="ignore"):  # a huge weight: inf, kept at the mean's bound below
+                new_mu = np.clip(mus[i] + share * omega[i], -K.MEAN_MAX, K.MEAN_MAX)
+                new_sigma = np.sqrt(np.clip(vs[i] * np.maximum(1.0 - share * delta[i], self.kappa),
+                                            K.VAR_MIN, K.VAR_MAX))
             result.append([(float(m), float(s)) for m, s in zip(new_mu, new_sigma)])
         return shape_like(rating_groups, keys, result)
 
@@ -359,9 +376,11 @@ class WengLin(GaussianBeliefFilter):
             Delta_i = gamma_i * s2_i / c^2 * sum_{q: r(q) <= r(i)} p_iq (1 - p_iq) / A_q,
 
         ``gamma_i = sigma_i / c``. The sums over ``C_q`` are taken with the largest ``mu / c``
-        factored out, so no exponential overflows."""
-        c = math.sqrt(float(np.sum(s2 + self.beta**2)))
-        z = mu / c
+        factored out, so no exponential overflows (and ``c^2`` is kept in ``[VAR_MIN, VAR_MAX]``)."""
+        with np.errstate(over="ignore"):
+            c = math.sqrt(K.clamp_var(float(np.sum(s2 + self.beta_kernel**2))))
+        with np.errstate(over="ignore"):  # mu / c past 1e300 counts as 1e300: e^(z - max z) is 0 there anyway
+            z = np.clip(mu / c, -1e300, 1e300)
         z = z - z.max()
         ez = np.exp(z)
         sum_q = np.array([ez[r >= r[q]].sum() for q in range(mu.size)])

@@ -34,6 +34,16 @@ DRAW_DAVIDSON = 3
 LOGISTIC_VAR_FACTOR = 3.0 / math.pi**2
 
 _SQRT2 = math.sqrt(2.0)
+#: a standardised difference or margin beyond this counts as this (issue 13): a finite difference over
+#: a tiny scale overflows to inf, and inf - inf (a margin and a difference both infinite) is NaN; every
+#: probability and derivative below has reached its limit long before
+_Z_MAX = 1e300
+
+
+@njit(cache=True)
+def _clip(x):
+    """``x`` kept within ``+-_Z_MAX`` (NaN stays NaN)."""
+    return min(max(x, -_Z_MAX), _Z_MAX)
 
 
 @njit(cache=True)
@@ -71,6 +81,10 @@ def outcome_proba(link, draw, theta, diff, s):
     - davidson:    with p = F(z), win p / D, loss (1 - p) / D, draw theta sqrt(p (1 - p)) / D,
       D = 1 + theta sqrt(p (1 - p)); for the logistic link this is exactly Davidson (1970),
       P(draw) proportional to nu sqrt(pi_a pi_b).
+
+    An infinite ``z`` (a finite difference over a tiny scale) gives 1 or 0, as it should; the
+    margin's ``theta / s`` must be finite (the filters bound the margin by 1e150 and the scale below
+    by 1e-150), or ``z - m`` could be inf - inf.
     """
     z = diff / s
     if draw == DRAW_THRESHOLD:
@@ -102,13 +116,13 @@ def expected_score(link, draw, theta, diff, s):
 @njit(cache=True)
 def _log_cdf_derivs(link, x):
     """(d/dx log F(x), d^2/dx^2 log F(x)): logistic F(-x), -F(x) F(-x); probit v, -v (v + x)
-    with v = N(x) / Phi(x) by Mills' ratio (finite far into the left tail)."""
+    with v = N(x) / Phi(x) by Mills' ratio (finite far into the left tail, where
+    ``-v (v + x) = -w`` comes from :func:`statespace._gaussian.w_win` without cancellation)."""
     if link == LOGISTIC:
         p = cdf(LOGISTIC, x)
         q = cdf(LOGISTIC, -x)
         return q, -p * q
-    v = _g.v_win(x, 0.0)
-    return v, -v * (v + x)
+    return _g.v_win(x, 0.0), -_g.w_win(x, 0.0)
 
 
 @njit(cache=True)
@@ -117,6 +131,10 @@ def _log_sigmoid(x):
     if x >= 0.0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
+
+
+#: a logistic threshold draw's margin (in scale units) below which its limit as the margin goes to 0 is used
+_MARGIN_MIN = 1e-5
 
 
 @njit(cache=True)
@@ -134,9 +152,13 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
       p = F(z), q = F(-z), r = sqrt(p q), D = 1 + nu r.
 
     Returns (dl/ddiff, d2l/ddiff2); the second is <= 0 wherever the likelihood is log-concave.
+    With a threshold, ``z`` beyond 1e300 counts as 1e300 (:data:`_Z_MAX`: the logistic draw's ratios
+    subtract two log-cdfs that are both -inf at an infinite ``z``); every other form takes an
+    infinite ``z`` as it is.
     """
     z = diff / scale
     if draw == DRAW_THRESHOLD:
+        z = _clip(z)
         m = theta / scale
         if score == 1.0:
             g, h = _log_cdf_derivs(link, z - m)
@@ -146,6 +168,13 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
         elif link == PROBIT:
             g = _g.v_draw(z, m)
             h = -_g.w_draw(z, m)
+        elif m < _MARGIN_MIN:
+            # logistic, a margin below 1e-5 scale units: D = 2 m F(z) F(-z) (1 + O(m^2)), so l' and l''
+            # are those of log(F(z) F(-z)) to within 1e-10; the ratios below would lose every digit
+            p = cdf(link, z)
+            q = cdf(link, -z)
+            g = q - p
+            h = -2.0 * p * q
         else:
             # logistic: D = F(a) - F(b) = F(a) F(-b) (1 - e^(-2m)), a = m - z, b = -m - z, so the
             # ratios f(a)/D = F(-a) / (F(-b) c) and f(b)/D = F(b) / (F(a) c), c = 1 - e^(-2m),
@@ -167,9 +196,13 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
         r = math.sqrt(p * q)
         lr1 = 0.5 * (gp + gq)
         lr2 = 0.5 * (hp + hq)
-        D = 1.0 + theta * r
-        ld1 = theta * r * lr1 / D
-        ld2 = theta * r * (lr2 + lr1 * lr1) / D - ld1 * ld1
+        # share = nu r / D, D = 1 + nu r; then (log D)' = share lr1 and
+        # (log D)'' = nu r (lr2 + lr1^2) / D - (share lr1)^2 = share lr2 + (share lr1) ((1 - share) lr1),
+        # written so that a huge nu (nu r = inf) or a vanishing r (nu r = 0, lr1^2 = inf) gives no NaN
+        tr = theta * r
+        share = tr / (1.0 + tr) if tr <= 1.0 else 1.0 / (1.0 + 1.0 / tr)
+        ld1 = share * lr1
+        ld2 = share * lr2 + ld1 * ((1.0 - share) * lr1)
         if score == 1.0:
             g, h = gp - ld1, hp - ld2
         elif score == 0.0:

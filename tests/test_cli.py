@@ -232,7 +232,7 @@ USER_ERRORS = [
     (["compare", "--methods", "nosuch"], ["unknown method 'nosuch'", "elo"]),
     (["compare", "--methods", "elo,nosuch:x=1"], ["unknown method 'nosuch'"]),
     (["compare", "--methods", "elo:kk=3"], ["method 'elo' has no setting 'kk'", "k, home"]),
-    (["compare", "--methods", "elo:k=-5"], ["k must be >= 0"]),
+    (["compare", "--methods", "elo:k=-5"], ["k must be a finite number in [0"]),
     (["compare", "--methods", "elo:k"], ["must look like key=value"]),
     (["compare", "--methods", "k=3"], ["before any method name"]),
     (["compare", "--methods", "elo,elo"], ["given twice"]),

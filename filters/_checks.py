@@ -1,0 +1,190 @@
+"""The accepted range of the filters' numeric settings, and checks that name the setting.
+
+Every filter setting either works over its whole accepted range or is refused at construction
+with a ``ValueError`` that names the filter, the setting, the range and the value (issue 13). The
+bounds come from the arithmetic of the kernels, in double precision:
+
+- a *length* that the kernels square (a standard deviation such as TrueSkill's ``sigma``,
+  ``beta`` and ``tau`` or Glicko's RD, ``c`` and ``rd_max``): at most :data:`SD_MAX` = 1e150, so
+  that its square, at most :data:`filters._kernels.VAR_MAX` = 1e300, and sums of a few squares
+  stay finite. Small ones need no bound: a variance is kept at least
+  :data:`filters._kernels.VAR_MIN` = 1e-300 (an sd of 1e-150), so an sd below 1e-150 acts as
+  1e-150 once the kernels use it;
+- a *location* (a starting rating or mean, a home advantage): ``|x| <= LOCATION_MAX`` = 1e300,
+  the bound the kernels keep every rating within (:data:`filters._kernels.MEAN_MAX`), so that
+  the difference of two ratings plus a home advantage stays finite;
+- a share (TrueSkill's draw probability, Weng-Lin's ``kappa``, Stephenson's neighbourhood): its
+  own interval.
+
+The team-rating helpers of ``rate`` (:func:`parse_teams`, :func:`parse_weights`) check every
+entry and name the offending one (``rating_groups[1][0]``, ``weights[(0, 'x')]``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
+
+__all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "whole", "parse_teams", "parse_weights",
+           "bound"]
+
+#: the largest standard deviation (or other squared length) a setting may have
+SD_MAX = math.sqrt(VAR_MAX)
+#: the smallest standard deviation the kernels use: a smaller one acts as this
+SD_MIN = math.sqrt(VAR_MIN)
+#: the largest magnitude of a location setting (a starting rating, a mean, a home advantage)
+LOCATION_MAX = MEAN_MAX
+
+
+def bound(x: float) -> str:
+    """A bound as written in messages: ``1e150`` rather than ``1e+150``."""
+    text = f"{x:g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def number(owner: str, name: str, value, lo: float = -math.inf, hi: float = math.inf, *,
+           lo_open: bool = False, hi_open: bool = False) -> float:
+    """``value`` as a float if it is a finite number in the interval from ``lo`` to ``hi`` (open at
+    an end when asked), else ``ValueError("<owner>: <name> must be a finite number in [lo, hi], got
+    <value>")``."""
+    ok = _is_number(value) and math.isfinite(value)
+    if ok:
+        v = float(value)
+        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+    if not ok:
+        interval = f"{'(' if lo_open else '['}{bound(lo)}, {bound(hi)}{')' if hi_open else ']'}"
+        if lo == -math.inf and hi == math.inf:
+            need = "a finite number"
+        elif hi == math.inf:
+            need = f"a finite number {'>' if lo_open else '>='} {bound(lo)}"
+        else:
+            need = f"a finite number in {interval}"
+        raise ValueError(f"{owner}: {name} must be {need}, got {value!r}")
+    return float(value)
+
+
+def length(owner: str, name: str, value, *, zero: bool = False, hi: float = SD_MAX) -> float:
+    """A standard deviation or other squared length: in ``(0, SD_MAX]`` (``[0, SD_MAX]`` with ``zero``)."""
+    return number(owner, name, value, 0.0, hi, lo_open=not zero)
+
+
+def location(owner: str, name: str, value) -> float:
+    """A starting rating, a mean or a home advantage: ``|x| <= LOCATION_MAX``."""
+    return number(owner, name, value, -LOCATION_MAX, LOCATION_MAX)
+
+
+def whole(owner: str, name: str, value, lo: int, hi: int) -> int:
+    """A whole number (an int, or a float with no fractional part) in ``[lo, hi]``."""
+    ok = _is_number(value) and math.isfinite(value) and float(value) == int(value) and lo <= value <= hi
+    if not ok:
+        raise ValueError(f"{owner}: {name} must be a whole number in [{lo}, {bound(hi)}], got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------- team ratings of ``rate``
+def _rating(owner: str, where: str, v, zero_sigma: bool) -> tuple[float, float]:
+    """One rating, ``(mu, sigma)`` or an object with ``.mu`` and ``.sigma``, checked."""
+    if hasattr(v, "mu") and hasattr(v, "sigma"):
+        pair = (v.mu, v.sigma)
+    elif isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Sequence) and not isinstance(v, np.ndarray):
+        raise TypeError(f"{owner}: {where} must be a (mu, sigma) pair or a rating with .mu and .sigma, got {v!r}")
+    else:
+        pair = tuple(v)
+        if len(pair) != 2:
+            raise TypeError(f"{owner}: {where} must be a (mu, sigma) pair, got {v!r}")
+    mu, sigma = pair
+    if not (_is_number(mu) and math.isfinite(mu) and abs(mu) <= LOCATION_MAX):
+        raise ValueError(f"{owner}: {where} has mu {mu!r}; a rating must be a finite (mu, sigma) with "
+                         f"|mu| <= {bound(LOCATION_MAX)}")
+    lo_ok = sigma >= 0 if zero_sigma else sigma > 0
+    if not (_is_number(sigma) and math.isfinite(sigma) and lo_ok and sigma <= SD_MAX):
+        need = "0 <= sigma" if zero_sigma else "0 < sigma"
+        raise ValueError(f"{owner}: {where} has sigma {sigma!r}; a rating must be a finite (mu, sigma) with "
+                         f"{need} <= {bound(SD_MAX)}")
+    return float(mu), float(sigma)
+
+
+def parse_teams(owner: str, rating_groups: Sequence[Any], *, zero_sigma: bool = False
+                ) -> tuple[list[list[tuple[float, float]]], list[list]]:
+    """Teams as lists of (mu, sigma), and each team's keys (names, or positions); ``sigma = 0``
+    (a skill known exactly) is allowed where ``zero_sigma``. A team is a sequence of ratings or a
+    mapping ``name -> rating``; an entry that is not a rating is a ``TypeError`` and a rating out of
+    range a ``ValueError``, each naming ``rating_groups[team][key]``."""
+    if isinstance(rating_groups, (str, bytes, Mapping)) or not isinstance(rating_groups, (Sequence, np.ndarray)):
+        raise TypeError(f"{owner}: rating_groups must be a sequence of teams, got {rating_groups!r}")
+    teams, keys = [], []
+    for ti, team in enumerate(rating_groups):
+        if isinstance(team, Mapping):
+            ks = list(team.keys())
+            vals = [team[k] for k in ks]
+        elif isinstance(team, (Sequence, np.ndarray)) and not isinstance(team, (str, bytes)):
+            vals = list(team)
+            ks = list(range(len(vals)))
+        else:
+            raise TypeError(f"{owner}: rating_groups[{ti}] must be a team (a sequence of ratings or a mapping "
+                            f"name -> rating), got {team!r}")
+        if not vals:
+            raise ValueError(f"{owner}: every team needs at least one player; rating_groups[{ti}] is empty")
+        teams.append([_rating(owner, f"rating_groups[{ti}][{k!r}]", v, zero_sigma) for k, v in zip(ks, vals)])
+        keys.append(ks)
+    return teams, keys
+
+
+def parse_weights(owner: str, weights, teams, keys, hi: float = math.inf) -> list[list[float]]:
+    """Partial-play weights shaped like ``teams`` (default 1): a sequence of per-team sequences or a
+    mapping ``(team_index, key) -> weight``; each a finite number in ``[0, hi]``, every team with one
+    above 0. A key naming no player, an entry of the wrong shape or a bad number is an error naming
+    the entry (``weights[(0, 'x')]``, ``weights[1][0]``)."""
+    need = f"a finite number in [0, {bound(hi)}]" if hi < math.inf else "a finite number >= 0"
+
+    def value(where, x):
+        if not (_is_number(x) and math.isfinite(x) and 0 <= x <= hi):
+            raise ValueError(f"{owner}: {where} must be {need}, got {x!r}")
+        return float(x)
+
+    if weights is None:
+        return [[1.0] * len(t) for t in teams]
+    if isinstance(weights, Mapping):
+        w = [[1.0] * len(t) for t in teams]
+        for key, x in weights.items():
+            if not (isinstance(key, tuple) and len(key) == 2):
+                raise TypeError(f"{owner}: a weights mapping is keyed by (team_index, player_key); got the key {key!r}")
+            ti, k = key
+            if not (isinstance(ti, (int, np.integer)) and not isinstance(ti, bool) and 0 <= ti < len(teams)):
+                raise ValueError(f"{owner}: weights key {key!r}: team index {ti!r} is not one of 0..{len(teams) - 1}")
+            if k not in keys[ti]:
+                shown = keys[ti] if len(keys[ti]) <= 10 else keys[ti][:10] + ["..."]
+                raise ValueError(f"{owner}: weights key {key!r}: team {ti} has no player {k!r} (its keys: {shown})")
+            w[ti][keys[ti].index(k)] = value(f"weights[{key!r}]", x)
+    else:
+        if isinstance(weights, (str, bytes)) or not isinstance(weights, (Sequence, np.ndarray)):
+            raise TypeError(f"{owner}: weights must be a sequence of per-team sequences or a mapping "
+                            f"(team_index, player_key) -> weight, got {weights!r}")
+        rows = list(weights)
+        if len(rows) != len(teams):
+            raise ValueError(f"{owner}: weights must have the shape of rating_groups: {len(rows)} teams of "
+                             f"weights for {len(teams)} teams")
+        w = []
+        for ti, (row, team) in enumerate(zip(rows, teams)):
+            if isinstance(row, (str, bytes)) or not isinstance(row, (Sequence, np.ndarray)):
+                raise TypeError(f"{owner}: weights[{ti}] must be a sequence of the team's weights, got {row!r}")
+            row = list(row)
+            if len(row) != len(team):
+                raise ValueError(f"{owner}: weights must have the shape of rating_groups: weights[{ti}] has "
+                                 f"{len(row)} entries for {len(team)} players")
+            w.append([value(f"weights[{ti}][{j}]", x) for j, x in enumerate(row)])
+    empty = [i for i, team_w in enumerate(w) if not any(x > 0 for x in team_w)]
+    if empty:
+        raise ValueError(f"{owner}: team {empty[0]} has no player with weight > 0: its performance is undefined")
+    return w

@@ -1,0 +1,397 @@
+"""The filters at the numeric edges (issue 13): every numeric setting over its whole accepted range.
+
+Each property draws every setting of one filter over its accepted range (log-uniform, the ends
+included: 1e-300 and 1e300 or 1e150 where accepted) and runs it on a small random table of
+games (huge and tiny weights, long idle gaps, rating periods). A run gives finite ratings, sds
+> 0 and forecasts in [0, 1] summing to 1, or construction refuses the setting with a
+``ValueError`` naming it; a setting just outside its range is refused. Below the properties, the
+audit's reproductions as plain regression tests (the real-data ones skip without
+``../shared/data``), and every filter at the corners of its own tuning box.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import statespace as ss
+from filters import EKF, REGISTRY, Elo, Glicko, Glicko2, Stephenson, TrueSkill, WengLin
+from statespace import Davidson, SkillModel, Threshold
+
+from conftest import data_path, has_data
+
+BIG = sys.float_info.max
+#: period_days from here: the tables' times reach about 1e17, and a time over period_days that
+#: overflows (Filter.times) warns there, before any kernel runs (see test_a_time_that_overflows...)
+DAYS_MIN = 1e-290
+PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------- strategies
+def log_uniform(lo: float, hi: float):
+    """Positive numbers from ``lo`` to ``hi``, log-uniform, the ends themselves often."""
+    lo_e, hi_e = math.log10(lo), math.log10(hi)
+
+    def power(e):  # 10^e, near the largest float taken from hi (10.0 ** 308.25 overflows)
+        return min(max(10.0 ** e if e < 308.0 else hi * 10.0 ** (e - hi_e), lo), hi)
+
+    return st.one_of(st.sampled_from([lo, hi]), st.floats(lo_e, hi_e).map(power))
+
+
+def nonneg(hi: float, lo: float = 1e-300):
+    return st.one_of(st.just(0.0), log_uniform(lo, hi))
+
+
+def signed(hi: float = 1e300):
+    """A location: 0, moderate, or up to ``hi`` in magnitude, either sign."""
+    return st.one_of(st.just(0.0), st.floats(-3000.0, 3000.0),
+                     st.tuples(st.sampled_from([-1.0, 1.0]), log_uniform(1e-300, hi)).map(lambda p: p[0] * p[1]))
+
+
+@st.composite
+def tables(draw, weighted: bool = False):
+    """A small table: 2-6 competitors, 1-25 games, numeric times with gaps from 0 to 1e15, scores
+    1 / 0.5 / 0, some games at home, rating periods or not; weights log-uniform over [1e-300, 1e300]
+    when asked."""
+    n_players = draw(st.integers(2, 6))
+    n = draw(st.integers(1, 25))
+    a = draw(st.lists(st.integers(0, n_players - 1), min_size=n, max_size=n))
+    shift = draw(st.lists(st.integers(1, n_players - 1), min_size=n, max_size=n))
+    b = [(x + s) % n_players for x, s in zip(a, shift)]
+    gaps = draw(st.lists(st.one_of(st.just(0.0), st.floats(0.0, 50.0), log_uniform(1.0, 1e15)), min_size=n,
+                         max_size=n))
+    t = np.cumsum(gaps)
+    score = draw(st.lists(st.sampled_from([1.0, 0.5, 0.0]), min_size=n, max_size=n))
+    neutral = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    names = np.array([f"P{i}" for i in range(n_players)], dtype=object)
+    period = np.floor(np.arange(n) / draw(st.integers(1, 4))).astype(int) if draw(st.booleans()) else None
+    games = ss.Games.from_arrays(t, names[a], names[b], score, neutral=neutral, period=period)
+    if weighted and draw(st.booleans()):
+        games = games.with_weights(np.array(draw(st.lists(log_uniform(1e-300, 1e300), min_size=n, max_size=n))))
+    return games
+
+
+def built(make, **kwargs):
+    """The filter ``make(**kwargs)``, or None when construction refuses a setting; the refusal must be
+    a ``ValueError`` naming one of the settings given."""
+    try:
+        return make(**kwargs)
+    except ValueError as exc:
+        named = [k for k in kwargs if k in str(exc)] + [k for k in ("scale", "base", "drift") if k in str(exc)]
+        assert named, f"{exc} names none of {sorted(kwargs)}"
+        return None
+
+
+def check_run(method, games):
+    """Finite state, sds > 0, forecasts in [0, 1] summing to 1: of the run and from its final state."""
+    run = method.run(games)
+    values = run.state.values
+    assert np.all(np.isfinite(values)), (method, values)
+    if method.sd_column is not None:  # competitors' rows (the EKF's shared home row starts at sd 0)
+        sd = values[: len(run.state.players), method.columns.index(method.sd_column)]
+        assert np.all(sd > 0), (method, values)
+    check_proba(run.proba)
+    players = list(run.state.players)
+    check_proba(method.predict_proba(run.state, players, players[::-1], at_home=np.ones(len(players))))
+    check_proba(run.predict_proba(games))
+    return run
+
+
+def check_proba(p):
+    p = np.asarray(p)
+    assert np.all(np.isfinite(p)) and np.all(p >= 0) and np.all(p <= 1), p
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+
+
+# ---------------------------------------------------------------- the properties
+@PROPERTY
+@given(games=tables(weighted=True), k=nonneg(1e190), home=signed(), initial_rating=signed(),
+       scale=log_uniform(1e-300, 1e300), base=log_uniform(1e-16, 1e300).map(lambda x: 1.0 + x),
+       fide=st.booleans())
+def test_elo_over_its_whole_range(games, k, home, initial_rating, scale, base, fide):
+    method = built(Elo, k=k, home=home, initial_rating=initial_rating, scale=scale, base=base, fide=fide)
+    if method is not None:
+        check_run(method, games)
+
+
+@PROPERTY
+@given(games=tables(weighted=True), c=nonneg(1e150), initial_rd=log_uniform(1e-300, 1e150),
+       rd_max=log_uniform(1e-300, 1e150), initial_rating=signed(), home=signed(),
+       period_days=log_uniform(DAYS_MIN, 1e300), form=st.sampled_from(["prediction", "update"]))
+def test_glicko_over_its_whole_range(games, **kw):
+    check_run(Glicko(**kw), games)
+
+
+@PROPERTY
+@given(games=tables(weighted=True), tau=log_uniform(1e-300, 1e300), initial_volatility=log_uniform(1e-300, 1e147),
+       eps=log_uniform(1e-300, 1e300), initial_rd=log_uniform(1e-300, 1e150), rd_max=log_uniform(1e-300, 1e150),
+       home=signed(), period_days=log_uniform(DAYS_MIN, 1e300), max_iter=st.integers(100, 10**9))
+def test_glicko2_over_its_whole_range(games, **kw):
+    """``max_iter`` from 100: fewer Illinois steps may stop short of convergence, the ``ArithmeticError``
+    the filter documents (test_glicko.py::test_glicko2_non_convergence_is_an_error_not_nan)."""
+    check_run(Glicko2(**kw), games)
+
+
+@PROPERTY
+@given(games=tables(weighted=True), c=nonneg(1e150), h=nonneg(1e150), bonus=st.one_of(st.sampled_from([0.0, 1.0]),
+       st.floats(0.0, 1.0)), neighbourhood=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0)),
+       initial_rd=log_uniform(1e-300, 1e150), rd_max=log_uniform(1e-300, 1e150), home=signed())
+def test_stephenson_over_its_whole_range(games, **kw):
+    check_run(Stephenson(**kw), games)
+
+
+def belief_settings():
+    return dict(mu=signed(), sigma=log_uniform(1e-300, 1e150), beta=st.one_of(st.none(), log_uniform(1e-300, 1e150)),
+                tau=st.one_of(st.none(), nonneg(1e150)), dynamics=st.sampled_from(["game", "time"]), home=signed(),
+                period_days=log_uniform(DAYS_MIN, 1e300))
+
+
+@PROPERTY
+@given(games=tables(), draw_probability=st.one_of(st.sampled_from([0.0, 1e-300, 0.5, 1 - 1e-16]),
+                                                    st.floats(0.0, 1.0, exclude_max=True)), **belief_settings())
+def test_trueskill_over_its_whole_range(games, **kw):
+    check_run(TrueSkill(**kw), games)
+
+
+@PROPERTY
+@given(games=tables(), model=st.sampled_from(["bt", "tm", "pl"]), kappa=log_uniform(1e-300, 1.0),
+       epsilon=nonneg(1e150), **belief_settings())
+def test_wenglin_over_its_whole_range(games, model, epsilon, **kw):
+    check_run(WengLin(model, epsilon=epsilon if model == "tm" else None, **kw), games)
+
+
+@st.composite
+def ekf_models(draw):
+    draw_model = draw(st.sampled_from(["half", "threshold", "davidson"]))
+    draw_model = {"half": "half", "threshold": Threshold(draw(nonneg(1e150))),
+                  "davidson": Davidson(draw(nonneg(BIG)))}[draw_model]
+    return SkillModel(draw(st.sampled_from(["logistic", "probit"])), draw(log_uniform(1e-150, 1e150)), draw(signed()),
+                      draw(nonneg(BIG)), draw(nonneg(BIG)), draw_model, draw(signed()), draw(nonneg(1e300)),
+                      draw(nonneg(BIG)) if draw(st.booleans()) else 0.0)
+
+
+@PROPERTY
+@given(games=tables(weighted=True), model=ekf_models(), covariance=st.sampled_from(["diagonal", "scalar", "full"]),
+       iterations=st.sampled_from([1, 2, 20, 10_000]), tol=log_uniform(1e-300, 1e300),
+       variance=st.one_of(st.none(), log_uniform(1e-300, 1e300)), period_days=log_uniform(DAYS_MIN, 1e300))
+def test_ekf_over_its_whole_range(games, model, covariance, iterations, tol, variance, period_days):
+    if model.home_drift > 0 and covariance != "diagonal":
+        model = SkillModel(model.link, model.scale, model.prior_mean, model.prior_var, model.drift, model.draw,
+                           model.home, model.reversion, 0.0)
+    if covariance != "scalar":
+        variance = None
+    method = built(EKF, model=model, covariance=covariance, iterations=iterations, tol=tol, variance=variance,
+                   period_days=period_days)
+    if method is not None:  # refused: the scalar form's steady state with drift 0 and no variance given
+        check_run(method, games)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), method=st.sampled_from(["trueskill", "bt", "tm", "pl"]))
+def test_team_rating_over_the_settings_ranges(data, method):
+    """``rate`` for teams and free-for-all: finite ratings and sigma > 0 for any accepted setting, with
+    ratings whose sigma runs over its whole range and whose means spread up to 1e150; TrueSkill's
+    message passing may instead raise ``ArithmeticError``, only where a mean over a variance passes
+    1e300 (its messages are natural parameters)."""
+    beta = data.draw(log_uniform(1e-300, 1e150))
+    tau = data.draw(nonneg(1e150))
+    if method == "trueskill":
+        m = TrueSkill(beta=beta, tau=tau, draw_probability=data.draw(st.floats(0.0, 1.0, exclude_max=True)))
+    else:
+        m = WengLin(method, beta=beta, tau=tau, kappa=data.draw(log_uniform(1e-300, 1.0)),
+                    epsilon=data.draw(nonneg(1e150)) if method == "tm" else None)
+    n_teams = data.draw(st.integers(2, 4))
+    groups = [[(data.draw(signed(1e150)), data.draw(log_uniform(1e-300, 1e150)))
+               for _ in range(data.draw(st.integers(1, 3)))] for _ in range(n_teams)]
+    ranks = data.draw(st.lists(st.integers(0, 2), min_size=n_teams, max_size=n_teams))
+    hi = 1.0 if method == "trueskill" else 1e300
+    weights = [[data.draw(st.sampled_from([1.0, hi]) | log_uniform(1e-300, hi)) for _ in g] for g in groups]
+    try:
+        out = m.rate(groups, ranks=ranks, weights=weights)
+    except ArithmeticError as exc:  # TrueSkill's messages in natural parameters: |mu| / sigma^2 past 1e308
+        assert method == "trueskill" and "overflowed" in str(exc)
+        spread = max(abs(mu) for g in groups for mu, _ in g)
+        tiniest = min(sd * sd + tau * tau for g in groups for _, sd in g) * min(min(w) for w in weights) ** 2
+        assert spread / max(tiniest, 1e-300) > 1e300 or tiniest == 0.0, (groups, weights, tau)
+        return
+    for team in out:
+        for mu, sigma in team:
+            assert math.isfinite(mu) and math.isfinite(sigma) and sigma > 0, (groups, ranks, weights)
+
+
+# ---------------------------------------------------------------- just outside the ranges
+@pytest.mark.parametrize("make, name", [
+    (lambda: Elo(k=-1.0), "k"), (lambda: Elo(k=1e191), "k"), (lambda: Elo(home=1e301), "home"),
+    (lambda: Elo(initial_rating=-2e300), "initial_rating"),
+    (lambda: Elo(scale=1e300, base=1.0 + 1e-15), "scale"), (lambda: Elo(base=1.0), "base"),
+    (lambda: Glicko(c=2e150), "c"), (lambda: Glicko(initial_rd=1e200), "initial_rd"),
+    (lambda: Glicko(rd_max=1e151), "rd_max"), (lambda: Glicko(home=math.inf), "home"),
+    (lambda: Glicko(period_days=0.0), "period_days"),
+    (lambda: Glicko2(tau=0.0), "tau"), (lambda: Glicko2(initial_volatility=1e148), "initial_volatility"),
+    (lambda: Glicko2(eps=0.0), "eps"), (lambda: Glicko2(max_iter=0), "max_iter"),
+    (lambda: Glicko2(max_iter=2.5), "max_iter"),
+    (lambda: Glicko2(max_iter=1e10), "max_iter"),
+    (lambda: Stephenson(h=1e151), "h"), (lambda: Stephenson(bonus=1.5), "bonus"),
+    (lambda: Stephenson(neighbourhood=2.0), "neighbourhood"),
+    (lambda: TrueSkill(sigma=1e300), "sigma"), (lambda: TrueSkill(beta=1e151), "beta"),
+    (lambda: TrueSkill(tau=1e154), "tau"), (lambda: TrueSkill(mu=1e301), "mu"),
+    (lambda: TrueSkill(draw_probability=1.0), "draw_probability"),
+    (lambda: TrueSkill(draw_probability=-1e-300), "draw_probability"),
+    (lambda: WengLin("pl", sigma=1e300), "sigma"), (lambda: WengLin(kappa=0.0), "kappa"),
+    (lambda: WengLin(kappa=1.5), "kappa"), (lambda: WengLin("tm", epsilon=1e151), "epsilon"),
+    (lambda: EKF(SkillModel("logistic", 1e151)), "scale"), (lambda: EKF(SkillModel("logistic", 1e-151)), "scale"),
+    (lambda: EKF(SkillModel("logistic", 1.0, prior_mean=1e301)), "prior_mean"),
+    (lambda: EKF(SkillModel("logistic", 1.0, home=-1e301)), "home"),
+    (lambda: EKF(SkillModel("logistic", 1.0, draw=Threshold(1e151))), "margin"),
+    (lambda: EKF(iterations=0), "iterations"), (lambda: EKF(iterations=10_001), "iterations"),
+    (lambda: EKF(tol=0.0), "tol"), (lambda: EKF(covariance="scalar", variance=1e301), "variance"),
+])
+def test_a_setting_outside_its_range_is_refused_by_name(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+@pytest.mark.parametrize("method", [Glicko(), Glicko2(), TrueSkill(), WengLin(), EKF(), Elo()])
+def test_a_starting_value_outside_the_range_is_refused(method):
+    games = ss.Games.from_arrays([0, 1], ["A", "A"], ["B", "B"], [1, 0])
+    with pytest.raises(ValueError, match="initial"):
+        method.run(games, initial={"A": 1e301})
+    if method.sd_column is not None and not isinstance(method, EKF):
+        with pytest.raises(ValueError, match="initial"):
+            method.run(games, initial={"A": (0.0, 1e151)})
+
+
+# ---------------------------------------------------------------- the audit's reproductions
+def balanced():
+    return ss.scenarios.balanced(seed=1).games
+
+
+def test_glicko_with_a_tiny_rd():
+    """RD <= 1e-200: its square underflowed to 0, and 1 / RD^2 was a ZeroDivisionError."""
+    check_run(Glicko(initial_rd=1e-200), balanced())
+    check_run(Glicko(initial_rd=1e-200, rd_max=1e-200), balanced())
+
+
+def test_trueskill_with_a_tiny_sigma_and_a_draw_probability_next_to_1():
+    check_run(TrueSkill(sigma=1e-300), balanced())
+    ts = TrueSkill(draw_probability=1 - 1e-16)
+    assert math.isfinite(ts.draw_margin) and ts.draw_margin > 0  # Phi^-1 of (p + 1) / 2, which rounded to 1
+    check_run(ts, balanced())
+
+
+def test_glicko2_with_heavy_games():
+    """Weights >= 1e10 made every E exactly 0 or 1 after a few games: 1 / v = 0 and v = 1 / 0."""
+    for w in (1e10, 1e100, 1e300):
+        check_run(Glicko2(), balanced().with_weights(np.full(len(balanced()), w)))
+
+
+def test_glicko2_with_a_large_tau_or_starting_volatility():
+    check_run(Glicko2(tau=8.0), balanced())
+    check_run(Glicko2(initial_volatility=5.0), balanced())
+
+
+def test_settings_that_made_nan_are_refused_or_work():
+    with pytest.raises(ValueError, match="tau"):
+        TrueSkill(tau=1e154)
+    with pytest.raises(ValueError, match="sigma"):
+        TrueSkill(sigma=1e300)
+    with pytest.raises(ValueError, match="sigma"):
+        WengLin("pl", sigma=1e300)
+    check_run(TrueSkill(tau=1e150), balanced())
+    check_run(TrueSkill(sigma=1e150), balanced())
+
+
+def test_team_rating_with_extreme_inputs():
+    with pytest.raises(ValueError, match=r"weights\[0\]\[0\]"):  # partial play is a share of the game
+        TrueSkill().rate([[(25.0, 8.0)], [(25.0, 8.0)]], weights=[[1e300], [1.0]])
+    with pytest.raises(ValueError, match=r"rating_groups\[0\]\[0\].*sigma"):
+        WengLin("pl").rate([[(25.0, 1e300)], [(25.0, 8.0)], [(20.0, 3.0)]])
+    for model in ("bt", "tm", "pl"):
+        out = WengLin(model).rate([[(25.0, 1e150)], [(25.0, 8.0)], [(20.0, 1e-300)]], weights=[[1e300], [1], [1]])
+        for team in out:
+            assert all(math.isfinite(m) and 0 < s < math.inf for m, s in team)
+    for team in TrueSkill().rate([[(25.0, 1e150)], [(25.0, 8.0), (1e150, 1e-300)]], weights=[[1.0], [1.0, 0.5]]):
+        assert all(math.isfinite(m) and 0 < s < math.inf for m, s in team)
+
+
+@pytest.mark.parametrize("rate", [lambda: TrueSkill().rate, lambda: WengLin().rate])
+@pytest.mark.parametrize("groups, weights, error, named", [
+    ([[(25,)], [(25, 8)]], None, TypeError, r"rating_groups\[0\]\[0\]"),
+    ([[25], [(25, 8)]], None, TypeError, r"rating_groups\[0\]\[0\]"),
+    ([[(25, 8, 1)], [(25, 8)]], None, TypeError, r"rating_groups\[0\]\[0\]"),
+    ([[("a", 8)], [(25, 8)]], None, ValueError, r"rating_groups\[0\]\[0\]"),
+    ([{"x": (25, 8)}, {"y": (25, -8)}], None, ValueError, r"rating_groups\[1\]\['y'\]"),
+    ([(25, 8), (25, 8)], None, TypeError, r"rating_groups\[0\]\[0\]"),
+    ([{"x": (25, 8)}, {"y": (25, 8)}], {(0, "zz"): 1.0}, ValueError, r"\(0, 'zz'\).*no player 'zz'"),
+    ([{"x": (25, 8)}, {"y": (25, 8)}], {(5, "x"): 1.0}, ValueError, r"\(5, 'x'\).*team index"),
+    ([{"x": (25, 8)}, {"y": (25, 8)}], {"x": 1.0}, TypeError, r"'x'"),
+    ([{"x": (25, 8)}, {"y": (25, 8)}], {(0, "x"): "heavy"}, ValueError, r"weights\[\(0, 'x'\)\]"),
+    ([[(25, 8)], [(25, 8)]], [[1.0], [math.nan]], ValueError, r"weights\[1\]\[0\]"),
+    ([[(25, 8)], [(25, 8)]], [[1.0, 1.0], [1.0]], ValueError, r"weights\[0\] has 2"),
+    ([[(25, 8)], [(25, 8)]], [1.0, 1.0], TypeError, r"weights\[0\]"),
+])
+def test_malformed_team_inputs_are_named(rate, groups, weights, error, named):
+    with pytest.raises(error, match=named):
+        rate()(groups, weights=weights)
+
+
+# ---------------------------------------------------------------- tuning never fails on its own bounds
+def corners(box: dict) -> list[dict]:
+    out = [{}]
+    for name, (lo, hi) in box.items():
+        out = [{**c, name: v} for c in out for v in (lo, hi)]
+    return out
+
+
+def home_scenario():
+    sim = ss.simulate(SkillModel("logistic", ss.ELO_SCALE, 1500.0, 200.0**2, 5.0, Threshold(60.0), home=40.0), 12, 300,
+                      home_fraction=0.7, seed=3)
+    return sim.games
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_filter_runs_at_the_corners_of_its_tuning_box(name):
+    method = REGISTRY[name]()
+    games = home_scenario()
+    if not hasattr(method, "tunable") or not hasattr(method, "run"):
+        pytest.skip(f"{name} is not a filter")
+    for corner in corners(method.tunable(games)):
+        check_run(method.with_params(**corner), games)
+
+
+def read(name: str) -> ss.Games:
+    if not has_data(name):
+        pytest.skip(f"real data set {name} not found")
+    return ss.Games.from_csv(data_path(name))
+
+
+def test_glicko2_at_its_tuning_bounds_on_england_and_international_football():
+    """``Glicko2().tune()`` reached ``initial_volatility=1.0`` (the top of its box) on the England
+    league data, and ``Glicko2(tau=0.3).tune()`` on 90% of international football: ZeroDivisionError."""
+    england = read("england_football")
+    intl = read("intl_football").split(0.9)[0]
+    for games in (england, intl):
+        for corner in corners(Glicko2().tunable(games)) + [{"tau": 0.3, "initial_volatility": 1.0}]:
+            run = Glicko2(**corner).run(games)
+            assert np.all(np.isfinite(run.state.values)) and np.all(np.isfinite(run.proba))
+
+
+def test_glicko2_with_a_large_tau_on_the_nfl():
+    nfl = read("nfl")
+    for method in (Glicko2(tau=8.0), Glicko2(tau=50.0), Glicko2(initial_volatility=5.0)):
+        run = method.run(nfl)
+        assert np.all(np.isfinite(run.state.values)) and np.all(np.isfinite(run.proba))
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_a_time_that_overflows_over_period_days_still_gives_finite_ratings():
+    """Times over a tiny ``period_days`` overflow to inf (``Filter.times`` warns): no drift is added
+    between such games, and the ratings stay finite."""
+    games = ss.Games.from_arrays([0.0, 1e10, 2e10, 2e10], ["A", "B", "A", "C"], ["B", "C", "C", "A"], [1, 0.5, 0, 1])
+    for method in (Glicko(period_days=1e-300), Glicko2(period_days=1e-300), EKF(period_days=1e-300),
+                   TrueSkill(dynamics="time", period_days=1e-300), WengLin(dynamics="time", period_days=1e-300)):
+        check_run(method, games)
