@@ -17,8 +17,8 @@ nodes, no per-competitor loop and no ``[time, competitor]`` matrix (which would 
 when competitors play at different times).
 
 The games' log-likelihood is either one compiled Op (``smoothers._walk_logp``: the walk, every
-game and the chain rule back through the walk; PyMC's NUTS and ADVI, and nutpie through
-PyTensor's numba backend; :class:`statespace.Outcome` observations only) or the plain PyTensor
+game and the chain rule back through the walk; PyMC's NUTS and ADVI;
+:class:`statespace.Outcome` observations only) or the plain PyTensor
 graph below (:func:`graph_walk_loglik`), which NumPyro compiles to JAX, the tests use as the
 Op's reference, and :class:`statespace.Margin` and :class:`statespace.Goals` models use. The
 graph writes no likelihood formula of its own: each game's term is the observation's
@@ -27,6 +27,9 @@ graph writes no likelihood formula of its own: each game's term is the observati
 The Laplace start (:func:`laplace_point`, :func:`laplace_start`): the Laplace smoother's
 Gaussian approximation mapped to the sampler's coordinates gives each chain's initial point and
 NUTS's initial diagonal mass matrix.
+
+nutpie (:func:`nutpie_model`) samples the same model without PyTensor: the whole log posterior
+is ``smoothers._walk_logp.posterior_logp``, in coordinates standardised by the Laplace start.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from statespace.model import Davidson, Threshold
 from statespace._pytensor_config import configure_pytensor
 
 __all__ = ["segment_starts", "segment_cumsum", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
-           "laplace_start"]
+           "laplace_start", "posterior_parts", "nutpie_model"]
 
 
 def segment_starts(first: np.ndarray) -> np.ndarray:
@@ -64,7 +67,7 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
     """The PyMC model; returns (pm model, names of the inferred scalar parameters).
 
     ``compiled``: the games' log-likelihood as one compiled Op (``_walk_logp``; the default
-    for PyMC's own NUTS and ADVI and for nutpie, :class:`statespace.Outcome` observations only)
+    for PyMC's own NUTS and ADVI, :class:`statespace.Outcome` observations only)
     or as a plain PyTensor graph (the default for numpyro, which compiles the graph to JAX, and
     for other observations); ``None``: as ``smoother.likelihood`` says."""
     m = smoother._base
@@ -114,10 +117,8 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
 
         z = pm.Normal("z", 0.0, 1.0, dims="node")
         if compiled:
-            from ._walk_logp import WalkGamesLogp, register_numba
+            from ._walk_logp import WalkGamesLogp
 
-            if smoother.sampler == "nutpie":
-                register_numba()
             op = WalkGamesLogp(prior_mean=m.prior_mean, first=tl.prev < 0, sqrt_dt=np.sqrt(tl.dt),
                                node_a=tl.game_a, node_b=tl.game_b, score=games.score,
                                at_home=at_home if use_home else np.zeros(len(games)), weight=games.weight,
@@ -228,3 +229,105 @@ def laplace_start(smoother, games: Games, tl, pmodel, rng: np.random.Generator):
     inits = [{n: mean[n] + np.sqrt(var[n]) * rng.standard_normal(np.shape(mean[n])) for n in mean}
              for _ in range(smoother.chains)]
     return nuts, inits
+
+
+def posterior_parts(smoother, games: Games, tl, pmodel, free):
+    """What :func:`smoothers._walk_logp.posterior_logp` takes after ``(u, grad)``: ``(shift,
+    stretch, slots, fixed, priors, *data)``, with ``names`` (the inferred scalars in the order
+    of the sampler's coordinates, then ``z``) and the value variables' names; see
+    :func:`nutpie_model`. The coordinates are standardised by the Laplace approximation when
+    ``smoother.init == "laplace"``, else ``x = u`` (``shift`` 0, ``stretch`` 1)."""
+    from ._walk_logp import WalkGamesLogp
+
+    m = smoother._base
+    s = m.scale
+    ps = smoother.prior_scales
+    at_home = ~games.neutral
+    code = m.draw_code
+    home_fixed = smoother.home if smoother.home is not None else float(m.home)
+    use_home = bool(at_home.any()) and not ("home" not in free and home_fixed == 0.0)
+    theta_name = "margin" if code == nx.DRAW_THRESHOLD else "nu" if code == nx.DRAW_DAVIDSON else None
+    order = ["drift_sd", "prior_sd", "home", theta_name]
+    names = [name for name in order if name is not None and name in free]
+    if sorted(names) != sorted(free):  # pragma: no cover - build_model's parameters by construction
+        raise RuntimeError(f"nutpie model: parameters {free} are not {names}")
+    slots = np.array([names.index(n) if n in names else -1 for n in order] + [len(names)], dtype=np.int64)
+    fixed = np.array([math.sqrt(smoother.drift) if smoother.drift is not None else 0.0,
+                      math.sqrt(smoother.prior_var) if smoother.prior_var is not None else 0.0,
+                      home_fixed if use_home else 0.0,
+                      smoother.draw_param if smoother.draw_param is not None else 0.0])
+    priors = np.array([ps["drift_sd"] * s, ps["prior_sd"] * s, float(m.home), ps["home"] * s,
+                       ps["margin"] * s if code == nx.DRAW_THRESHOLD else ps["nu"]])
+    op = WalkGamesLogp(prior_mean=m.prior_mean, first=tl.prev < 0, sqrt_dt=np.sqrt(tl.dt), node_a=tl.game_a,
+                       node_b=tl.game_b, score=games.score, at_home=at_home if use_home else np.zeros(len(games)),
+                       weight=games.weight, link=m.link_code, draw=code, scale=s)
+    bt = op.bradley_terry
+    empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+    data = (op.prior_mean, op.first, op.sqrt_dt, op.node_a, op.node_b, op.score, op.at_home, op.weight, op.link,
+            op.draw, op.scale, bt, op.bt_a if bt else empty_i, op.bt_b if bt else empty_i,
+            op.bt_sign if bt else empty_f, op.bt_home if bt else empty_f, op.bt_weight if bt else empty_f)
+    value_names = [{"drift_sd": "drift_sd_log__", "prior_sd": "prior_sd_log__", "home": "home",
+                    "margin": "margin_log__", "nu": "nu_log__"}[n] for n in names] + ["z"]
+    n_x = len(names) + tl.n_nodes
+    if smoother.init == "laplace":
+        mean, var = laplace_point(smoother, games, tl, pmodel)
+        shift = np.concatenate([np.atleast_1d(mean[v]) for v in value_names]).astype(float)
+        stretch = np.sqrt(np.concatenate([np.broadcast_to(var[v], np.shape(np.atleast_1d(mean[v])))
+                                          for v in value_names]).astype(float))
+    else:
+        shift, stretch = np.zeros(n_x), np.ones(n_x)
+    return (shift, stretch, slots, fixed, priors, *data), names, value_names
+
+
+def nutpie_model(smoother, games: Games, tl, pmodel, free, seed):
+    """The model of :func:`build_model` for nutpie, without PyTensor: nutpie's Rust NUTS calls
+    :func:`smoothers._walk_logp.posterior_logp` (the whole log posterior and its gradient, one
+    cached numba function, the GIL released) through ``nutpie.from_pyfunc``, so nothing is
+    compiled per fit (``nutpie.compile_pymc_model`` compiles the PyTensor graph to numba on every
+    fit, 6-13 s here). :class:`statespace.Outcome` observations only, as the compiled Op.
+
+    With ``init="laplace"`` the sampler's coordinates are standardised by the Laplace
+    approximation (:func:`laplace_point`: PyMC's value variables ``x = mean + sd u``) and every
+    chain starts at a draw of it, ``u ~ N(0, I)``; otherwise ``x = u``, starting from PyMC's
+    initial point with a uniform(-1, 1) jitter, as PyMC's ``jitter+adapt_diag``. The posterior
+    holds the same variables, under the same names, as PyMC's (``drift_sd``, ``prior_sd``,
+    ``home``, ``margin`` or ``nu`` where inferred, and ``z``). ``free``: :func:`build_model`'s
+    inferred scalar parameters; ``tests/test_pymc_nutpie.py`` checks that the density is the
+    PyMC model's. Returns the ``nutpie`` model."""
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    from ._walk_logp import posterior_logp
+
+    parts, names, value_names = posterior_parts(smoother, games, tl, pmodel, free)
+    shift, stretch = parts[0], parts[1]
+    n_x = shift.size
+    k = len(names)
+    if smoother.init == "laplace":
+        start = np.zeros(n_x)
+    else:
+        point = pmodel.initial_point()
+        start = np.concatenate([np.atleast_1d(point[v]) for v in value_names]).astype(float)
+
+    def make_logp():
+        def logp(u, **_):
+            grad = np.empty(n_x)
+            return posterior_logp(u, grad, *parts), grad
+        return logp
+
+    def make_expand(*_):
+        def expand(u, **_):
+            x = shift + stretch * np.asarray(u)
+            out = {n: np.asarray(x[i] if n == "home" else math.exp(x[i])) for i, n in enumerate(names)}
+            out["z"] = x[k:]
+            return out
+        return expand
+
+    def initial_point(chain_seed):
+        rng = np.random.default_rng([0 if seed is None else int(seed), int(chain_seed)])
+        if smoother.init == "laplace":
+            return rng.standard_normal(n_x)  # a draw of the Laplace approximation
+        return start + rng.uniform(-1.0, 1.0, n_x)
+
+    return from_pyfunc(n_x, make_logp, make_expand, [np.dtype("float64")] * (k + 1), [()] * k + [(tl.n_nodes,)],
+                       names + ["z"], coords={"node": np.arange(tl.n_nodes)}, dims={"z": ("node",)},
+                       make_initial_point_fn=initial_point)

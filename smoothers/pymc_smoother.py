@@ -32,10 +32,15 @@ sum (the non-centred random walk, ``smoothers._pymc_model``).
 
 Speed. With PyMC's own NUTS (and ADVI), the games' log-likelihood and its gradient are one
 compiled Op (``smoothers._walk_logp``: the walk, every game and the chain rule back through the
-walk); the plain PyTensor graph stays for NumPyro (it compiles the graph to JAX) and as the tests'
-reference; nutpie gets the same Op through PyTensor's numba backend. NUTS starts from the Laplace
-smoother (``init="laplace"``): dispersed chain starts drawn from its approximation and a mass
-matrix seeded with its variances. docs/benchmarks.md measures each of these.
+walk); the plain PyTensor graph stays for NumPyro (it compiles the graph to JAX), for nutpie with
+``likelihood="graph"``, and as the tests' reference. nutpie (``sampler="nutpie"`` or ``"auto"``)
+samples the whole log posterior as one cached numba function
+(``smoothers._walk_logp.posterior_logp``, the logistic case's ``exp`` and ``log1p`` in vectorised
+loops; ``smoothers._pymc_model.nutpie_model``): no PyTensor compilation per fit, no Python
+between leapfrog steps, the chains in threads. NUTS starts from the Laplace smoother
+(``init="laplace"``): dispersed chain starts drawn from its approximation and a mass matrix
+seeded with its variances. docs/benchmarks.md measures each of these
+(``benchmarks/bench_pymc.py``).
 
 Identification: a competitor's level is identified only relative to its opponents and through
 the prior (``prior_mean``, ``sigma_prior``); compare skills as differences, or centred
@@ -60,7 +65,8 @@ for a complete one; so does a sample with fewer chains or draws than asked for, 
 short. With ``keep_partial=True`` a sample cut short after tuning is kept: ``fit.info["partial"]``
 is True, ``fit.info["chains"]`` and ``fit.info["draws"]`` say what it holds, and a
 :class:`PartialSampleWarning` says so (an interrupt during tuning leaves no draws to keep and still
-raises).
+raises). The same holds with nutpie, which stops its threads on Ctrl-C and returns chains of
+different lengths: a partial fit keeps the draws every kept chain has.
 
 PyTensor compile cache: :func:`statespace._pytensor_config.configure_pytensor` points it at
 ``compile_dir`` (default: ``statespace/pytensor`` in the user's cache directory, created private,
@@ -88,14 +94,14 @@ from statespace import _numeric as nx
 from statespace.model import Davidson, Threshold
 
 from ._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
-from ._pymc_model import build_model, laplace_start, segment_cumsum, segment_starts
+from ._pymc_model import build_model, laplace_start, nutpie_model, segment_cumsum, segment_starts
 from statespace._pytensor_config import configure_pytensor, default_compile_dir
 from .base import Smoother, SmootherFit, timeline
 
 __all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
            "segment_starts", "rhat_rank", "ess_bulk"]
 
-SAMPLERS = ("nuts", "nutpie", "numpyro", "advi")
+SAMPLERS = ("nuts", "auto", "nutpie", "numpyro", "advi")
 #: How PyMC's NUTS starts: "laplace" (from :class:`smoothers.LaplaceSmoother`'s fit), or one of
 #: PyMC's own ``init`` methods.
 INITS = ("laplace", "jitter+adapt_diag", "adapt_diag", "jitter+adapt_diag_grad", "advi+adapt_diag", "adapt_full",
@@ -196,6 +202,27 @@ def _check_float(name: str, value, *, nonnegative: bool = True) -> float | None:
     return v
 
 
+def _complete_draws(idata):
+    """nutpie stopped early (Ctrl-C) returns chains of different lengths, padded with NaN: keep
+    the chains with at least one draw, each cut to the draws they all have (what a partial fit
+    holds, as PyMC's own partial traces)."""
+    post = idata.posterior
+    if "z" not in post or post.sizes["draw"] == 0:
+        return idata
+    done = np.isfinite(np.asarray(post["z"])).all(axis=-1)  # (chain, draw)
+    if done.all():
+        return idata
+    lengths = np.where(done.all(axis=1), done.shape[1], np.argmin(done, axis=1))
+    chains = np.flatnonzero(lengths > 0)
+    keep = int(lengths[chains].min()) if chains.size else 0
+    sel = {"chain": chains, "draw": np.arange(keep)}
+    for group in idata.groups():
+        data = idata[group]
+        if "chain" in data.dims and "draw" in data.dims:
+            idata[group] = data.isel(sel)
+    return idata
+
+
 class PyMCSmoother(Smoother):
     """The Gaussian-random-walk Bradley-Terry (or Thurstone-Mosteller) model fitted by MCMC in
     PyMC, non-centred (see the module docstring for the equations and the cumulative-sum trick).
@@ -215,13 +242,19 @@ class PyMCSmoother(Smoother):
         The draw model's parameter (threshold margin or Davidson nu): ``None`` infers it (HalfNormal
         prior), a number fixes it. Ignored for "none" and "half".
     sampler:
-        ``"nuts"`` (PyMC's NUTS), ``"nutpie"`` or ``"numpyro"`` (NUTS from those packages, if
-        installed) or ``"advi"`` (mean-field ADVI, then draws from the approximation: fast, but
-        it underestimates posterior variances).
+        ``"nuts"`` (default: PyMC's NUTS), ``"nutpie"`` (nutpie's NUTS, the optional extra
+        ``fast``: for win/draw/loss models on the compiled log density, nothing compiled per fit,
+        about twice as fast here; see "Speed"), ``"auto"`` (nutpie when it is installed and the
+        model is a win/draw/loss one, else PyMC's NUTS; :meth:`sampler_for` says which, and
+        ``fit.info["sampler"]`` which ran), ``"numpyro"`` (NUTS in JAX, if installed) or
+        ``"advi"`` (mean-field ADVI, then draws from the approximation: fast, but it
+        underestimates posterior variances).
     draws, tune, chains, cores, target_accept, seed:
         Passed to the sampler (``tune`` is ignored by ADVI; ``advi_iterations`` sets its length).
-        ``cores=None`` (default): the chains run in parallel, one process per chain up to the
-        number of CPU cores, as in PyMC.
+        ``tune`` defaults to 500 tuning steps per chain: the chains start from the Laplace
+        approximation (``init``), and on the 5,000-game benchmark 500 give the same r-hat and
+        bulk ESS as 1,000 (docs/benchmarks.md). ``cores=None`` (default): the chains run in
+        parallel, one process (nutpie: one thread) per chain up to the number of CPU cores.
     progressbar:
         ``None``: shown when stderr is a terminal.
     period_days:
@@ -237,12 +270,13 @@ class PyMCSmoother(Smoother):
     prior_scales:
         Overrides of :data:`DEFAULT_PRIOR_SCALES` (prior sds; skill-valued ones in units of scale).
     init:
-        How PyMC's NUTS starts (``sampler="nuts"`` only; nutpie and numpyro use their own).
+        How NUTS starts (PyMC's NUTS and nutpie; numpyro uses its own).
         ``"laplace"`` (default): fit :class:`smoothers.LaplaceSmoother` first, start each chain
         at a draw from its Gaussian approximation mapped to the sampler's coordinates, and seed
-        the diagonal mass matrix with its variances, so the first tuning iterations are not spent
-        finding the scale of each competitor's first node. Otherwise one of PyMC's ``init``
-        methods, e.g. PyMC's default ``"jitter+adapt_diag"``.
+        the diagonal mass matrix with its variances (nutpie: sample in coordinates standardised
+        by them), so the first tuning iterations are not spent finding the scale of each
+        competitor's first node. Otherwise one of PyMC's ``init`` methods, e.g. PyMC's default
+        ``"jitter+adapt_diag"`` (nutpie: PyMC's initial point with a uniform(-1, 1) jitter).
     likelihood:
         How the games' log-likelihood is computed: ``"compiled"`` (one compiled Op, see "Speed"
         above; PyMC's NUTS and ADVI, and nutpie through PyTensor's numba backend; for
@@ -270,7 +304,7 @@ class PyMCSmoother(Smoother):
 
     def __init__(self, model: SkillModel | None = None, *, drift: float | None = None,
                  prior_var: float | None = None, home: float | None = None, draw_param: float | None = None,
-                 sampler: str = "nuts", draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int | None = None,
+                 sampler: str = "nuts", draws: int = 1000, tune: int = 500, chains: int = 2, cores: int | None = None,
                  target_accept: float = 0.9, seed=None, progressbar: bool | None = None,
                  period_days: float = 1.0, compile_dir: str | os.PathLike | None = None,
                  keep_draws: int = 500, advi_iterations: int = 20_000, max_rhat: float = 1.05,
@@ -418,17 +452,49 @@ class PyMCSmoother(Smoother):
                               f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
                               f"pip install {' '.join(missing)}  (or use sampler='nuts')")
 
-    def _sample(self, pmodel, progress: bool, games: Games, tl, watch: _InterruptWatch | None = None):
+    def sampler_for(self) -> str:
+        """The sampler a fit runs: ``sampler`` itself, or for ``"auto"`` nutpie when it is
+        installed and the model is a win/draw/loss one (:class:`statespace.Outcome`, the
+        compiled log density; ``likelihood`` not ``"graph"``), else PyMC's NUTS."""
+        if self.sampler != "auto":
+            return self.sampler
+        fast = isinstance(self._base.observation, Outcome) and self.likelihood != "graph"
+        return "nutpie" if fast and find_spec("nutpie") is not None else "nuts"
+
+    def _nutpie_fast(self) -> bool:
+        """nutpie on the compiled log density (:func:`smoothers._pymc_model.nutpie_model`) rather
+        than on PyMC's model compiled by PyTensor's numba backend (``likelihood="graph"``)."""
+        return isinstance(self._base.observation, Outcome) and self.likelihood != "graph"
+
+    def _sample_nutpie(self, pmodel, free, progress: bool, games: Games, tl, seed):
+        """nutpie's NUTS on the compiled log density: nothing compiled per fit, chains in threads
+        (``cores`` at a time), every chain started from the Laplace approximation."""
+        import nutpie
+
+        compiled = nutpie_model(self, games, tl, pmodel, free, seed)
+        t0 = time.perf_counter()
+        idata = nutpie.sample(compiled, draws=self.draws, tune=self.tune_steps, chains=self.chains, cores=self.cores,
+                              seed=seed, target_accept=self.target_accept, progress_bar=progress, save_warmup=False)
+        elapsed = time.perf_counter() - t0
+        idata = _complete_draws(idata)
+        idata.posterior.attrs["sampling_time"] = elapsed
+        idata.posterior.attrs["tuning_steps"] = self.tune_steps
+        return idata
+
+    def _sample(self, pmodel, progress: bool, games: Games, tl, watch: _InterruptWatch | None = None, free=()):
         import pymc as pm
 
         seed = _as_seed(self.seed)
+        sampler = self.sampler_for()
+        if sampler == "nutpie" and self._nutpie_fast():
+            return self._sample_nutpie(pmodel, list(free), progress, games, tl, seed), None
         with pmodel, _quiet_pymc(not progress):
-            if self.sampler == "advi":
+            if sampler == "advi":
                 approx = pm.fit(n=self.advi_iterations, method="advi", random_seed=seed, progressbar=progress)
                 return approx.sample(self.draws, random_seed=seed), approx
             kw = {}
-            if self.sampler in ("nutpie", "numpyro"):
-                kw["nuts_sampler"] = self.sampler
+            if sampler in ("nutpie", "numpyro"):
+                kw["nuts_sampler"] = sampler
             else:
                 if watch is not None:
                     kw["callback"] = watch.stop_sampler
@@ -453,7 +519,7 @@ class PyMCSmoother(Smoother):
         with _watch_interrupts() as watch:
             try:
                 pmodel, free = build_model(self, games, tl)
-                idata, approx = self._sample(pmodel, progress, games, tl, watch)
+                idata, approx = self._sample(pmodel, progress, games, tl, watch, free)
             except KeyboardInterrupt as exc:
                 if isinstance(exc, SamplingInterrupted):
                     raise
@@ -497,6 +563,7 @@ class PyMCSmoother(Smoother):
         tl = timeline(games, times_fn(games))
         progress = sys.stderr.isatty() if self.progressbar is None else bool(self.progressbar)
         idata, _, free, partial = self._sample_or_interrupt(games, tl, progress)
+        t_sampled = time.perf_counter()
 
         post = idata.posterior
         m = self._base
@@ -535,7 +602,7 @@ class PyMCSmoother(Smoother):
 
         import pytensor
 
-        info = {"sampler": self.sampler, "n_nodes": tl.n_nodes, "n_games": len(games), "chains": int(nchain),
+        info = {"sampler": self.sampler_for(), "n_nodes": tl.n_nodes, "n_games": len(games), "chains": int(nchain),
                 "draws": int(ndraw), "free": tuple(free), "compile_dir": str(pytensor.config.base_compiledir),
                 "sampling_seconds": post.attrs.get("sampling_time"), "partial": False}
         if partial is not None:
@@ -543,6 +610,11 @@ class PyMCSmoother(Smoother):
         if self.sampler != "advi":
             info.update(self._diagnose(idata, free, tl))
         info["seconds"] = time.perf_counter() - t0
+        # where the time went: before sampling (model, compilation or the compile cache, Laplace
+        # start, worker processes), the sampler's own clock, and the summaries and diagnostics
+        sampling = info["sampling_seconds"] or 0.0
+        info["setup_seconds"] = max(0.0, t_sampled - t0 - sampling)
+        info["summary_seconds"] = time.perf_counter() - t_sampled
         fit = SmootherFit(self, games, tl, mean, var, fitted, times_fn, draws=draws, info=info)
         fit.idata = idata
         return fit
