@@ -274,11 +274,22 @@ def main(argv=None) -> int:
             runs.append({"cache": "warm", **r})
     print(f"smoother: {runs[-1]['smoother']}, cores={runs[-1]['cores']}, init={args.init}, "
           f"likelihood={args.likelihood}")
+    if args.games == 5000 and not args.quick:  # for benchmarks/peers.py's goals table: the best warm fit
+        for sampler in samplers:
+            warm = [r["wall_s"] for r in runs if r["cache"] == "warm" and r["sampler"] == sampler]
+            key = "pymc_5000_s" if sampler == "nuts" else f"pymc_5000_{sampler}_s"
+            if warm:
+                print(f"goal {key} {min(warm):.1f}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     path = args.json if args.json is not None else (None if args.quick else DEFAULT_JSON)
     if path is not None:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    cwd=ROOT).stdout.strip() or None
+        except OSError:
+            commit = None
         result = {"command": "python benchmarks/bench_pymc.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                  "date": started.isoformat(timespec="seconds"),
+                  "date": started.isoformat(timespec="seconds"), "commit": commit,
                   "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                               "processor": platform.processor() or None},
                   "versions": _versions(),
