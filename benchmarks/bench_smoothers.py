@@ -43,9 +43,9 @@ games (``errors="drop"``): logistic link at the Elo scale, prior N(1500, 300^2),
 
 The script prints the issue's published figures beside ours and MET/BELOW for the targets (Laplace
 under 0.5 s with held-out log loss no worse than the peers'; ATP under 60 s). The exit status is
-0 unless something crashes. BLAS threads matter: scipy's conjugate gradients call BLAS on long
-vectors, and on a busy 2-core machine OpenBLAS's threads make the ATP fit several times slower;
-``OPENBLAS_NUM_THREADS=1`` avoids that (the script prints the load average and BLAS threads).
+0 unless something crashes. BLAS threads: the smoothers' fits run BLAS on one thread
+(``blas_threads=1``, their default, through threadpoolctl); the script prints the load average
+and BLAS's threads outside the fits.
 
 Usage::
 
@@ -197,33 +197,26 @@ def peer_choix(st: Stream, how: str):
 # ---------------------------------------------------------------------------- profile
 def profile(train, test, model, repeats: int) -> None:
     """Where the fixed-drift fit's time goes."""
-    import smoothers._chains as chains
     from smoothers import LaplaceSmoother
+    from smoothers._sparse import NewtonSystem
     from smoothers.base import timeline
 
     method = LaplaceSmoother(model)
-    seconds = {"solve": [], "logdet": []}
-    originals = {name: getattr(chains, name) for name in seconds}
+    seconds = {"solve": []}
+    original = NewtonSystem.solve_cg
 
-    def wrap(name):
-        fn = originals[name]
-
-        def timed(*args):
-            t0 = time.perf_counter()
-            out = fn(*args)
-            seconds[name].append(time.perf_counter() - t0)
-            return out
-
-        return timed
+    def timed_solve(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = original(self, *args, **kwargs)
+        seconds["solve"].append(time.perf_counter() - t0)
+        return out
 
     whole, fit = best_of(lambda: method.fit(train), repeats)
     try:
-        for name in seconds:
-            setattr(chains, name, wrap(name))
+        NewtonSystem.solve_cg = timed_solve
         t_fit, fit = best_of(lambda: method.fit(train), 1)
     finally:
-        for name, fn in originals.items():
-            setattr(chains, name, fn)
+        NewtonSystem.solve_cg = original
     t_tl, tl = best_of(lambda: timeline(train, method._node_times(train, model)), repeats)
     x0 = method._start(tl, None)
     t_mode, (x, H, it) = best_of(lambda: method._mode(train, tl, model, x0), repeats)
@@ -245,8 +238,8 @@ def profile(train, test, model, repeats: int) -> None:
         ("  whole fit", whole),
         ("    timeline (nodes, links)", t_tl),
         ("    Newton to the mode (_mode)", t_mode),
-        (f"      of which {len(seconds['solve'])} linear solves "
-         f"({'CG, chain-preconditioned' if tl.n_nodes >= chains.CG_FROM else 'sparse LU'})", solve),
+        (f"      of which {len(seconds['solve'])} linear solves by deflated, chain-preconditioned CG "
+         f"({', '.join(map(str, fit.info['cg_iterations']))} iterations)", solve),
         (f"    ordering and symbolic factor ({order})", t_plan),
         ("    numeric L D L^T of H at the mode", t_factor),
         (f"    marginal variances ({kind})", t_var),

@@ -40,13 +40,14 @@ class BradleyTerry(LaplaceSmoother):
 
     def __init__(self, model: SkillModel | None = None, *, period_days: float = 1.0, tol: float = 1e-8,
                  max_iter: int = 100, variances: str = "auto", dense_cov_limit: int = 3000,
-                 exact_variance_limit: int | None = None):
+                 exact_variance_limit: int | None = None, blas_threads: int | None = 1, progress: bool | None = None):
         if model is None:
             model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 1e6 * (400.0 / math.log(10.0)) ** 2,
                                0.0, "half")
         super().__init__(dataclasses.replace(model, drift=0.0, reversion=0.0, home_drift=0.0), drift=None,
                          period_days=period_days, tol=tol, max_iter=max_iter, variances=variances,
-                         dense_cov_limit=dense_cov_limit, exact_variance_limit=exact_variance_limit)
+                         dense_cov_limit=dense_cov_limit, exact_variance_limit=exact_variance_limit,
+                         blas_threads=blas_threads, progress=progress)
 
     def tunable(self, games: Games) -> dict:
         """Nothing: static skills have no drift (and the prior is the user's choice)."""

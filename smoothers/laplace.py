@@ -20,15 +20,24 @@ predicts with): the random walk ``phi_k = 1``, ``q_k = q dt_k``, or with mean re
 Its Hessian is sparse: tridiagonal in time for each competitor (each link adds ``1/q_k`` to its
 node's diagonal, ``phi_k^2 / q_k`` to the previous node's and ``-phi_k / q_k`` between them)
 plus a 2 x 2 coupling ``w_g kappa_g (e_a - e_b)(e_a - e_b)^T`` per game, ``kappa = -l''``. Each
-Newton step
-solves one sparse system (below 500 nodes SuperLU with a minimum-degree ordering, else conjugate
-gradients preconditioned by each competitor's chain, ``smoothers._chains``), with a backtracking line search so that
-the log posterior never decreases.
+Newton step solves one sparse system, with a backtracking line search so that the log posterior
+never decreases: below 500 nodes by SuperLU with a minimum-degree ordering; above, by conjugate
+gradients preconditioned by each competitor's chain and deflated by the common level of everyone
+at each time (``smoothers._sparse.NewtonSystem``: compiled, no BLAS, the nodes in time order; its
+cost per Newton step is linear in the games); when the fit has a sparse factor of H within budget
+(below) and a CG solve is predicted to cost more than that factor, the next steps use the factor
+(its order and pattern, the "plan", built once per fit: only the numeric pass is repeated).
+
+BLAS runs on ``blas_threads`` threads (1 by default, through threadpoolctl) for the length of a
+fit; ``progress`` reports each Newton step on stderr in long fits.
 
 Marginal variances are the diagonal of ``H^{-1}`` at the mode. Up to ``dense_cov_limit`` nodes
 the whole inverse is formed (dense), so forecasts also get the two competitors' covariance.
 Above, ``H = P^T L D L^T P`` is factorised sparsely (a fill-reducing ordering ``P``: reverse
-Cuthill-McKee, or SuperLU's minimum degree on ``H + H^T`` when that fills less) and the
+Cuthill-McKee, or when that fills much, SuperLU's minimum degree on ``H + H^T`` -- or with the
+optional scikit-sparse, CHOLMOD's approximate minimum degree and for large factors METIS --
+whichever fills least; a refit warm-started from a fit on part of the same history keeps that
+fit's order) and the
 *selected inverse* (Takahashi, Fox & Wang 1973; Erisman & Tinney 1975; as in INLA, Rue &
 Martino 2007) gives the entries of ``H^{-1}`` on the pattern of ``L + L^T``: every marginal
 variance and every node's covariance with its chain neighbours, exactly, for about the cost
@@ -58,19 +67,23 @@ maximum-likelihood) static Bradley-Terry fit: :class:`smoothers.bradley_terry.Br
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import sys
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
+from scipy.sparse.linalg import splu
 
 from statespace import Games, GamesError, Outcome, SkillModel
 
 from . import _chains
-from ._sparse import DenseFactor, SparseCovariance, SparseFactor, SparsePlan
+from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
+                      _structure, chain_blocks)
 from .base import Smoother, SmootherFit, Timeline, timeline
 
 __all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
@@ -84,6 +97,74 @@ _FACTOR_NNZ = 2e7
 # accepts (see LaplaceSmoother._check_weights): double precision carries about 16 digits, and at
 # this ratio the prior's pull on the common level still keeps three or more of them.
 _MAX_CURVATURE_RATIO = 1e13
+
+
+def blas_limits(threads: int | None):
+    """A context in which BLAS (OpenBLAS, MKL, BLIS: every one loaded) runs on at most ``threads``
+    threads (threadpoolctl); ``None``: BLAS is left as it is. The fits call BLAS on long vectors
+    and small dense blocks, where a second thread only spins: on a quiet machine it doubled the
+    CPU time, on a busy one it made fits 3-10 times slower."""
+    if threads is None:
+        return contextlib.nullcontext()
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=int(threads), user_api="blas")
+
+
+_CONTROLLER = None
+
+
+class _Progress:
+    """Progress lines on stderr for a long fit: with ``progress=None``, when stderr is a terminal
+    and once the fit has run for ``_PROGRESS_AFTER`` seconds; always with ``True``; never with
+    ``False``."""
+
+    def __init__(self, setting: bool | None, t0: float, name: str):
+        if setting is None:
+            stream = sys.stderr
+            setting = None if (stream is not None and hasattr(stream, "isatty") and stream.isatty()) else False
+        self.setting, self.t0, self.name = setting, t0, name
+
+    def __call__(self, message: str) -> None:
+        if self.setting is False:
+            return
+        elapsed = time.perf_counter() - self.t0
+        if self.setting is None and elapsed < _PROGRESS_AFTER:
+            return
+        print(f"{self.name}: {message} [{elapsed:.1f} s]", file=sys.stderr, flush=True)
+
+
+#: With ``progress=None`` a fit reports its steps on a terminal once it has run this long (seconds).
+_PROGRESS_AFTER = 2.0
+
+
+def _earlier_nodes(fit: SmootherFit, tl: Timeline):
+    """For each node of ``tl``, the node of ``fit`` of the same competitor at or before its time
+    (-1: none; a static fit's only node at any time), as ``fit._node_at`` finds it, for all the
+    nodes at once; and whether that node is at the same time (the same node)."""
+    old = fit.timeline
+    index = fit._index
+    pid = np.array([index.get(str(p), -1) for p in tl.players], dtype=np.int64)[tl.node_player]
+    known = pid >= 0
+    node = np.full(tl.n_nodes, -1, np.int64)
+    if fit.static:
+        node[known] = fit._last[pid[known]]
+        return node, np.zeros(tl.n_nodes, bool)
+    if old.n_nodes and known.any():
+        times, rank = np.unique(np.concatenate([old.node_time, tl.node_time]), return_inverse=True)
+        r = times.size + 1
+        old_key = old.node_player * r + rank[:old.n_nodes]  # ascending: nodes sorted by competitor, then time
+        key = pid * r + rank[old.n_nodes:]
+        at = np.searchsorted(old_key, key[known], side="right") - 1
+        ok = at >= 0
+        ok[ok] = old.node_player[at[ok]] == pid[known][ok]
+        node[np.flatnonzero(known)[ok]] = at[ok]
+    exact = node >= 0
+    exact[exact] = old.node_time[node[exact]] == tl.node_time[exact]
+    return node, exact
 
 
 def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
@@ -128,15 +209,25 @@ class LaplaceSmoother(Smoother):
         Deprecated: the former name of ``dense_cov_limit`` (above it, variances were the blocks;
         they are now exact wherever the factor is affordable; ``variances="blocks"`` keeps the
         blocks).
+    blas_threads:
+        BLAS threads during a fit (default 1, through threadpoolctl; restored afterwards): the
+        fit's BLAS calls are small, and a second OpenBLAS thread only spins (it doubled the CPU
+        time on a quiet machine and made fits 3-10 times slower on a busy one). ``None`` leaves
+        BLAS's own setting (e.g. ``OPENBLAS_NUM_THREADS``) alone.
+    progress:
+        Progress lines on stderr (each Newton step, each drift tried, the variances): ``None``
+        (default) on a terminal once the fit has run for 2 s, ``True`` always, ``False`` never.
     """
 
     name = "laplace"
+    _progress = None  # the running fit's progress reporter
     _param_aliases = {"model": "skill_model", "drift": "_drift_arg", "drift_bounds": "_drift_bounds_arg"}
     _deprecated_params = ("exact_variance_limit",)
 
     def __init__(self, model: SkillModel | None = None, drift=None, *, period_days: float = 1.0,
                  tol: float = 1e-8, max_iter: int = 100, variances: str = "auto", dense_cov_limit: int = 3000,
-                 exact_variance_limit: int | None = None, drift_bounds: tuple[float, float] | None = None):
+                 exact_variance_limit: int | None = None, drift_bounds: tuple[float, float] | None = None,
+                 blas_threads: int | None = 1, progress: bool | None = None):
         if model is None:
             model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
         if not isinstance(model, SkillModel):
@@ -174,6 +265,13 @@ class LaplaceSmoother(Smoother):
             raise ValueError(f"dense_cov_limit must be an integer >= 0, got {dense_cov_limit!r}")
         self.variances = variances
         self.dense_cov_limit = int(dense_cov_limit)
+        if blas_threads is not None and not (isinstance(blas_threads, (int, np.integer))
+                                             and not isinstance(blas_threads, bool) and blas_threads >= 1):
+            raise ValueError(f"blas_threads must be None or an integer >= 1, got {blas_threads!r}")
+        if progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False, got {progress!r}")
+        self.blas_threads = None if blas_threads is None else int(blas_threads)
+        self.progress = progress
         s2 = model.scale**2
         self._drift_bounds_arg = None if drift_bounds is None else tuple(drift_bounds)
         self.drift_bounds = self._drift_bounds_arg or (1e-7 * s2, 10.0 * s2)
@@ -260,6 +358,14 @@ class LaplaceSmoother(Smoother):
         if warm_start is not None:
             warm_start._check_time_base(games)
         t0 = time.perf_counter()
+        self._progress = _Progress(self.progress, t0, type(self).__name__)
+        try:
+            with blas_limits(self.blas_threads):
+                return self._fit(games, warm_start, t0)
+        finally:
+            self._progress = None
+
+    def _fit(self, games: Games, warm_start: SmootherFit | None, t0: float) -> SmootherFit:
         model = self.skill_model
         times = self._node_times(games, model)
         tl = timeline(games, times)
@@ -268,20 +374,32 @@ class LaplaceSmoother(Smoother):
         info: dict = {}
         dense = self._dense(tl)
         # the sparse factor's order and pattern: once per fit (the Hessians of every drift share them)
-        plan = self._plan(tl) if (self.auto_drift or not dense) else None
+        plan = self._plan(tl, warm_start) if (self.auto_drift or not dense) else None
+        system = NewtonSystem(tl)
         if self.auto_drift:
-            model, x0, info = self._type2(games, tl, model, x0, plan)
-        x, H, it = self._mode(games, tl, model, x0)
+            model, x0, info = self._type2(games, tl, model, x0, plan, system)
+        x, H, it = self._mode(games, tl, model, x0, system, plan)
+        how = "dense" if dense else "sparse factor" if plan is not None else "per-competitor blocks"
+        self._report(f"variances ({how})")
         factor = self._factor(tl, H, None if dense else plan)
         var, cov, prev_cov, how = self._variances(tl, H, factor)
         info.update({"iterations": it, "exact_variance": how != "blocks", "variances": how,
                      "prev_cov": prev_cov, "n_nodes": tl.n_nodes,
                      "log_evidence": self._log_evidence(games, tl, model, x, H, factor),
-                     "seconds": time.perf_counter() - t0, "drift": model.drift})
+                     "seconds": time.perf_counter() - t0, "drift": model.drift,
+                     "newton_solves": [kind for kind, _ in system.steps],
+                     "cg_iterations": [k for kind, k in system.steps if kind == "cg"]})
         if plan is not None:
             info.update({"factor_ordering": plan.ordering, "factor_nnz": plan.nnz, "factor_flops": plan.flops})
         fit = SmootherFit(self, games, tl, x, var, model, self.times, info=info, cov=cov, static=self._static(model))
+        if (self.auto_drift or not dense) and self.variances != "blocks":
+            # the plan (or that the factor was over budget), for a refit on a grown history
+            fit._laplace_plan = (plan, self._budget(tl))
         return fit
+
+    def _report(self, message: str) -> None:
+        if self._progress is not None:
+            self._progress(message)
 
     def _static(self, model: SkillModel) -> bool:
         """Whether the fit has no dynamics (drift 0, not searched): one node per competitor."""
@@ -320,15 +438,68 @@ class LaplaceSmoother(Smoother):
         """Whether the final fit's covariance is formed densely (small fits)."""
         return self.variances != "blocks" and tl.n_nodes <= self.dense_cov_limit
 
-    def _plan(self, tl: Timeline) -> "SparsePlan | None":
+    def _plan(self, tl: Timeline, warm: SmootherFit | None = None) -> "SparsePlan | None":
         """The sparse factorisation's order and symbolic pattern, if it is to be used: ``None``
         for the per-competitor blocks, or when the factor is over the budget (``"auto"``; and
-        always for small fits, which have the dense factor to fall back on)."""
+        always for small fits, which have the dense factor to fall back on). A refit warm-started
+        from a fit on part of the same history keeps that fit's order (:meth:`_kept_plan`)."""
         if self.variances == "blocks":
             return None
+        budget = self._budget(tl)
+        kept = self._kept_plan(tl, warm, budget)
+        if kept is not False:
+            return kept
+        return SparsePlan.build(tl, *budget)
+
+    def _budget(self, tl: Timeline) -> tuple[float, float]:
+        """The sparse factor's budget (``sum c_j^2``, entries): none with ``variances="exact"``."""
         if self.variances == "exact" and not self._dense(tl):
-            return SparsePlan.build(tl, math.inf, math.inf)
-        return SparsePlan.build(tl, _FACTOR_FLOPS, _FACTOR_NNZ)
+            return math.inf, math.inf
+        return _FACTOR_FLOPS, _FACTOR_NNZ
+
+    def _kept_plan(self, tl: Timeline, warm: SmootherFit | None, budget: tuple[float, float]):
+        """The plan of a refit on a grown history (walk-forward: ``fit(more_games, warm_start=
+        fit)``), from the warm start's: its order, with the new nodes after the old ones in time
+        order, kept while its factor stays within the budget and within twice the old one's
+        cost per node (else ``False``: order afresh). If the warm start's factor was over the
+        budget and its graph (nodes, links, games' pairs of nodes) is part of this one, this one
+        is over it too (``None``) without ordering again. ``False`` when there is nothing to
+        keep."""
+        kept = getattr(warm, "_laplace_plan", None)
+        if kept is None or kept[1] != budget:
+            return False
+        old_plan, old = kept[0], warm.timeline
+        old_node, exact = _earlier_nodes(warm, tl)
+        new_of_old = np.full(old.n_nodes, -1, np.int64)
+        new_of_old[old_node[exact]] = np.flatnonzero(exact)
+        if old.n_nodes == 0 or np.any(new_of_old < 0):
+            return False  # not a grown history: some old node is gone
+        if old_plan is None:
+            linked = np.flatnonzero(old.prev >= 0)
+            if np.any(tl.prev[new_of_old[linked]] != new_of_old[old.prev[linked]]):
+                return False  # a new node between two old ones: not the old graph plus more
+            n = tl.n_nodes
+            a, b = new_of_old[old.game_a], new_of_old[old.game_b]
+            pairs = np.minimum(tl.game_a, tl.game_b) * n + np.maximum(tl.game_a, tl.game_b)
+            if not np.all(np.isin(np.minimum(a, b) * n + np.maximum(a, b), pairs)):
+                return False
+            return None
+        # the new nodes (the latest times, mostly) go after the old ones, or before them (in
+        # reverse time order) where the old order has the latest times first, as reverse
+        # Cuthill-McKee may: whichever fills less
+        fresh = np.flatnonzero(~exact)
+        fresh = fresh[np.lexsort((tl.node_player[fresh], tl.node_time[fresh]))]
+        kept_order = new_of_old[old_plan.order]
+        name = old_plan.ordering if old_plan.ordering.endswith("kept") else f"{old_plan.ordering}, kept"
+        structure = _structure(tl)
+        best = None
+        for order in (np.concatenate([kept_order, fresh]), np.concatenate([fresh[::-1], kept_order])):
+            plan = SparsePlan.from_order(tl, order, name, *budget, structure=structure)
+            if plan is not None and (best is None or plan.flops < best.flops):
+                best = plan
+        if best is None or best.flops > max(2.0 * old_plan.flops * tl.n_nodes / old.n_nodes, 1e6):
+            return False
+        return best
 
     def _factor(self, tl: Timeline, H, plan: "SparsePlan | None"):
         """The factor of H that the variances and log det H come from: the sparse one if planned,
@@ -353,8 +524,7 @@ class LaplaceSmoother(Smoother):
     def _start(self, tl: Timeline, warm: SmootherFit | None) -> np.ndarray:
         x = np.full(tl.n_nodes, self.skill_model.prior_mean)
         if warm is not None:
-            names = tl.players[tl.node_player]
-            node = warm._node_at(warm._ids(names), tl.node_time)
+            node, _ = _earlier_nodes(warm, tl)
             have = node >= 0
             x[have] = warm.mean[node[have]]
         return x
@@ -362,6 +532,19 @@ class LaplaceSmoother(Smoother):
     def _prior(self, tl: Timeline, model: SkillModel):
         """The prior's energy ``1/2 x^T Q x - lin^T x + const`` (minus its log density, without
         the normalising terms): Q (sparse), lin, const, and log det Q."""
+        diag, off, lin, const, logdet = self._prior_chains(tl, model)
+        n = tl.n_nodes
+        links = np.flatnonzero(tl.prev >= 0)
+        prev = tl.prev[links]
+        rows = np.concatenate([np.arange(n), links, prev])
+        cols = np.concatenate([np.arange(n), prev, links])
+        vals = np.concatenate([diag, off[links], off[links]])
+        Q = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+        return Q, lin, const, logdet
+
+    def _prior_chains(self, tl: Timeline, model: SkillModel):
+        """The prior as chains: Q's diagonal, ``off[k] = Q[k, prev[k]]`` (0 at first nodes), and
+        lin, const, log det Q of :meth:`_prior`."""
         first = tl.prev < 0
         n = tl.n_nodes
         prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
@@ -370,40 +553,36 @@ class LaplaceSmoother(Smoother):
         prev = tl.prev[links]
         phi, q = model.transition(tl.dt[links])
         w = 1.0 / q
-        np.add.at(diag, links, w)
-        np.add.at(diag, prev, phi * phi * w)
-        rows = np.concatenate([np.arange(n), links, prev])
-        cols = np.concatenate([np.arange(n), prev, links])
-        vals = np.concatenate([diag, -phi * w, -phi * w])
-        Q = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+        diag[links] += w  # each node has at most one link to its previous node and one from its next
+        diag[prev] += phi * phi * w
+        off = np.zeros(n)
+        off[links] = -phi * w
         lin = np.where(first, prec0 * model.prior_mean, 0.0)
         # the transition's mean, mu + phi (x_prev - mu) = phi x_prev + shift, is affine in the
         # nodes: the shift (0 for the random walk) enters the linear and constant terms
         shift = model.prior_mean * (1.0 - phi)
-        np.add.at(lin, links, w * shift)
-        np.add.at(lin, prev, -phi * w * shift)
+        lin[links] += w * shift
+        lin[prev] += -phi * w * shift
         const = (0.5 * model.prior_mean**2 * float(first.sum()) / max(model.prior_var, 1e-300)
                  + 0.5 * float(np.sum(w * shift * shift)))
         logdet = float(first.sum() * math.log(prec0) + np.sum(np.log(w)))
-        return Q, lin, const, logdet
+        return diag, off, lin, const, logdet
 
     def _objective(self, games, tl, model, Q, lin, x) -> float:
         """Negative log posterior (up to a constant), each game's log-likelihood weighted."""
         d = x[tl.game_a] - x[tl.game_b] + model.home * (~games.neutral)
         return -_loglik(model, games, d) + 0.5 * x @ (Q @ x) - lin @ x
 
-    @staticmethod
-    def _hessian(Q, tl: Timeline, kappa: np.ndarray):
-        """Q plus each game's (weighted) curvature on the 2 x 2 block of its two nodes."""
-        ga, gb = tl.game_a, tl.game_b
-        rows = np.concatenate([ga, gb, ga, gb])
-        cols = np.concatenate([ga, gb, gb, ga])
-        vals = np.concatenate([kappa, kappa, -kappa, -kappa])
+    def _mode(self, games, tl, model, x, system: "NewtonSystem | None" = None, plan: "SparsePlan | None" = None):
+        """Newton's method to the posterior mode from ``x``: the mode, the Hessian there and the
+        number of steps (``system``, the timeline's :class:`NewtonSystem`, and ``plan``, the
+        sparse factor's, are built once per fit and shared by every drift of a type-II search)."""
+        if system is None:
+            system = NewtonSystem(tl)
+        diag_q, off_q, lin, _, _ = self._prior_chains(tl, model)
+        system.set_prior(diag_q, off_q)
+        Q = system.prior_matrix()
         n = tl.n_nodes
-        return (Q + sp.csc_matrix((vals, (rows, cols)), shape=(n, n))).tocsc()
-
-    def _mode(self, games, tl, model, x):
-        Q, lin, _, _ = self._prior(tl, model)
         ga, gb = tl.game_a, tl.game_b
         home = model.home * (~games.neutral)
         score = games.score.astype(float)
@@ -411,17 +590,14 @@ class LaplaceSmoother(Smoother):
         weight = games.weight
         E = self._objective(games, tl, model, Q, lin, x)
         it = 0
-        H = None
+        system.steps = []
         for it in range(1, self.max_iter + 1):
             d = x[ga] - x[gb] + home
             g, h = model.loglik_derivs(score, d, score_a, score_b)
             g = weight * g
             kappa = weight * np.maximum(-h, 0.0)
-            grad = Q @ x - lin
-            np.add.at(grad, ga, -g)
-            np.add.at(grad, gb, g)
-            H = self._hessian(Q, tl, kappa)
-            step = -_chains.solve(H, grad, tl.prev)
+            grad = Q @ x - lin - np.bincount(ga, g, n) + np.bincount(gb, g, n)
+            step = -self._newton_step(system, plan, kappa, grad)
             # backtracking: accept the largest of 1, 1/2, ... that lowers the objective
             a = 1.0
             for _ in range(30):
@@ -431,7 +607,11 @@ class LaplaceSmoother(Smoother):
                     break
                 a *= 0.5
             x, E = x_new, E_new
-            if np.max(np.abs(a * step)) <= self.tol * model.scale:
+            moved = float(np.max(np.abs(a * step))) if n else 0.0
+            self._report(f"Newton step {it}: largest move {moved:.3g} (stops below {self.tol * model.scale:.3g}), "
+                         f"{system.steps[-1][0]}" + (f", {system.steps[-1][1]} CG iterations"
+                                                     if system.steps[-1][0] == "cg" else ""))
+            if moved <= self.tol * model.scale:
                 break
         else:
             warnings.warn(f"LaplaceSmoother: Newton did not converge in {self.max_iter} iterations", RuntimeWarning,
@@ -439,8 +619,41 @@ class LaplaceSmoother(Smoother):
         # Hessian at the final mode
         d = x[ga] - x[gb] + home
         _, h = model.loglik_derivs(score, d, score_a, score_b)
-        H = self._hessian(Q, tl, weight * np.maximum(-h, 0.0))
+        H = system.hessian(weight * np.maximum(-h, 0.0))
         return x, H, it
+
+    def _newton_step(self, system: NewtonSystem, plan: "SparsePlan | None", kappa, grad) -> np.ndarray:
+        """``H^-1 grad``: a sparse LU below ``smoothers._chains.CG_FROM`` nodes; else deflated,
+        chain-preconditioned conjugate gradients (:class:`NewtonSystem`), or the fit's sparse
+        factor (numeric pass only: the plan's order and pattern serve every step) once CG is
+        predicted to cost more than it, or should CG stall."""
+        n = system.n
+        if n < _chains.CG_FROM:
+            system.steps.append(("lu", 0))
+            return _chains.solve(system.hessian(kappa), grad, system.tl.prev)
+        if plan is not None and system.use_factor:
+            factor = plan.factor(system.hessian(kappa))
+            if factor is not None:
+                system.steps.append(("factor", 0))
+                return factor.solve(grad)
+        dx, iters, ok = system.solve_cg(kappa, grad)
+        system.steps.append(("cg", iters))
+        if plan is not None and iters * (n + system.ga.size) * CG_FLOPS_PER_ITEM > plan.flops:
+            system.use_factor = True  # cheaper from the next step on (and for the other drifts)
+        if ok:
+            return dx
+        if plan is not None:
+            factor = plan.factor(system.hessian(kappa))
+            if factor is not None:
+                system.use_factor = True
+                return factor.solve(grad)
+        if n <= _chains.DIRECT_LIMIT:
+            H = system.hessian(kappa)
+            lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+            return lu.solve(grad)
+        warnings.warn(f"LaplaceSmoother: conjugate gradients stopped before {CG_RTOL:g} after {iters} iterations",
+                      RuntimeWarning, stacklevel=4)
+        return dx
 
     def _variances(self, tl: Timeline, H, factor: "DenseFactor | SparseFactor | None"):
         """Marginal variances, the covariance (an array, a :class:`SparseCovariance` or ``None``),
@@ -456,7 +669,7 @@ class LaplaceSmoother(Smoother):
             var, prev_cov[linked] = factor.selected_inverse(linked, tl.prev[linked])
             return var, SparseCovariance(factor, var), prev_cov, "selected inverse"
         # per-competitor blocks: tridiagonal (the chain plus the games' curvature on the diagonal)
-        diag, off, link = _chains.chains(H, tl.prev)
+        diag, off, link = chain_blocks(H, tl.prev)
         var = _chains.tridiagonal_inverse_diag(diag, off, link)
         d, l = _chains.chain_factor(diag, off, link)
         # in a chain's L D L^T the previous node's column holds only l_k: Z[k, k-1] = -l_k Z[k, k]
@@ -466,19 +679,26 @@ class LaplaceSmoother(Smoother):
     def _log_evidence(self, games, tl, model, x, H, factor: "DenseFactor | SparseFactor | None") -> float:
         Q, lin, prior_const, logdet_q = self._prior(tl, model)
         E = self._objective(games, tl, model, Q, lin, x)
-        return -E - prior_const + 0.5 * logdet_q - 0.5 * _chains.logdet(H, tl.prev, factor)
+        if factor is not None:
+            logdet_h = factor.logdet
+        else:  # the per-competitor blocks' approximation, as the variances
+            d, _ = _chains.chain_factor(*chain_blocks(H, tl.prev))
+            logdet_h = float(np.sum(np.log(d)))
+        return -E - prior_const + 0.5 * logdet_q - 0.5 * logdet_h
 
-    def _type2(self, games, tl, model, x0, plan):
+    def _type2(self, games, tl, model, x0, plan, system=None):
         lo, hi = self.drift_bounds
         cache = {"x": x0}
         trace = []
+        system = NewtonSystem(tl) if system is None else system
 
         def neg_evidence(log_q):
             m = dataclasses.replace(model, drift=float(math.exp(log_q)))
-            x, H, _ = self._mode(games, tl, m, cache["x"])
+            x, H, _ = self._mode(games, tl, m, cache["x"], system, plan)
             cache["x"] = x
             ev = self._log_evidence(games, tl, m, x, H, self._factor(tl, H, plan))
             trace.append((m.drift, ev))
+            self._report(f"drift {m.drift:.6g}: log evidence {ev:.6f} ({len(trace)} evaluated)")
             return -ev
 
         res = minimize_scalar(neg_evidence, bounds=(math.log(lo), math.log(hi)), method="bounded",
