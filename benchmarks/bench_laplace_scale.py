@@ -18,7 +18,9 @@ linear is 10; the verdict ``linear`` is yes when it is at most 15 (the CPU time 
 million within 1.5 times that at 100,000: the arrays of a million-game fit no longer fit in the
 processor's caches, which costs a constant factor per pass, not iterations).
 
-``--after REV`` fits a commit as "ours" instead of the checkout as it is. ``--before REV`` fits
+``--real`` also fits the real data sets found under ``../shared/data`` (NFL, international and
+English football with the smoother's defaults, ``period_days=1``; ATP with bench_smoothers.py's
+settings). ``--after REV`` fits a commit as "ours" instead of the checkout as it is. ``--before REV`` fits
 the same leagues, in alternation with ours (each fit of each version in
 turn, so that both see the same moments of a shared machine), with the ``statespace`` and
 ``smoothers`` of an earlier commit (``git archive REV`` into a temporary folder; each version in
@@ -94,6 +96,28 @@ def league(n_games: int, seed: int = 0):
     return ss.Games.from_arrays(times, a, b, score), model
 
 
+#: The real data sets of ``--real`` (under ../shared/data, when present): the smoother's defaults with
+#: ``period_days=1``; ATP with the settings of bench_smoothers.py (Elo scale, prior N(1500, 300^2),
+#: drift 30 per week, ``period_days=7``).
+REAL = ("nfl", "intl_football", "england_football", "atp_tennis")
+DATA = ROOT.parent / "shared" / "data"
+
+
+def real_data(name: str):
+    """(Games, SkillModel) of a real data set (rows with errors dropped)."""
+    import warnings
+
+    import statespace as ss
+    from smoothers import LaplaceSmoother
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        games = ss.Games.from_csv(DATA / name / "games.csv", errors="drop")
+    if name == "atp_tennis":
+        return games, ss.SkillModel("logistic", ss.ELO_SCALE, 1500.0, 300.0**2, 30.0, "half")
+    return games, LaplaceSmoother().model
+
+
 # ---------------------------------------------------------------------------- the worker
 def worker() -> None:
     """One version's fits: reads ``fit <games> <seed>`` lines, answers one JSON line each."""
@@ -114,15 +138,15 @@ def worker() -> None:
     cache: dict = {}
     print(json.dumps({"ready": True, "blas": blas_threads()}), flush=True)
     for line in sys.stdin:
-        _, n, seed = line.split()
-        key = (int(n), int(seed))
+        _, case, seed = line.split()
+        key = (case, int(seed))
         if key not in cache:
             cache.clear()
-            cache[key] = league(*key)
+            cache[key] = real_data(case) if case in REAL else league(int(case), int(seed))
         games, model = cache[key]
         counts.clear()
         c0, w0 = time.process_time(), time.perf_counter()
-        fit = LaplaceSmoother(model).fit(games)
+        fit = (LaplaceSmoother(model, period_days=7) if case == "atp_tennis" else LaplaceSmoother(model)).fit(games)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         cg = fit.info.get("cg_iterations", list(counts))
         print(json.dumps({"games": len(games), "players": int(games.n_players), "nodes": fit.info["n_nodes"],
@@ -138,6 +162,10 @@ def blas_threads() -> str:
         return "threadpoolctl not installed"
     return ", ".join(f"{d.get('internal_api')} {d.get('num_threads')} threads" for d in threadpool_info()
                      if d.get("user_api") == "blas") or "none found"
+
+
+def case_name(case) -> str:
+    return f"{case:,} games" if isinstance(case, int) else case
 
 
 class Worker:
@@ -175,6 +203,8 @@ def main(argv=None) -> int:
                                     "a measurement without the working tree's uncommitted changes")
     ap.add_argument("--before-one-thread", action="store_true",
                     help="with --before, also the earlier commit with OPENBLAS_NUM_THREADS=1 (what a user could set)")
+    ap.add_argument("--real", action="store_true", help=f"also the real data sets ({', '.join(REAL)}) found under "
+                                                        f"../shared/data")
     ap.add_argument("--quick", action="store_true", help="10,000 and 100,000 games only")
     ap.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/laplace_scale-<date>.*")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -241,10 +271,11 @@ def main(argv=None) -> int:
         runs: dict[tuple[str, int], list[dict]] = {}
         for label, w in workers.items():  # warm-up: numba caches, first calls
             w.fit(sizes[0], args.seed)
-        for n in sizes:
+        cases = list(sizes) + ([name for name in REAL if (DATA / name / "games.csv").is_file()] if args.real else [])
+        for n in cases:
             for r in range(repeats):
                 for label, w in workers.items():
-                    print(f"[{time.strftime('%H:%M:%S')}] {label}: {n:,} games, fit {r + 1} of {repeats}",
+                    print(f"[{time.strftime('%H:%M:%S')}] {label}: {case_name(n)}, fit {r + 1} of {repeats}",
                           file=sys.stderr, flush=True)
                     runs.setdefault((label, n), []).append(w.fit(n, args.seed))
     finally:
@@ -253,13 +284,13 @@ def main(argv=None) -> int:
         if tmp is not None:
             tmp.cleanup()
 
-    head = ("| version | games | competitors | nodes | Newton steps | CG iterations per step | CPU s (best) | "
+    head = ("| version | data | games | competitors | nodes | Newton steps | CG iterations per step | CPU s (best) | "
             "CPU s (median) | wall s (best) | games per CPU s | variances |")
     out(head)
-    out("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
-    summary: dict[str, dict[int, dict]] = {}
+    out("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
+    summary: dict[str, dict] = {}
     for label in workers:
-        for n in sizes:
+        for n in cases:
             rs = runs[(label, n)]
             best = min(rs, key=lambda r: r["cpu"])
             cpu_med = float(np.median([r["cpu"] for r in rs]))
@@ -269,8 +300,9 @@ def main(argv=None) -> int:
             cg_text = ", ".join(map(str, steps)) + (f" (+ {len(kinds)} by the factor)" if kinds else "")
             summary.setdefault(label, {})[n] = {**best, "cpu_median": cpu_med, "wall_best": wall,
                                                 "cpu_all": [r["cpu"] for r in rs]}
-            out(f"| {label} | {n:,} | {best['players']:,} | {best['nodes']:,} | {best['newton']} | {cg_text} | "
-                f"{best['cpu']:.2f} | {cpu_med:.2f} | {wall:.2f} | {n / best['cpu']:,.0f} | {best['variances']} |")
+            out(f"| {label} | {'league' if isinstance(n, int) else n} | {best['games']:,} | {best['players']:,} | "
+                f"{best['nodes']:,} | {best['newton']} | {cg_text} | {best['cpu']:.2f} | {cpu_med:.2f} | {wall:.2f} | "
+                f"{best['games'] / best['cpu']:,.0f} | {best['variances']} |")
     out()
     verdict = None
     for label, by_n in summary.items():
@@ -282,9 +314,9 @@ def main(argv=None) -> int:
                 f"{np.mean(by_n[hi]['cg']) if by_n[hi]['cg'] else 0:.1f}; Newton steps {by_n[lo]['newton']} -> "
                 f"{by_n[hi]['newton']}  ")
         if label != ours:
-            for n in sizes:
+            for n in cases:
                 mine = summary[ours][n]
-                out(f"{n:,} games: {ours} {mine['cpu']:.2f} s CPU against {by_n[n]['cpu']:.2f} s {label}: "
+                out(f"{case_name(n)}: {ours} {mine['cpu']:.2f} s CPU against {by_n[n]['cpu']:.2f} s {label}: "
                     f"{by_n[n]['cpu'] / mine['cpu']:.1f} times less (the same mode: the node means differ by "
                     f"{abs(mine['mean_sum'] - by_n[n]['mean_sum']) / by_n[n]['nodes']:.1e} on average)  ")
     ours = summary[ours]
@@ -306,7 +338,8 @@ def main(argv=None) -> int:
             "command": command, "date": date, "commit": git_describe(ROOT), "sizes": sizes, "repeats": repeats,
             "seed": args.seed, "machine": {"cpu": cpu_name(), "cpu_count": os.cpu_count()},
             "league": {"active": ACTIVE, "career_days": CAREER, "games_per_day": PER_DAY, "drift": DRIFT},
-            "blas": {label: w.blas for label, w in workers.items()}, "results": summary,
+            "blas": {label: w.blas for label, w in workers.items()},
+            "results": {label: {str(k): v for k, v in by.items()} for label, by in summary.items()},
             "linear": verdict}, indent=2) + "\n")
         print(f"saved: {stem.with_suffix('.md').relative_to(ROOT)} and .json", file=sys.stderr)
     return 0
