@@ -18,7 +18,8 @@ linear is 10; the verdict ``linear`` is yes when it is at most 15 (the CPU time 
 million within 1.5 times that at 100,000: the arrays of a million-game fit no longer fit in the
 processor's caches, which costs a constant factor per pass, not iterations).
 
-``--real`` also fits the real data sets found under ``../shared/data`` (NFL, international and
+``--without-cholmod`` adds ours with ``STATESPACE_CHOLMOD=0`` (SuperLU's orders, what a user without
+scikit-sparse gets). ``--real`` also fits the real data sets found under ``../shared/data`` (NFL, international and
 English football with the smoother's defaults, ``period_days=1``; ATP with bench_smoothers.py's
 settings). ``--after REV`` fits a commit as "ours" instead of the checkout as it is. ``--before REV`` fits
 the same leagues, in alternation with ours (each fit of each version in
@@ -31,8 +32,8 @@ one with ``OPENBLAS_NUM_THREADS=1`` (what a user could set), which separates the
 
 The lines ``goal laplace_linear yes|no`` and ``goal laplace_1e6_s <CPU seconds>`` are read by
 ``peers.py``; they are printed for a run that includes 100,000 and 1,000,000 games. The report
-and its numbers are saved as ``benchmarks/results/laplace_scale-<date>[-quick].md`` and ``.json``
-(``--no-save``: not).
+and its numbers are saved as ``benchmarks/results/laplace_scale-<date>-<HHMM>[-quick].md`` and
+``.json`` (``--no-save``: not).
 
 Usage::
 
@@ -203,10 +204,12 @@ def main(argv=None) -> int:
                                     "a measurement without the working tree's uncommitted changes")
     ap.add_argument("--before-one-thread", action="store_true",
                     help="with --before, also the earlier commit with OPENBLAS_NUM_THREADS=1 (what a user could set)")
+    ap.add_argument("--without-cholmod", action="store_true",
+                    help="also ours with STATESPACE_CHOLMOD=0 (SuperLU's orders: what a user without scikit-sparse gets)")
     ap.add_argument("--real", action="store_true", help=f"also the real data sets ({', '.join(REAL)}) found under "
                                                         f"../shared/data")
     ap.add_argument("--quick", action="store_true", help="10,000 and 100,000 games only")
-    ap.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/laplace_scale-<date>.*")
+    ap.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/laplace_scale-<date>-<time>.*")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -220,7 +223,8 @@ def main(argv=None) -> int:
         print(text, flush=True)
         lines.append(text)
 
-    date = _dt.date.today().isoformat()
+    started = _dt.datetime.now()
+    date = started.date().isoformat()
     command = "python benchmarks/bench_laplace_scale.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])
                                                             if (argv or sys.argv[1:]) else "")
     import numba
@@ -229,8 +233,14 @@ def main(argv=None) -> int:
     out(f"# Laplace smoother, 10,000 to 1,000,000 games: {date}\n")
     out(f"command: `{command}`  ")
     out(f"commit: {git_describe(ROOT)}; machine: {cpu_name()}, {os.cpu_count()} logical cores, {load()} at the start  ")
+    try:
+        from importlib.metadata import version
+
+        sksparse = f"scikit-sparse {version('scikit-sparse')} (CHOLMOD's orders, where a fit orders its nodes)"
+    except Exception:  # noqa: BLE001 - not installed
+        sksparse = "scikit-sparse not installed (SuperLU's orders)"
     out(f"versions: python {sys.version.split()[0]}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"numba {numba.__version__}  ")
+        f"numba {numba.__version__}, {sksparse}  ")
     out(f"league: {ACTIVE:,} competitors active at any time, careers of {CAREER} days, {PER_DAY} games a day, "
         f"random walk drift {DRIFT} per day (logistic, scale 1, prior N(0, 1)); seed {args.seed}  ")
     out(f"fit: LaplaceSmoother(model) with the drift at the truth, defaults otherwise; best of {repeats} "
@@ -261,10 +271,11 @@ def main(argv=None) -> int:
         if args.after:
             tree, rev = checkout(args.after, "after")
             ours = f"after ({rev})"
-            workers[ours] = Worker(ours, tree)
         else:
-            ours = "ours"
-            workers[ours] = Worker(ours, ROOT)
+            tree, ours = ROOT, "ours"
+        if args.without_cholmod:
+            workers[f"{ours}, no CHOLMOD"] = Worker(f"{ours}, no CHOLMOD", tree, {"STATESPACE_CHOLMOD": "0"})
+        workers[ours] = Worker(ours, tree)
         for label, w in workers.items():
             out(f"BLAS in the {label} worker at start: {w.blas}  ")
         out()
@@ -332,7 +343,7 @@ def main(argv=None) -> int:
         print(f"goal laplace_1e6_s {ours[1_000_000]['cpu']:.2f}")
     if not args.no_save:
         RESULTS.mkdir(exist_ok=True)
-        stem = RESULTS / f"laplace_scale-{date}{'-quick' if args.quick else ''}"
+        stem = RESULTS / f"laplace_scale-{date}-{started:%H%M}{'-quick' if args.quick else ''}"
         stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
         stem.with_suffix(".json").write_text(json.dumps({
             "command": command, "date": date, "commit": git_describe(ROOT), "sizes": sizes, "repeats": repeats,
