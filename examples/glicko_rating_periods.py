@@ -27,10 +27,10 @@ the script prints three Markdown tables:
 
 and one line: Glicko-1 minus Glicko-2 at their defaults, paired.
 
-Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from the project's
-shared data folder (by default ``../shared/data`` relative to the repository root; see its
-README for sources and licences; the three ATP rows with a competitor against itself are
-dropped, with a message), and the simulated ``drifting`` scenario of ``statespace.scenarios`` (seed 0; skills
+Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
+``statespace.datasets`` (read from ``$STATESPACE_DATA`` or the user cache, or a data root given
+as an argument; ``statespace.datasets.catalogue()`` lists sources and licences; the three ATP
+rows with a competitor against itself are dropped, with a message), and the simulated ``drifting`` scenario of ``statespace.scenarios`` (seed 0; skills
 random-walk, so the forecast at the true skills is shown as the floor). Data sets that are
 absent are skipped with a message; with none found the script exits with status 2 unless
 ``--scenario-only`` is given.
@@ -47,17 +47,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import statespace
 from statespace import Games, metrics
-from _shared_data import load_dataset  # examples/ is on sys.path when a script runs
+from _data import load_or_skip  # examples/ is on sys.path when a script runs
 from filters import Elo, Glicko, Glicko2
 
-DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATASETS = ("nfl", "intl_football", "england_football", "atp_tennis")
 
 
@@ -194,8 +192,8 @@ def measure(title: str, games: Games, split: float, home: float = 0.0,
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Glicko-1/2 under different rating periods, scored online.")
-    ap.add_argument("data", nargs="?", default=str(DATA_ROOT),
-                    help=f"data root holding <name>/games.csv (default: {DATA_ROOT})")
+    ap.add_argument("data", nargs="?", default=None,
+                    help=f"data root holding <name>/games.csv (default: {statespace.datasets.data_home()})")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")
     ap.add_argument("--scenario", default="drifting", choices=statespace.scenarios.NAMES,
@@ -210,9 +208,9 @@ def main(argv=None) -> int:
     print(f"statespace {statespace.__version__}: Glicko rating periods, online, last {1 - args.split:.0%} scored")
     found = 0
     if not args.scenario_only:
-        root = Path(args.data).expanduser()
+        root = statespace.datasets.data_home(args.data)
         for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-            games = load_dataset(root, name)
+            games = load_or_skip(name, root)
             if games is None:
                 continue
             measure(name, games, args.split, home=args.home)

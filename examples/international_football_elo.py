@@ -1,8 +1,8 @@
 """Elo on 150 years of international football: which gain K and home advantage forecast best?
 
 What it reproduces: no published table. The numbers come from the data set
-``intl_football/games.csv`` of the project's shared data folder (49,520 men's internationals,
-1872 to 2026, from martj42/international_results ``results.csv``, CC0; see the README there),
+``intl_football`` of ``statespace.datasets`` (49,520 men's internationals, 1872 to 2026, from
+martj42/international_results ``results.csv``, CC0),
 rated by ``filters.Elo`` with K in {20, 40, 60} and a home advantage of 0 or 100 points
 (applied to ``a`` in games not flagged neutral). Each setting runs through all games online and
 is scored on the last 10% by time (``statespace.compare(mode="online", split=0.9)``): every
@@ -10,8 +10,9 @@ held-out game is forecast from all games before it, then learned from. Draws (ab
 games) count as half a win in the log loss and Brier score; Elo forecasts no draws, so the
 three-outcome log loss does not apply to it.
 
-The data are not part of the project: by default they are read from ``../shared/data``
-relative to the repository root; pass another path (the CSV, its folder, or the data root).
+The data are not shipped with the package: ``statespace.datasets.load("intl_football")`` reads
+them from ``$STATESPACE_DATA`` or the user cache (``~/.cache/statespace/datasets``), and says
+where to get them when they are absent; or pass a path (the CSV, its folder, or a data root).
 
 Usage::
 
@@ -23,47 +24,30 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import statespace
-from statespace import Games
+from statespace import datasets
 from filters import Elo
 
-DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-DEFAULT = DATA_ROOT / "intl_football" / "games.csv"
 COLUMNS = ["n_test", "log_loss", "brier", "accuracy", "accuracy_50", "delta_log_loss", "delta_se", "fit_seconds"]
-
-
-def locate(arg: str | None) -> Path:
-    """The games CSV: the default location, or a CSV / its folder / the data root given by the user."""
-    if arg is None:
-        return DEFAULT
-    p = Path(arg).expanduser()
-    for candidate in (p, p / "games.csv", p / "intl_football" / "games.csv"):
-        if candidate.is_file():
-            return candidate
-    return p
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Compare Elo settings online on international football results.")
     ap.add_argument("path", nargs="?", default=None,
-                    help=f"games.csv, its folder or the data root (default: {DEFAULT})")
+                    help=f"games.csv, its folder or a data root (default: {datasets.path('intl_football')})")
     ap.add_argument("--split", type=float, default=0.9, help="share of games (by time) before the scored part")
     args = ap.parse_args(argv)
 
-    path = locate(args.path)
-    if not path.is_file():
-        print(f"international football data not found at {path}.\n"
-              "This example needs intl_football/games.csv from the project's shared data folder, "
-              f"expected at {DEFAULT}\n(next to the repository, not inside it); pass its path as "
-              "an argument if it lives elsewhere.", file=sys.stderr)
+    path = datasets.path("intl_football", args.path)
+    try:
+        games = datasets.load("intl_football", args.path, errors="raise")
+    except datasets.DatasetNotFound as exc:
+        print(f"international football: {exc}", file=sys.stderr)
         return 2
-
-    games = Games.from_csv(path)
     print(f"{path}: {games}")
     print(f"draws: {np.mean(games.score == 0.5):.1%}; neutral venues: {np.mean(games.neutral):.1%}")
 

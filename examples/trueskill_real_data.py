@@ -33,9 +33,9 @@ three paired differences: ``trueskill`` minus ``wenglin_tm`` at TrueSkill's marg
 ``wenglin_bt`` and minus ``elo k=20``; and the median sigma of the two competitors right after
 each scored game for five of the Gaussian-belief methods (how settled their beliefs are).
 
-Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from the project's
-shared data folder (by default ``../shared/data`` relative to the repository root; see its
-README for sources and licences). Invalid rows are dropped with a message (the three ATP rows
+Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
+``statespace.datasets`` (read from ``$STATESPACE_DATA`` or the user cache, or a data root given
+as an argument; ``statespace.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
 with a player against himself). Data sets that are absent are skipped with a message; with none
 found the script exits with status 2.
 
@@ -50,17 +50,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import statespace
 from statespace import Games, metrics
-from _shared_data import load_dataset  # examples/ is on sys.path when a script runs
+from _data import load_or_skip  # examples/ is on sys.path when a script runs
 from filters import Elo, Glicko2, TrueSkill, WengLin
 
-DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATASETS = ("nfl", "intl_football", "england_football", "atp_tennis")
 TS_MARGIN = "wenglin_tm, epsilon = TrueSkill's margin"
 SIGMA_ROWS = ("trueskill", "trueskill, tau=0.5", "trueskill, dynamics=time", "wenglin_bt", TS_MARGIN)
@@ -132,18 +130,18 @@ def measure(title: str, games: Games, split: float) -> pd.DataFrame:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="TrueSkill and Weng-Lin on real games, scored online.")
-    ap.add_argument("data", nargs="?", default=str(DATA_ROOT),
-                    help=f"data root holding <name>/games.csv (default: {DATA_ROOT})")
+    ap.add_argument("data", nargs="?", default=None,
+                    help=f"data root holding <name>/games.csv (default: {statespace.datasets.data_home()})")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")
     ap.add_argument("--split", type=float, default=0.9, help="share of games (by time) before the scored part")
     args = ap.parse_args(argv)
 
     print(f"statespace {statespace.__version__}: TrueSkill and Weng-Lin, online, last {1 - args.split:.0%} scored")
-    root = Path(args.data).expanduser()
+    root = statespace.datasets.data_home(args.data)
     found = 0
     for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-        games = load_dataset(root, name)
+        games = load_or_skip(name, root)
         if games is None:
             continue
         measure(name, games, args.split)

@@ -33,13 +33,13 @@ _LAZY = {
     "FixedForecast": "fixed",
 }
 #: public submodules
-_SUBMODULES = ("scenarios", "metrics")
+_SUBMODULES = ("scenarios", "metrics", "datasets")
 
 __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
-    "simulate", "Simulation", "scenarios", "metrics", "compare", "FixedForecast",
+    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "FixedForecast",
 ]
 __version__ = "0.1.0"
 

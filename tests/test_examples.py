@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,10 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def run(script: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run a script with the development data sets as its data home (statespace.datasets)."""
+    env = {**os.environ, "STATESPACE_DATA": str(DATA)}
     return subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+                          timeout=timeout, cwd=ROOT, env=env)
 
 
 def test_elo_worked_example():

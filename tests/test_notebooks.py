@@ -23,6 +23,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"  # the development data sets, beside the repository
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("[0-9][0-9]_*.md"))
 TIMEOUT = 600  # seconds per cell
 
@@ -30,7 +31,8 @@ TIMEOUT = 600  # seconds per cell
 @pytest.fixture(scope="module")
 def kernel_env(tmp_path_factory):
     """Environment of the notebook kernels: a ``python3`` kernelspec for this interpreter, the
-    project importable, headless plots, PyTensor's cache in a temporary folder."""
+    project importable, headless plots, PyTensor's cache in a temporary folder, the development
+    data sets as the data home when they are there."""
     base = tmp_path_factory.mktemp("jupyter")
     spec = base / "kernels" / "python3"
     spec.mkdir(parents=True)
@@ -41,6 +43,8 @@ def kernel_env(tmp_path_factory):
     os.environ["JUPYTER_PATH"] = os.pathsep.join([str(base), *filter(None, [saved.get("JUPYTER_PATH")])])
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved.get("PYTHONPATH")])])
     os.environ.setdefault("MPLBACKEND", "Agg")
+    if DATA.is_dir():  # the real-data notebook reads the development data sets (statespace.datasets)
+        os.environ.setdefault("STATESPACE_DATA", str(DATA))
     flags = saved.get("PYTENSOR_FLAGS", "")
     if "compiledir" not in flags:
         cache = tmp_path_factory.getbasetemp().parent / "statespace-nb-pytensor"
@@ -77,7 +81,7 @@ def test_notebook_runs(path, kernel_env):
 
 
 def test_real_data_notebook_falls_back_without_data(kernel_env, tmp_path, monkeypatch):
-    """Without the shared data folder the real-data notebook says so and runs on simulated stand-ins."""
+    """Without the data sets the real-data notebook says so and runs on simulated stand-ins."""
     path = ROOT / "docs" / "notebooks" / "07_real_data.md"
     monkeypatch.setenv("STATESPACE_DATA", str(tmp_path / "no-data-here"))
     nb = jupytext.read(path)
@@ -88,4 +92,4 @@ def test_real_data_notebook_falls_back_without_data(kernel_env, tmp_path, monkey
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(f"{path.name} without data failed:\n{exc}", pytrace=False)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert "THE SHARED DATA ARE NOT AVAILABLE" in text and "SIMULATED STAND-INS" in text
+    assert "THE DATA SETS ARE NOT AVAILABLE" in text and "SIMULATED STAND-INS" in text
