@@ -78,6 +78,17 @@ def _exact_objects(distinct: pd.Series) -> bool:
     return all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values)
 
 
+def _exact(codes: np.ndarray, distinct, used: np.ndarray | None = None):
+    """``(codes, distinct, used)`` of a factorised column, or ``None`` when a value was missing
+    (code -1) or an object column's hashing may have merged values with different names."""
+    if codes.size and codes.min() < 0:
+        return None
+    distinct = pd.Series(distinct)
+    if distinct.dtype == object and not _exact_objects(distinct if used is None else distinct[used]):
+        return None
+    return codes, distinct, used
+
+
 def _distinct_codes(values) -> tuple[np.ndarray, pd.Series, np.ndarray | None] | None:
     """``(codes, distinct, used)`` of one id column: ``codes`` index ``distinct`` (an integer
     array of any width, possibly a fresh buffer the caller may overwrite), ``used`` marks the
@@ -92,18 +103,9 @@ def _distinct_codes(values) -> tuple[np.ndarray, pd.Series, np.ndarray | None] |
         cats = values.categories
         used = np.zeros(len(cats), dtype=bool)
         used[codes] = True  # a category no game has is no competitor
-        distinct = pd.Series(np.asarray(cats, dtype=object) if cats.dtype == object else cats)
-        if cats.dtype == object and not _exact_objects(distinct[used]):
-            return None
-        return codes, distinct, used
+        return _exact(codes, pd.Series(np.asarray(cats, dtype=object) if cats.dtype == object else cats), used)
     if isinstance(values, pd.api.extensions.ExtensionArray) and not isinstance(values, pd.arrays.NumpyExtensionArray):
-        codes, uniques = values.factorize()  # Arrow-backed text: pyarrow's dictionary encoding
-        if codes.size and codes.min() < 0:
-            return None
-        distinct = pd.Series(uniques)
-        if distinct.dtype == object and not _exact_objects(distinct):
-            return None
-        return codes, distinct, None
+        return _exact(*values.factorize())  # Arrow-backed text: pyarrow's dictionary encoding
     arr = np.asarray(values)
     if arr.dtype.kind in "iu" and arr.size:
         lo, hi = int(arr.min()), int(arr.max())
@@ -114,13 +116,7 @@ def _distinct_codes(values) -> tuple[np.ndarray, pd.Series, np.ndarray | None] |
             lookup = np.empty(hi + 1, dtype=np.int64)
             lookup[distinct] = np.arange(distinct.size)
             return np.take(lookup, arr), pd.Series(distinct.astype(arr.dtype)), None
-    codes, distinct = pd.factorize(arr)
-    if codes.size and codes.min() < 0:
-        return None
-    distinct = pd.Series(distinct)
-    if distinct.dtype == object and not _exact_objects(distinct):
-        return None
-    return codes, distinct, None
+    return _exact(*pd.factorize(arr))
 
 
 def competitor_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
