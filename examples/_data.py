@@ -18,8 +18,8 @@ def load_or_skip(name: str, root: str | None = None) -> Games | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
             games = datasets.load(name, root)
-    except datasets.DatasetNotFound:
-        print(f"\n{name}: not found at {datasets.path(name, root)}; skipped", file=sys.stderr)
+    except datasets.DatasetNotFound as exc:
+        print(f"\n{name}: {str(exc).rstrip('.')}; skipped", file=sys.stderr)
         return None
     if len(games.dropped):
         print(f"\n{name}: dropped {games.dropped['row'].nunique()} invalid rows "

@@ -193,7 +193,8 @@ def measure(title: str, games: Games, split: float, home: float = 0.0,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Glicko-1/2 under different rating periods, scored online.")
     ap.add_argument("data", nargs="?", default=None,
-                    help=f"data root holding <name>/games.csv (default: {statespace.datasets.data_home()})")
+                    help="data root holding <name>/games.csv (default: $STATESPACE_DATA, else the user cache; "
+                         "see statespace.datasets)")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")
     ap.add_argument("--scenario", default="drifting", choices=statespace.scenarios.NAMES,
@@ -208,7 +209,7 @@ def main(argv=None) -> int:
     print(f"statespace {statespace.__version__}: Glicko rating periods, online, last {1 - args.split:.0%} scored")
     found = 0
     if not args.scenario_only:
-        root = statespace.datasets.data_home(args.data)
+        root = args.data
         for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
             games = load_or_skip(name, root)
             if games is None:
@@ -216,7 +217,7 @@ def main(argv=None) -> int:
             measure(name, games, args.split, home=args.home)
             found += 1
         if found == 0:
-            print(f"\nno data set found under {root} (looked for {args.datasets}); pass the data root as an "
+            print(f"\nno data set found under {root or 'the data home'} (looked for {args.datasets}); pass the data root as an "
                   "argument, or use --scenario-only", file=sys.stderr)
             return 2
     sim = statespace.scenarios.get(args.scenario, seed=args.seed)

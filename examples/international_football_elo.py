@@ -38,12 +38,13 @@ COLUMNS = ["n_test", "log_loss", "brier", "accuracy", "accuracy_50", "delta_log_
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Compare Elo settings online on international football results.")
     ap.add_argument("path", nargs="?", default=None,
-                    help=f"games.csv, its folder or a data root (default: {datasets.path('intl_football')})")
+                    help="games.csv, its folder or a data root (default: $STATESPACE_DATA, else the user cache; "
+                         "see statespace.datasets)")
     ap.add_argument("--split", type=float, default=0.9, help="share of games (by time) before the scored part")
     args = ap.parse_args(argv)
 
-    path = datasets.path("intl_football", args.path)
     try:
+        path = datasets.path("intl_football", args.path)
         games = datasets.load("intl_football", args.path, errors="raise")
     except datasets.DatasetNotFound as exc:
         print(f"international football: {exc}", file=sys.stderr)

@@ -131,14 +131,15 @@ def measure(title: str, games: Games, split: float) -> pd.DataFrame:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="TrueSkill and Weng-Lin on real games, scored online.")
     ap.add_argument("data", nargs="?", default=None,
-                    help=f"data root holding <name>/games.csv (default: {statespace.datasets.data_home()})")
+                    help="data root holding <name>/games.csv (default: $STATESPACE_DATA, else the user cache; "
+                         "see statespace.datasets)")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")
     ap.add_argument("--split", type=float, default=0.9, help="share of games (by time) before the scored part")
     args = ap.parse_args(argv)
 
     print(f"statespace {statespace.__version__}: TrueSkill and Weng-Lin, online, last {1 - args.split:.0%} scored")
-    root = statespace.datasets.data_home(args.data)
+    root = args.data
     found = 0
     for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
         games = load_or_skip(name, root)
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
         measure(name, games, args.split)
         found += 1
     if found == 0:
-        print(f"\nno data set found under {root} (looked for {args.datasets}); pass the data root as an argument",
+        print(f"\nno data set found under {root or 'the data home'} (looked for {args.datasets}); pass the data root as an argument",
               file=sys.stderr)
         return 2
     return 0

@@ -459,12 +459,7 @@ class Filter(Settings):
         """``ValueError`` when ``state`` was run on dates and ``games`` have numeric times, or the
         reverse: the gap from a competitor's last appearance would mix days since 1970 with plain
         numbers."""
-        base = getattr(state, "time_base", None)
-        if base is not None and base != games.time_base:
-            shown = {"datetime": "dates", "numeric": "plain numbers"}
-            raise ValueError(f"{self.name}: this state was run on games with time base {base!r} ({shown[base]}), "
-                             f"but these games have time base {games.time_base!r} ({shown[games.time_base]}); give "
-                             f"every table times of one kind")
+        games.check_time_base(getattr(state, "time_base", None), self.name)
 
     def times(self, games: Games) -> np.ndarray:
         """Each game's time in this filter's time unit (caller's row order)."""

@@ -30,7 +30,6 @@ from statespace.settings import Settings
 
 __all__ = ["Smoother", "Timeline", "SmootherFit", "timeline"]
 
-_BASES = {"datetime": "dates", "numeric": "plain numbers"}
 
 
 class Smoother(Settings):
@@ -170,10 +169,7 @@ class SmootherFit:
         return out
 
     def _check_time_base(self, games: Games) -> None:
-        if games.time_base != self.time_base:
-            raise ValueError(f"{getattr(self.method, 'name', 'smoother')}: fitted on games with time base "
-                             f"{self.time_base!r} ({_BASES[self.time_base]}), but these games have time base "
-                             f"{games.time_base!r} ({_BASES[games.time_base]}); give every table times of one kind")
+        games.check_time_base(self.time_base, getattr(self.method, "name", "smoother"))
 
     def _ids(self, names) -> np.ndarray:
         return np.array([self._index.get(str(p), -1) for p in names], dtype=np.int64)

@@ -419,9 +419,7 @@ class PyMCSmoother(Smoother):
                 b = "with" if games.period is not None else "without"
                 raise ValueError(f"{self.name}: fitted on games {a} rating periods but given games {b}; group "
                                  f"the whole table with Games.with_periods(...) before splitting")
-            if games.is_datetime != fitted.is_datetime:
-                raise ValueError(f"{self.name}: fitted on {'dated' if fitted.is_datetime else 'numeric'} times "
-                                 f"but given {'dated' if games.is_datetime else 'numeric'} ones")
+            games.check_time_base(fitted.time_base, self.name)
             return self.times(games)
 
         return times

@@ -39,12 +39,6 @@ _FAR = 1e4
 
 
 @njit(cache=True)
-def _clip(x):
-    """``x`` kept within ``+-_T_MAX`` (NaN stays NaN)."""
-    return min(max(x, -_T_MAX), _T_MAX)
-
-
-@njit(cache=True)
 def pdf(x):
     """Standard normal density N(x)."""
     return _INV_SQRT2PI * math.exp(-0.5 * x * x)

@@ -91,7 +91,7 @@ def configure_pytensor(compile_dir: str | os.PathLike | None = None) -> str | No
             warnings.warn(f"PYTENSOR_FLAGS already sets the compile directory ({flags!r}); "
                           f"compile_dir={wanted!r} is ignored", RuntimeWarning, stacklevel=3)
         return chosen
-    path = wanted if wanted is not None else _default_dir()
+    path = _private_dir(wanted) if wanted is not None else _default_dir()
     if path is None:  # no writable folder at all: PyTensor's own default
         return None
     os.environ["PYTENSOR_FLAGS"] = (flags + "," if flags.strip() else "") + f"base_compiledir={path}"

@@ -10,7 +10,8 @@ data home is, first found:
 1. the ``root`` argument: a data root holding ``<name>/games.csv``, the data set's folder, or the
    CSV file itself;
 2. the folder named by the environment variable ``STATESPACE_DATA``;
-3. ``<user cache>/statespace/datasets`` (``$XDG_CACHE_HOME`` or ``~/.cache``).
+3. ``<user cache>/statespace/datasets`` (``$XDG_CACHE_HOME`` or ``~/.cache``; the platform's
+   cache folder on macOS and Windows).
 
 A data set that is not there raises :class:`DatasetNotFound`, whose message names the file looked
 for, the data set's public source and licence, and where to put it. :func:`catalogue` lists the
@@ -75,13 +76,18 @@ def _dataset(name: str) -> Dataset:
 
 def data_home(root: str | os.PathLike | None = None) -> Path:
     """The data root: ``root`` if given, else ``$STATESPACE_DATA``, else
-    ``<user cache>/statespace/datasets`` (nothing is created)."""
+    ``<user cache>/statespace/datasets`` (nothing is created); :class:`DatasetNotFound` when none
+    applies (no variable and no home directory)."""
     if root is not None:
         return Path(root).expanduser()
     env = os.environ.get(ENV, "").strip()
     if env:
         return Path(env).expanduser()
-    return Path(user_cache_dir("datasets", create=False) or Path.home() / ".cache" / "statespace" / "datasets")
+    cache = user_cache_dir("datasets", create=False)
+    if cache is None:  # no home directory (some containers): only a path or the variable can say
+        raise DatasetNotFound(f"no data home: this user has no home directory; set {ENV} to a folder "
+                              f"holding <name>/{GAMES_FILE}, or pass its path")
+    return Path(cache)
 
 
 def path(name: str, root: str | os.PathLike | None = None, file: str = GAMES_FILE) -> Path:

@@ -684,6 +684,15 @@ class Games:
         number compared with days since 1970 would be a meaningless gap)."""
         return "datetime" if self.is_datetime else "numeric"
 
+    def check_time_base(self, fitted: str | None, owner: str) -> None:
+        """``ValueError`` naming both bases when these games' :attr:`time_base` is not ``fitted``
+        (the base ``owner``, a method, was fitted on; ``None``: not recorded, nothing to check)."""
+        if fitted is not None and fitted != self.time_base:
+            shown = {"datetime": "dates", "numeric": "plain numbers"}
+            raise ValueError(f"{owner}: fitted on games with time base {fitted!r} ({shown[fitted]}), but these "
+                             f"games have time base {self.time_base!r} ({shown[self.time_base]}); give every "
+                             f"table times of one kind")
+
     @property
     def a_name(self) -> np.ndarray:
         return self.players[self.a]

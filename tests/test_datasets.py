@@ -87,3 +87,10 @@ def test_the_published_sizes_match_the_files(name):
     assert games.n_players == ds.competitors or name == "atp_tennis"  # ATP's dropped rows hold one id
     for extra in ds.files:
         assert datasets.path(name, DATA, file=extra).is_file()
+
+
+def test_without_a_home_directory_the_variable_or_a_path_is_asked_for(monkeypatch):
+    monkeypatch.delenv(datasets.ENV, raising=False)
+    monkeypatch.setattr(datasets, "user_cache_dir", lambda name, create=True: None)
+    with pytest.raises(datasets.DatasetNotFound, match=datasets.ENV):
+        datasets.load("nfl")
