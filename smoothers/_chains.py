@@ -4,34 +4,44 @@ The prior links a competitor's consecutive nodes only, so its block of ``H`` (th
 games' curvature on the diagonal and its opponents held fixed) is tridiagonal: ``L D L^T`` by the
 Thomas algorithm, solves, the diagonal of its inverse from forward and backward pivots, the sum of
 its ``log D``. They serve as the preconditioner of Newton's conjugate-gradient steps
-(:func:`solve`) and as WHR's approximation of the variances and of ``log det H`` when the exact
-sparse factor (``smoothers._sparse``) is over budget (Coulom 2008).
+(``smoothers._sparse.NewtonSystem``) and as WHR's approximation of the variances and of
+``log det H`` when the exact sparse factor (``smoothers._sparse``) is over budget (Coulom 2008).
+Small systems are solved directly (:func:`solve`).
 """
 
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 from numba import njit
-from scipy.sparse.linalg import LinearOperator, cg, splu
+from scipy.sparse.linalg import splu
 
-__all__ = ["chains", "chain_factor", "chain_solve", "solve", "logdet", "tridiagonal_inverse_diag", "CG_FROM",
+__all__ = ["chains", "chain_factor", "solve", "logdet", "tridiagonal_inverse_diag", "CG_FROM",
            "DIRECT_LIMIT"]
 
 CG_FROM = 500  # nodes: from here Newton's steps use conjugate gradients (below, a sparse LU)
 DIRECT_LIMIT = 4000  # nodes: up to here the LU backs up a stalled CG
 
 
-def chains(H, prev):
-    """The per-competitor tridiagonal blocks of H: diagonal, and off[k] = H[k, prev[k]]."""
-    diag = np.ascontiguousarray(H.diagonal())
-    linked = prev >= 0
-    off = np.zeros(diag.size)
-    links = np.flatnonzero(linked)
-    off[links] = np.asarray(H[links, prev[links]]).ravel()
-    return diag, off, linked
+@njit(cache=True)
+def _chain_entries(indptr, indices, data, prev):
+    """``H[k, prev[k]]`` for every linked node ``k`` of a CSC matrix (0 at first nodes)."""
+    off = np.zeros(prev.size)
+    for k in range(prev.size):
+        p = prev[k]
+        if p < 0:
+            continue
+        for q in range(indptr[p], indptr[p + 1]):
+            if indices[q] == k:
+                off[k] += data[q]
+    return off
+
+
+def chains(H, prev: np.ndarray):
+    """Each competitor's tridiagonal block of the sparse Hessian ``H``: its diagonal,
+    ``off[k] = H[k, prev[k]]`` (0 at a chain's first node) and which nodes are linked."""
+    H = H.tocsc()
+    off = _chain_entries(H.indptr, H.indices, H.data, np.ascontiguousarray(prev, dtype=np.int64))
+    return np.ascontiguousarray(H.diagonal()), off, prev >= 0
 
 
 @njit(cache=True)
@@ -50,39 +60,10 @@ def chain_factor(diag, off, linked):
     return d, l
 
 
-@njit(cache=True)
-def chain_solve(d, l, linked, b):
-    """``x`` with ``L D L^T x = b`` for the chains' factor (:func:`chain_factor`): forward
-    ``y_k = b_k - l_k y_{k-1}``, then backward ``x_k = y_k / d_k - l_{k+1} x_{k+1}``."""
-    n = b.size
-    y = np.empty(n)
-    for k in range(n):
-        y[k] = b[k] - (l[k] * y[k - 1] if linked[k] else 0.0)
-    x = np.empty(n)
-    for k in range(n - 1, -1, -1):
-        x[k] = y[k] / d[k]
-        if k + 1 < n and linked[k + 1]:
-            x[k] -= l[k + 1] * x[k + 1]
-    return x
-
-
-def solve(H, b, prev):
-    """Solve H x = b: sparse LU for small systems; otherwise conjugate gradients preconditioned
-    by the per-competitor chains (exact when competitors do not interact), which needs a few
-    dozen products with H instead of a factorisation whose fill-in explodes on real schedules
-    (docs/smoothers.md has the timings). Should CG stall, a system of up to ``DIRECT_LIMIT`` nodes is solved by the LU instead."""
-    n = b.size
-    if n >= CG_FROM:
-        diag, off, linked = chains(H, prev)
-        d, l = chain_factor(diag, off, linked)
-        M = LinearOperator((n, n), matvec=lambda r: chain_solve(d, l, linked, np.ascontiguousarray(r)))
-        x, info = cg(H, b, rtol=1e-12, atol=0.0, maxiter=10 * int(math.sqrt(n)) + 200, M=M)
-        if info == 0:
-            return x
-        if n > DIRECT_LIMIT:
-            warnings.warn(f"LaplaceSmoother: conjugate gradients stopped before 1e-12 (info {info})",
-                          RuntimeWarning, stacklevel=3)
-            return x
+def solve(H, b):
+    """Solve ``H x = b`` by a sparse LU (symmetric mode, minimum-degree order): Newton's steps
+    below ``CG_FROM`` nodes, and above it a stalled conjugate-gradient solve of up to
+    ``DIRECT_LIMIT`` nodes."""
     lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
     return lu.solve(b)
 

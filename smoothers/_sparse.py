@@ -34,8 +34,7 @@ from scipy.sparse.linalg import spilu
 
 from .base import Timeline
 
-__all__ = ["DenseFactor", "SparsePlan", "SparseFactor", "SparseCovariance", "NewtonSystem", "crossing_work",
-           "chain_blocks"]
+__all__ = ["DenseFactor", "SparsePlan", "SparseFactor", "SparseCovariance", "NewtonSystem", "crossing_work"]
 
 #: A reverse Cuthill-McKee order whose factor costs at most this many multiply-adds (``sum c_j^2``)
 #: is kept without trying minimum degree.
@@ -714,20 +713,6 @@ def _dpcg(diag, diag_q, off, prev, nxt, ga, gb, kappa, binof, bin_nodes, bin_gam
 
 
 @njit(cache=True)
-def _chain_entries(indptr, indices, data, prev):
-    """``H[k, prev[k]]`` for every linked node ``k`` of a CSC matrix (0 at first nodes)."""
-    off = np.zeros(prev.size)
-    for k in range(prev.size):
-        p = prev[k]
-        if p < 0:
-            continue
-        for q in range(indptr[p], indptr[p + 1]):
-            if indices[q] == k:
-                off[k] += data[q]
-    return off
-
-
-@njit(cache=True)
 def _positions(indptr, indices, rows, cols):
     """The position in a CSC pattern (sorted row indices) of each entry (rows[t], cols[t])."""
     out = np.empty(rows.size, np.int64)
@@ -742,14 +727,6 @@ def _positions(indptr, indices, rows, cols):
                 hi = mid
         out[t] = lo
     return out
-
-
-def chain_blocks(H, prev: np.ndarray):
-    """Each competitor's tridiagonal block of the CSC Hessian ``H``: its diagonal and
-    ``off[k] = H[k, prev[k]]`` (as :func:`smoothers._chains.chains`, without fancy indexing)."""
-    H = H.tocsc()
-    off = _chain_entries(H.indptr, H.indices, H.data, np.ascontiguousarray(prev, dtype=np.int64))
-    return np.ascontiguousarray(H.diagonal()), off, prev >= 0
 
 
 def _time_bins(times: np.ndarray, max_bins: int):

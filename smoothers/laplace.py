@@ -77,13 +77,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
-from scipy.sparse.linalg import splu
 
 from statespace import Games, GamesError, Outcome, SkillModel
 
 from . import _chains
 from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
-                      _structure, chain_blocks)
+                      _structure)
 from .base import Smoother, SmootherFit, Timeline, timeline
 
 __all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
@@ -630,7 +629,7 @@ class LaplaceSmoother(Smoother):
         n = system.n
         if n < _chains.CG_FROM:
             system.steps.append(("lu", 0))
-            return _chains.solve(system.hessian(kappa), grad, system.tl.prev)
+            return _chains.solve(system.hessian(kappa), grad)
         if plan is not None and system.use_factor:
             factor = plan.factor(system.hessian(kappa))
             if factor is not None:
@@ -648,9 +647,7 @@ class LaplaceSmoother(Smoother):
                 system.use_factor = True
                 return factor.solve(grad)
         if n <= _chains.DIRECT_LIMIT:
-            H = system.hessian(kappa)
-            lu = splu(H, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-            return lu.solve(grad)
+            return _chains.solve(system.hessian(kappa), grad)
         warnings.warn(f"LaplaceSmoother: conjugate gradients stopped before {CG_RTOL:g} after {iters} iterations",
                       RuntimeWarning, stacklevel=4)
         return dx
@@ -669,7 +666,7 @@ class LaplaceSmoother(Smoother):
             var, prev_cov[linked] = factor.selected_inverse(linked, tl.prev[linked])
             return var, SparseCovariance(factor, var), prev_cov, "selected inverse"
         # per-competitor blocks: tridiagonal (the chain plus the games' curvature on the diagonal)
-        diag, off, link = chain_blocks(H, tl.prev)
+        diag, off, link = _chains.chains(H, tl.prev)
         var = _chains.tridiagonal_inverse_diag(diag, off, link)
         d, l = _chains.chain_factor(diag, off, link)
         # in a chain's L D L^T the previous node's column holds only l_k: Z[k, k-1] = -l_k Z[k, k]
@@ -679,11 +676,7 @@ class LaplaceSmoother(Smoother):
     def _log_evidence(self, games, tl, model, x, H, factor: "DenseFactor | SparseFactor | None") -> float:
         Q, lin, prior_const, logdet_q = self._prior(tl, model)
         E = self._objective(games, tl, model, Q, lin, x)
-        if factor is not None:
-            logdet_h = factor.logdet
-        else:  # the per-competitor blocks' approximation, as the variances
-            d, _ = _chains.chain_factor(*chain_blocks(H, tl.prev))
-            logdet_h = float(np.sum(np.log(d)))
+        logdet_h = _chains.logdet(H, tl.prev, factor)  # exact, or the per-competitor blocks' as the variances
         return -E - prior_const + 0.5 * logdet_q - 0.5 * logdet_h
 
     def _type2(self, games, tl, model, x0, plan, system=None):
