@@ -25,12 +25,8 @@ import math
 
 from statespace._gaussian import v_draw, v_win, w_draw, w_win
 
-from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
-
-
-def _var(v):
-    """A variance kept in ``[VAR_MIN, VAR_MAX]``."""
-    return min(max(v, VAR_MIN), VAR_MAX)
+from ._kernels import clamp_mean
+from ._kernels import clamp_var as _var
 
 
 class _Var:
@@ -230,6 +226,6 @@ def rate_teams(teams, ranks, weights, beta, tau, eps_per_player, min_delta=1e-4,
         for s, p, k in zip(skills[idx], perfs[idx], like[idx]):
             m, v = p.cavity(k)
             s.set_message(k, *_gauss(m, v + beta * beta))
-            res.append((min(max(s.mu, -MEAN_MAX), MEAN_MAX), math.sqrt(_var(s.var))))
+            res.append((clamp_mean(s.mu), math.sqrt(_var(s.var))))
         out[i] = res
     return out

@@ -23,6 +23,7 @@ and on whole tables::
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -331,8 +332,8 @@ class Filter(Settings):
 
     def predict(self, state: FilterState, dt: float) -> FilterState:
         """Time update of every competitor by ``dt`` units of time (a new state)."""
-        if not dt >= 0:
-            raise ValueError(f"dt must be >= 0, got {dt!r}")
+        if not (dt >= 0 and math.isfinite(dt)):
+            raise ValueError(f"dt must be a finite number >= 0, got {dt!r}")
         out = state.copy()
         theta = self.theta()
         for i in range(out.values.shape[0]):

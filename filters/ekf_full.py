@@ -61,6 +61,37 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
                     max(x[a, 2 + a] + x[b, 2 + b] - 2.0 * x[a, 2 + b], 0.0))
 
 
+@njit(cache=True)
+def _woodbury_core(A, r):
+    """``I + R A R`` with ``R = diag(r)``."""
+    m = r.size
+    B = np.eye(m)
+    for j in range(m):
+        for k in range(m):
+            B[j, k] += r[j] * A[j, k] * r[k]
+    return B
+
+
+@njit(cache=True)
+def _positive_definite(B) -> bool:
+    """Whether the symmetric ``B`` has a Cholesky factor (all its pivots positive)."""
+    m = B.shape[0]
+    L = np.zeros((m, m))
+    for j in range(m):
+        d = B[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        L[j, j] = math.sqrt(d)
+        for i in range(j + 1, m):
+            e = B[i, j]
+            for k in range(j):
+                e -= L[i, k] * L[j, k]
+            L[i, j] = e / L[j, j]
+    return True
+
+
 @K.update_kernel
 def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop):
     """The rank-``m`` Woodbury update of the period's games (see the module docstring), in units of
@@ -69,8 +100,8 @@ def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, sta
     ``A~ = D^-1/2 A D^-1/2`` (entries at most 2 in size), ``K~ = D K``, ``c~ = D^1/2 c'`` and
     ``P J^T D^-1/2``, the update is ``M~ = K~ (I + A~ K~)^-1``, ``m' = m + (P J^T D^-1/2)(c~ - M~ A~ c~)``,
     ``P' = P - (P J^T D^-1/2) M~ (P J^T D^-1/2)^T``: the same numbers, but the matrices are
-    scale-free. Guards: ``A~``, positive semi-definite in exact arithmetic, is made so again after
-    rounding; ``kappa_j s_j^2 <= 1e10`` and each term of ``c~`` within ``+-1e100`` (a game that fixes
+    scale-free. Guards: ``A~``, positive semi-definite in exact arithmetic, is made so again when
+    rounding leaves ``I + R A~ R`` without a Cholesky factor; ``kappa_j s_j^2 <= 1e10`` and each term of ``c~`` within ``+-1e100`` (a game that fixes
     its difference to 1e-5 of the prior sds, or pulls it 1e100 of them, counts as that); the
     linearisation sees ``S_j`` at least 1e-14 of ``P_aa + P_bb`` (below, it is rounding)."""
     n = x.shape[0]
@@ -99,17 +130,17 @@ def _update(derivs, obs, x, count, theta, a, b, score, ya, yb, home, weight, sta
     for j in range(m):
         for k in range(m):
             A[j, k] = (PJ[a[start + j], k] - PJ[b[start + j], k]) / sq[j]
-    # A~ is a scaled covariance of the differences: symmetric and positive semi-definite, which rounding
-    # can break (an eigenvalue a hair below 0 makes I + A~ K~ singular); it is made so again
-    vals, vecs = np.linalg.eigh(0.5 * (A + A.T))
-    A = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+    A = 0.5 * (A + A.T)
     # M~ = K~ (I + A~ K~)^-1 = R (I + R A~ R)^-1 R, R = K~^1/2: the matrix inverted is symmetric with
-    # eigenvalues >= 1
+    # eigenvalues >= 1 while A~ is positive semi-definite
     r = np.sqrt(kt)
-    B = np.eye(m)
-    for j in range(m):
-        for k in range(m):
-            B[j, k] += r[j] * A[j, k] * r[k]
+    B = _woodbury_core(A, r)
+    if not _positive_definite(B):
+        # A~, a scaled covariance of the differences, lost its semi-definiteness to rounding (an
+        # eigenvalue a hair below 0 makes I + A~ K~ singular): it is made so again
+        vals, vecs = np.linalg.eigh(A)
+        A = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+        B = _woodbury_core(A, r)
     inv = np.linalg.inv(B)
     M = np.empty((m, m))
     for j in range(m):
@@ -158,7 +189,7 @@ def _frozen(forecast, obs, x, last, theta, a, b, home, t):
         mean = np.array([x[ia, _MEAN], x[ib, _MEAN]])
         for side in range(2):
             i = ia if side == 0 else ib
-            gap = t[g] - last[i] if (not math.isnan(last[i]) and t[g] > last[i]) else 0.0
+            gap = min(t[g] - last[i], K.DT_MAX) if (not math.isnan(last[i]) and t[g] > last[i]) else 0.0
             fs, add = transition(theta, gap)
             f[side] = fs
             v[side] = min(fs * fs * v[side] + add, K.VAR_MAX)
@@ -193,7 +224,6 @@ class FullEKF(EKF):
         n = st.values.shape[0]
         values = np.zeros((n, 2 + n))
         values[:, :2] = st.values
-        values[:, _SD] = np.minimum(st.values[:, _SD], math.sqrt(K.VAR_MAX))  # a variance is at most VAR_MAX
         values[np.arange(n), 2 + np.arange(n)] = values[:, _SD] ** 2
         return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, _columns(n))
 
@@ -213,7 +243,7 @@ class FullEKF(EKF):
         values[n0:, 2 + n0:] = extra.values[:, 2:]
         st = FilterState(np.concatenate([state.players, extra.players]), np.ascontiguousarray(values),
                          np.concatenate([state.count, extra.count]), np.concatenate([state.last, extra.last]),
-                         _columns(n0 + n1))
+                         _columns(n0 + n1), time_base=state.time_base)
         index.update({p: n0 + j for j, p in enumerate(new)})
         return st, np.array([index[p] for p in players], dtype=np.int64)
 

@@ -166,13 +166,13 @@ class TrueSkill(GaussianBeliefFilter):
     @property
     def draw_margin(self) -> float:
         """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)``."""
-        return draw_margin(self.draw_probability, self.beta, 2)
+        return draw_margin(self.draw_probability, self.beta_kernel, 2)
 
     @property
     def model(self) -> SkillModel:
         """Probit link at scale ``sqrt(2) beta``, prior ``N(mu, sigma^2)``, drift ``tau^2`` (per game
         or per unit of time) and the threshold draw model with the draw margin."""
-        return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
+        return SkillModel("probit", math.sqrt(2.0) * self.beta_kernel, self.mu, self.sigma**2, self.tau**2,
                           Threshold(self.draw_margin), self.home)
 
     # ------------------------------------------------------------ one-vs-one helpers
@@ -227,8 +227,8 @@ class TrueSkill(GaussianBeliefFilter):
         if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta > 0):
             raise ValueError(f"min_delta must be a finite number > 0, got {min_delta!r}")
         w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
-        eps_one = draw_margin(self.draw_probability, self.beta, 1)
-        out = rate_teams(teams, ranks, w, self.beta, self.tau, eps_one, min_delta, max_iter)
+        eps_one = draw_margin(self.draw_probability, self.beta_kernel, 1)
+        out = rate_teams(teams, ranks, w, self.beta_kernel, self.tau, eps_one, min_delta, max_iter)
         if not all(math.isfinite(mu) and math.isfinite(sd) for team in out for mu, sd in team):
             # the messages are kept in natural parameters, mu / sigma^2: past 1e308 they overflow
             raise ArithmeticError(f"TrueSkill.rate: the message passing overflowed: a mean over a variance "
@@ -258,7 +258,7 @@ class TrueSkill(GaussianBeliefFilter):
                 A[offsets[k] + j, k] = wj
             for j, wj in enumerate(w[k + 1]):
                 A[offsets[k + 1] + j, k] = -wj
-        ata = self.beta**2 * A.T @ A
+        ata = self.beta_kernel**2 * A.T @ A
         middle = ata + A.T @ np.diag(var) @ A
         e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
         return float(math.exp(e_arg) * math.sqrt(np.linalg.det(ata) / np.linalg.det(middle)))

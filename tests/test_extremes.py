@@ -395,3 +395,42 @@ def test_a_time_that_overflows_over_period_days_still_gives_finite_ratings():
     for method in (Glicko(period_days=1e-300), Glicko2(period_days=1e-300), EKF(period_days=1e-300),
                    TrueSkill(dynamics="time", period_days=1e-300), WengLin(dynamics="time", period_days=1e-300)):
         check_run(method, games)
+
+
+# ---------------------------------------------------------------- paths around the compiled loops
+def test_a_time_step_is_finite_and_refused_when_infinite():
+    """Filter.predict(state, inf) gave NaN sds (EKF, full EKF, TrueSkill with time dynamics, Glicko)."""
+    games = ss.Games.from_arrays([0.0, 1.0], ["a", "b"], ["b", "c"], [1.0, 0.5])
+    for method in (EKF(), EKF(covariance="full"), TrueSkill(tau=0.0, dynamics="time"), Glicko(c=0.0)):
+        state = method.fit(games).state
+        with pytest.raises(ValueError, match="dt must be a finite number"):
+            method.predict(state, math.inf)
+        assert np.isfinite(method.predict(state, 1e300).values).all()
+
+
+def test_full_ekf_frozen_forecasts_across_an_overflowing_time():
+    """The full EKF's frozen forecast did not cap the gap: NaN where the diagonal EKF is finite."""
+    games = ss.Games.from_arrays([0.0, 1e8, 1.5e8], ["a", "a", "b"], ["b", "c", "c"], [1.0, 0.0, 0.5])
+    for method in (EKF(period_days=1e-293), EKF(covariance="full", period_days=1e-293)):  # gaps of 1e301
+        p = method.fit(games.take([0])).predict_proba(games)
+        assert np.isfinite(p).all() and np.allclose(p.sum(axis=1), 1.0), method
+
+
+def test_a_tiny_beta_acts_as_its_floor_everywhere():
+    """beta=1e-300 gave a draw probability of 0 for draw_probability=0.5, and quality() raised."""
+    ts = TrueSkill(beta=1e-300, sigma=1e-300, draw_probability=0.5)
+    floor = TrueSkill(beta=1e-150, sigma=1e-300, draw_probability=0.5)
+    assert ts.draw_margin == floor.draw_margin > 0
+    win, draw, loss = ts.proba_1vs1((25.0, 1e-300), (25.0, 1e-300))
+    assert draw == pytest.approx(0.5)
+    assert 0.0 <= ts.quality([[(25.0, 1e-300)], [(25.0, 1e-300)]]) <= 1.0
+
+
+def test_the_full_ekf_keeps_the_time_base_when_newcomers_join():
+    dated = ss.Games.from_arrays(["2020-01-01", "2020-01-02"], ["a", "b"], ["b", "c"], [1.0, 0.5])
+    numeric = ss.Games.from_arrays([0.0, 1.0], ["a", "d"], ["d", "b"], [1.0, 0.0])
+    method = EKF(covariance="full")
+    state = method.update(method.fit(dated.take([0])).state, dated.take([1]))  # c joins
+    assert state.time_base == "datetime"
+    with pytest.raises(ValueError, match="'datetime'.*'numeric'"):
+        method.run(numeric, state=state)
