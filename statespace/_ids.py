@@ -48,23 +48,34 @@ def _integer_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Both sides by one lookup table when the ids are small non-negative integers: ``(a codes,
     b codes, players)``, ``None`` for a competitor against itself, ``False`` when the ids do not
     suit a table (the caller hashes them)."""
-    if not (a.size and b.size):
-        return False
-    lo = min(int(a.min()), int(b.min()))
-    hi = max(int(a.max()), int(b.max()))
-    if lo < 0 or hi >= min(DIRECT_LOOKUP_MAX, 4 * (a.size + b.size) + 1024):
+    table = _direct_table(a, b)
+    if table is None:
         return False
     if a.size == b.size and np.any(a == b):
         return None
-    present = np.zeros(hi + 1, dtype=bool)
-    present[a] = True
-    present[b] = True
-    distinct = np.flatnonzero(present)
+    distinct, lookup = table
     names = distinct.astype(str)  # an integer's name is its decimal text (as _id_text writes it)
     rank = np.argsort(names, kind="stable")
-    lookup = np.zeros(hi + 1, dtype=np.int64)
     lookup[distinct[rank]] = np.arange(rank.size)
     return np.take(lookup, a), np.take(lookup, b), names[rank].astype(object)
+
+
+def _direct_table(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For non-negative integer ids below :data:`DIRECT_LOOKUP_MAX` (and 4 per game): the distinct
+    ids, ascending, and a lookup array over ``0..max`` with each its rank; ``None`` otherwise."""
+    if not all(x.size for x in arrays):
+        return None
+    lo = min(int(x.min()) for x in arrays)
+    hi = max(int(x.max()) for x in arrays)
+    if lo < 0 or hi >= min(DIRECT_LOOKUP_MAX, 4 * sum(x.size for x in arrays) + 1024):
+        return None
+    present = np.zeros(hi + 1, dtype=bool)
+    for x in arrays:
+        present[x] = True
+    distinct = np.flatnonzero(present)
+    lookup = np.zeros(hi + 1, dtype=np.int64)
+    lookup[distinct] = np.arange(distinct.size)
+    return distinct, lookup
 
 
 def _exact_objects(distinct: pd.Series) -> bool:
@@ -107,15 +118,10 @@ def _distinct_codes(values) -> tuple[np.ndarray, pd.Series, np.ndarray | None] |
     if isinstance(values, pd.api.extensions.ExtensionArray) and not isinstance(values, pd.arrays.NumpyExtensionArray):
         return _exact(*values.factorize())  # Arrow-backed text: pyarrow's dictionary encoding
     arr = np.asarray(values)
-    if arr.dtype.kind in "iu" and arr.size:
-        lo, hi = int(arr.min()), int(arr.max())
-        if lo >= 0 and hi < min(DIRECT_LOOKUP_MAX, 4 * arr.size + 1024):
-            present = np.zeros(hi + 1, dtype=bool)
-            present[arr] = True
-            distinct = np.flatnonzero(present)
-            lookup = np.empty(hi + 1, dtype=np.int64)
-            lookup[distinct] = np.arange(distinct.size)
-            return np.take(lookup, arr), pd.Series(distinct.astype(arr.dtype)), None
+    table = _direct_table(arr) if arr.dtype.kind in "iu" else None
+    if table is not None:
+        distinct, lookup = table
+        return np.take(lookup, arr), pd.Series(distinct.astype(arr.dtype)), None
     return _exact(*pd.factorize(arr))
 
 
