@@ -159,13 +159,16 @@ class SmootherFit:
         if self.static:
             out[known] = self._last[ids[known]]
             return out
-        # nodes of competitor p are the contiguous range [start[p], end[p])
-        start = np.searchsorted(tl.node_player, np.arange(tl.players.size), side="left")
-        end = np.searchsorted(tl.node_player, np.arange(tl.players.size), side="right")
-        for j in np.flatnonzero(known):
-            p = ids[j]
-            k = np.searchsorted(tl.node_time[start[p]:end[p]], t[j], side="right") - 1
-            out[j] = start[p] + k if k >= 0 else -1
+        if tl.n_nodes:
+            # nodes are sorted by competitor, then time: one search of (competitor, time) keys
+            times, rank = np.unique(np.concatenate([tl.node_time, t[known]]), return_inverse=True)
+            r = times.size + 1
+            node_key = tl.node_player * r + rank[:tl.n_nodes]
+            key = ids[known] * r + rank[tl.n_nodes:]
+            at = np.searchsorted(node_key, key, side="right") - 1
+            ok = at >= 0
+            ok[ok] = tl.node_player[at[ok]] == ids[known][ok]
+            out[np.flatnonzero(known)[ok]] = at[ok]
         return out
 
     def _check_time_base(self, games: Games) -> None:

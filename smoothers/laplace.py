@@ -142,27 +142,14 @@ _PROGRESS_AFTER = 2.0
 
 def _earlier_nodes(fit: SmootherFit, tl: Timeline):
     """For each node of ``tl``, the node of ``fit`` of the same competitor at or before its time
-    (-1: none; a static fit's only node at any time), as ``fit._node_at`` finds it, for all the
-    nodes at once; and whether that node is at the same time (the same node)."""
-    old = fit.timeline
-    index = fit._index
-    pid = np.array([index.get(str(p), -1) for p in tl.players], dtype=np.int64)[tl.node_player]
-    known = pid >= 0
-    node = np.full(tl.n_nodes, -1, np.int64)
-    if fit.static:
-        node[known] = fit._last[pid[known]]
-        return node, np.zeros(tl.n_nodes, bool)
-    if old.n_nodes and known.any():
-        times, rank = np.unique(np.concatenate([old.node_time, tl.node_time]), return_inverse=True)
-        r = times.size + 1
-        old_key = old.node_player * r + rank[:old.n_nodes]  # ascending: nodes sorted by competitor, then time
-        key = pid * r + rank[old.n_nodes:]
-        at = np.searchsorted(old_key, key[known], side="right") - 1
-        ok = at >= 0
-        ok[ok] = old.node_player[at[ok]] == pid[known][ok]
-        node[np.flatnonzero(known)[ok]] = at[ok]
+    (-1: none; a static fit's only node at any time: :meth:`SmootherFit._node_at`), and whether
+    that node is at the same time (the same node; never in a static fit)."""
+    node = fit._node_at(fit._ids(tl.players)[tl.node_player], tl.node_time)
     exact = node >= 0
-    exact[exact] = old.node_time[node[exact]] == tl.node_time[exact]
+    if fit.static:
+        exact[:] = False
+    else:
+        exact[exact] = fit.timeline.node_time[node[exact]] == tl.node_time[exact]
     return node, exact
 
 

@@ -230,12 +230,19 @@ def test_a_refit_remembers_that_the_factor_was_over_budget(monkeypatch):
 
 
 def test_warm_start_nodes_are_the_fits_node_at():
-    """The vectorised mapping of a refit's nodes to the warm start's equals SmootherFit._node_at."""
+    """The vectorised mapping of a refit's nodes to the warm start's (SmootherFit._node_at) equals a
+    plain search of each competitor's nodes."""
     games, model = league(2000)
     fit = LaplaceSmoother(model).fit(games.take(np.arange(1200)))
     tl = timeline(games, LaplaceSmoother(model)._node_times(games, model))
     node, exact = laplace_module._earlier_nodes(fit, tl)
-    expected = fit._node_at(fit._ids(tl.players[tl.node_player]), tl.node_time)
+    old = fit.timeline
+    expected = np.full(tl.n_nodes, -1)
+    for k in range(tl.n_nodes):
+        name = tl.players[tl.node_player[k]]
+        for j in range(old.n_nodes):  # the last node of that competitor at or before the time
+            if old.players[old.node_player[j]] == name and old.node_time[j] <= tl.node_time[k]:
+                expected[k] = j
     np.testing.assert_array_equal(node, expected)
     have = expected >= 0
     np.testing.assert_array_equal(exact[have], fit.timeline.node_time[expected[have]] == tl.node_time[have])
