@@ -48,7 +48,7 @@ from numba import njit
 
 import statespace as ss
 from filters import EKF
-from statespace.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation, gauss_hermite
+from statespace.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation, gauss_hermite, kernel
 
 __all__ = ["LogisticMargin", "logistic_margin_loglik", "logistic_margin_forecast", "simulate", "main"]
 
@@ -66,7 +66,7 @@ def _sigmoid(x):
     return e / (1.0 + e)
 
 
-@njit(LIK_SIG, cache=True)
+@kernel(LIK_SIG)
 def logistic_margin_loglik(params, score, score_a, score_b, d):
     """``(l, dl/dd, d2l/dd2)`` of ``y = score_a - score_b`` under ``Logistic(d, s)`` (the module
     docstring has the formulas). ``score`` (win/draw/loss) is not read: the margin says more."""
@@ -77,7 +77,7 @@ def logistic_margin_loglik(params, score, score_a, score_b, d):
     return l, math.tanh(0.5 * z) / s, -2.0 * e / ((s * (1.0 + e)) ** 2)
 
 
-@njit(DERIVS_SIG, cache=True)
+@kernel(DERIVS_SIG)
 def logistic_margin_derivs(params, score, score_a, score_b, d):
     """``(dl/dd, d2l/dd2)`` of :func:`logistic_margin_loglik`, without ``l`` (what the EKF reads)."""
     _, g, h = logistic_margin_loglik(params, score, score_a, score_b, d)
@@ -96,7 +96,7 @@ def _outcome_given_d(s, w, d):
     return pw, _sigmoid((w - u) / s) - _sigmoid((-w - u) / s), pl
 
 
-@njit(FORECAST_SIG, cache=True)
+@kernel(FORECAST_SIG)
 def logistic_margin_forecast(params, d, var):
     """Win/draw/loss of ``a`` for ``d ~ N(d, var)``: :func:`_outcome_given_d` averaged over the
     Gauss-Hermite nodes ``d + sqrt(2 var) x_k`` with weights ``w_k`` (summing to 1); exact

@@ -47,9 +47,12 @@ A filter may keep one *shared* state row besides the competitors' (the EKF's lat
 advantage): the loops take its index ``shared`` (-1: none), move it forward in time at every
 period, and apply its accumulated sites when a site marked it (``scratch[shared, 0] > 0``).
 
-The loops take these as first-class function values with fixed signatures, so each loop is
-compiled once, cached on disk, and shared by all filters (a per-filter closure would defeat
-numba's cache). With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
+The loops take these kernels as their first arguments, as first-class function values of fixed
+signatures (:mod:`statespace._jit`): nothing is compiled at import; a loop called with a
+built-in filter's kernels runs compiled for those very kernels (direct calls, cached on disk per
+filter and observation), and with any other kernels (a closure) one loop compiled for all of them
+runs, calling them through function pointers. With ``NUMBA_DISABLE_JIT=1`` the same code runs as
+plain Python.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ import math
 import numpy as np
 from numba import njit, types
 
+from statespace._jit import entry, kernel
 from statespace.observation import DerivsFn, ForecastFn
 
 f8 = types.float64
@@ -104,37 +108,37 @@ DT_MAX = 1e300
 
 
 def predict_kernel(fn):
-    """Compile ``fn`` as a predict kernel (explicit signature, cached)."""
-    return njit(PREDICT_SIG, cache=True)(fn)
+    """Compile ``fn`` as a predict kernel (its signature declared, compiled on first use and cached)."""
+    return kernel(PREDICT_SIG)(fn)
 
 
 def proba_kernel(fn):
-    """Compile ``fn`` as a forecast kernel (explicit signature, cached)."""
-    return njit(PROBA_SIG, cache=True)(fn)
+    """Compile ``fn`` as a forecast kernel (its signature declared, compiled on first use and cached)."""
+    return kernel(PROBA_SIG)(fn)
 
 
 def site_kernel(fn):
-    """Compile ``fn`` as a per-game site kernel (explicit signature, cached)."""
-    return njit(SITE_SIG, cache=True)(fn)
+    """Compile ``fn`` as a per-game site kernel (its signature declared, compiled on first use and cached)."""
+    return kernel(SITE_SIG)(fn)
 
 
 def apply_kernel(fn):
-    """Compile ``fn`` as a custom combination rule (explicit signature, cached)."""
-    return njit(APPLY_SIG, cache=True)(fn)
+    """Compile ``fn`` as a custom combination rule (its signature declared, compiled on first use and cached)."""
+    return kernel(APPLY_SIG)(fn)
 
 
 def update_kernel(fn):
-    """Compile ``fn`` as a whole-period update (explicit signature, cached)."""
-    return njit(UPDATE_SIG, cache=True)(fn)
+    """Compile ``fn`` as a whole-period update (its signature declared, compiled on first use and cached)."""
+    return kernel(UPDATE_SIG)(fn)
 
 
-@njit(PREDICT_SIG, cache=True)
+@kernel(PREDICT_SIG)
 def no_predict(x, i, theta, dt):
     """Time update of a filter that tracks no variance (Elo): nothing changes."""
     return
 
 
-@njit(APPLY_SIG, cache=True)
+@kernel(APPLY_SIG)
 def no_apply(x, count, theta, i, scratch):
     """Placeholder ``apply`` of the filters that use a built-in rule."""
     return
@@ -183,7 +187,7 @@ def moment_site(scratch, i, prior_var, mean_shift, post_var):
         gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, clamp_mean(mean_shift / post_var))
 
 
-@njit(types.void(i8, ApplyFn, f8_2d, i8_1d, f8_1d, i8, f8_2d), cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _combine(rule, apply, x, count, theta, i, scratch):
     """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row. A Gaussian rule's
     new mean is kept within ``+-MEAN_MAX`` and its variance at least ``VAR_MIN`` (the prior
@@ -210,7 +214,7 @@ def _combine(rule, apply, x, count, theta, i, scratch):
             scratch[i, c] = 0.0
 
 
-@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8, f8), cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _advance(predict, x, last, theta, i, t):
     """Move row ``i`` forward to time ``t`` (``predict`` with the time since it was last seen);
     a first appearance keeps its initial row and only records the time."""
@@ -222,7 +226,7 @@ def _advance(predict, x, last, theta, i, t):
         last[i] = t
 
 
-@njit(types.void(PredictFn, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, i8, i8, f8, i8), cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
     """Move the shared row and every competitor of games ``start:stop`` forward to time ``t``."""
     if shared >= 0:
@@ -232,8 +236,7 @@ def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
         _advance(predict, x, last, theta, b[g], t)
 
 
-@njit(types.void(SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r,
-                 f8_1r, f8_1r, f8_1r, i8, i8, f8_2d, f8_2d, i8), cache=True)
+@njit(cache=True)
 def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, score, ya, yb, home, weight, start, stop,
            out_p, scratch, shared):
     """One rating period, the games ``start:stop``: every site from the pre-period state, then
@@ -258,7 +261,7 @@ def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, scor
         _combine(rule, apply, x, count, theta, shared, scratch)
 
 
-@njit(types.void(f8_2d, f8_2d, i8_1r, i8_1r, i8, i8), cache=True)
+@njit(cache=True)
 def _record(out_post, x, a, b, start, stop):
     """Both competitors' first ``out_post.shape[1] // 2`` state columns after games ``start:stop``."""
     k = out_post.shape[1] // 2
@@ -268,9 +271,9 @@ def _record(out_post, x, a, b, start, stop):
             out_post[g, k + c] = x[b[g], c]
 
 
-@njit(types.void(PredictFn, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
-                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, f8_2d, i8), cache=True)
-def site_loop(predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home,
+@entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, i8, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, f8_2d, i8))
+def site_loop(predict, site, apply, derivs, forecast, rule, obs, x, count, last, theta, a, b, score, ya, yb, home,
               weight, t, starts, out_p, out_post, scratch, shared):
     """Filter the time-sorted games period by period (``starts[k]:starts[k+1]``): every
     competitor of the period is moved forward to its time ``t[start]`` (a first appearance
@@ -285,9 +288,9 @@ def site_loop(predict, site, apply, rule, derivs, forecast, obs, x, count, last,
         _record(out_post, x, a, b, s, e)
 
 
-@njit(types.void(PredictFn, types.boolean, SiteFn, ApplyFn, i8, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d,
-                 f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_2d, f8_2d, f8_2d, i8), cache=True)
-def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x, count, last, theta, a, b, score, ya,
+@entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, types.boolean, i8, f8_1d, f8_2d, i8_1d, f8_1d,
+                 f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_2d, f8_2d, f8_2d, i8))
+def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x, count, last, theta, a, b, score, ya,
               yb, home, weight, t, out_p, out_post, scratch, shared):
     """:func:`site_loop` when every game is its own rating period, without the period
     bookkeeping: the same ``site`` and combination rule, one game at a time."""
@@ -322,8 +325,8 @@ def game_loop(predict, has_predict, site, apply, rule, derivs, forecast, obs, x,
             out_post[g, k + c] = x[ib, c]
 
 
-@njit(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
-                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, i8), cache=True)
+@entry(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, i8))
 def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
                 t, starts, out_p, out_post, shared):
     """:func:`site_loop` for a filter whose period update is not a sum of per-competitor sites
@@ -341,8 +344,8 @@ def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, t
         _record(out_post, x, a, b, s, e)
 
 
-@njit(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_2d,
-                 f8_2d, i8), cache=True)
+@entry(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_2d,
+                 f8_2d, i8))
 def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, out_p, tmp, shared):
     """Forecast games from a fixed state without updating it (the "frozen" forecast).
 

@@ -412,8 +412,15 @@ class Filter(Settings):
         Returns a :class:`FilterRun` whose ``proba`` holds each game's forecast made before
         its own update (one step ahead), aligned with the input rows. ``state`` continues
         from an earlier run instead of starting from the prior (``initial`` then applies only
-        to newcomers).
+        to newcomers). Each competitor's state after each game (:meth:`FilterRun.trajectories`)
+        is not kept: the run is replayed, recording it, when first asked for.
         """
+        if initial is not None and isinstance(initial, Mapping):
+            initial = dict(initial)  # kept for the replay: later changes to the caller's mapping do not reach it
+        return self._run(games, initial, state, record=False)
+
+    def _run(self, games: Games, initial, state, record: bool) -> "FilterRun":
+        """:meth:`run`; ``record``: keep both competitors' state after each game."""
         if not isinstance(games, Games):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
         self.check_games(games)
@@ -428,7 +435,7 @@ class Filter(Settings):
         g = _GameArrays.of(games, None if state is None else ids, self.times(games), self.model.observation.needs_scores)
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
-        out_post = np.empty((n, 2 * k))
+        out_post = np.empty((n, 2 * k if record else 0))
         cls = type(self)
         theta = self.theta()
         shared = self.shared_row(st.values.shape[0])
@@ -439,12 +446,12 @@ class Filter(Settings):
                           theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), out_p,
                           out_post, shared)
         elif games.period is None:  # every game its own period: no period bookkeeping
-            K.game_loop(cls._predict, cls._predict is not K.no_predict, site, apply, rule, derivs,
-                        forecast, obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
+            K.game_loop(cls._predict, site, apply, derivs, forecast, cls._predict is not K.no_predict, rule,
+                        obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
                         g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width),
                         shared)
         else:
-            K.site_loop(cls._predict, site, apply, rule, derivs, forecast, obs, st.values, st.count,
+            K.site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, st.values, st.count,
                         st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(),
                         out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
         order, in_order = g.order, g.in_order
@@ -453,7 +460,7 @@ class Filter(Settings):
         else:
             proba = np.empty_like(out_p)
             proba[order] = out_p
-        return FilterRun(self, games, st, proba, out_post)
+        return FilterRun(self, games, st, proba, out_post if record else None, (initial, state))
 
     # ------------------------------------------------------------------ helpers
     def _check_time_base(self, state: FilterState, games: Games) -> None:

@@ -23,13 +23,24 @@ class FilterRun:
     (one-step-ahead win/draw/loss forecasts, input row order).
     """
 
-    def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray, post: np.ndarray):
-        # ``post``: both competitors' state rows after each game, in time order (games.order)
+    def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray,
+                 post: np.ndarray | None, start: tuple = (None, None)):
+        # ``post``: both competitors' state rows after each game, in time order (games.order), or
+        # None until asked for: then the run is replayed from ``start`` (its initial and state)
         self.method = method
         self.games = games
         self.state = state
         self.proba = proba
-        self._post = post
+        self._post_rows = post
+        self._start = start
+
+    @property
+    def _post(self) -> np.ndarray:
+        """Both competitors' state rows after each game, in time order (``games.order``)."""
+        if self._post_rows is None:
+            initial, state = self._start
+            self._post_rows = self.method._run(self.games, initial, state, record=True)._post_rows
+        return self._post_rows
 
     def __repr__(self) -> str:
         return f"FilterRun({self.method!r}, {self.games!r})"

@@ -35,7 +35,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
-from scipy.stats import norm
 
 from statespace import SkillModel, Threshold
 from statespace._gaussian import v_draw, v_win, w_draw, w_win
@@ -57,12 +56,15 @@ DRAW_PROBABILITY = 0.10
 def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> float:
     """``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` (Herbrich et al. 2006; n players on
     the two sides, 2 for one-vs-one), computed as ``sqrt(n) * beta * Phi^{-1}(1 - (1 - p_draw) / 2)``
-    from the upper tail (``norm.isf``): ``(p_draw + 1) / 2`` rounds to 1 for ``p_draw`` within
-    1e-16 of 1, where ``Phi^{-1}`` would give inf; the tail keeps every digit."""
+    from the upper tail (``-ndtri(q)``, which is scipy's ``norm.isf``): ``(p_draw + 1) / 2`` rounds
+    to 1 for ``p_draw`` within 1e-16 of 1, where ``Phi^{-1}`` would give inf; the tail keeps every
+    digit."""
     if not (isinstance(draw_probability, (int, float, np.integer, np.floating))
             and 0 <= draw_probability < 1):
         raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
-    return float(norm.isf((1.0 - draw_probability) / 2.0) * math.sqrt(n_players) * beta)
+    from scipy.special import ndtri  # here, so that importing filters does not load scipy.special
+
+    return float(-ndtri((1.0 - draw_probability) / 2.0) * math.sqrt(n_players) * beta)
 
 
 @njit(cache=True)

@@ -36,7 +36,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
 
 from statespace import Davidson, Games, Threshold, metrics
 from statespace.settings import TuneResult
@@ -144,6 +143,8 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         return value
 
     t0 = time.perf_counter()
+    from scipy.optimize import minimize  # here, so that importing filters does not load the optimiser
+
     res = minimize(f, to_x(start), method="L-BFGS-B", bounds=x_bounds,
                    options={"maxiter": maxiter, "eps": 1e-4})
     best = from_x(res.x)

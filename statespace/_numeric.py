@@ -50,10 +50,11 @@ def _clip(x):
 def cdf(link, x):
     """The link's cdf F(x): logistic 1 / (1 + e^-x), or the standard normal Phi(x)."""
     if link == LOGISTIC:
-        if x >= 0.0:
-            return 1.0 / (1.0 + math.exp(-x))
-        e = math.exp(x)
-        return e / (1.0 + e)
+        # e^-|x| never overflows; choosing between the two forms by a select, not a branch,
+        # spares a loop a mispredicted jump on half its games
+        e = math.exp(-abs(x))
+        r = 1.0 / (1.0 + e)
+        return r if x >= 0.0 else e * r
     return 0.5 * math.erfc(-x / _SQRT2)
 
 

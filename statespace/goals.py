@@ -15,6 +15,7 @@ from numba import njit, types
 
 from .margin import _positive_number
 from ._pytensor_config import configure_pytensor
+from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
 __all__ = ["Goals"]
@@ -43,7 +44,7 @@ CERTAIN = 40.0
 _f8 = types.float64
 
 
-@njit(types.UniTuple(_f8, 3)(_f8, _f8), cache=True)
+@njit(cache=True)
 def skellam_outcome(rate_a, rate_b):
     """``(P(X > Y), P(X = Y), P(X < Y))`` for independent ``X ~ Poisson(rate_a)``,
     ``Y ~ Poisson(rate_b)`` (the Skellam distribution of ``X - Y`` summed over its sign;
@@ -103,7 +104,7 @@ def skellam_outcome(rate_a, rate_b):
 
 # params = [base, scale]
 
-@njit(DERIVS_SIG, cache=True)
+@kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
@@ -112,7 +113,7 @@ def goals_derivs(params, score, score_a, score_b, d):
     return c * ((score_a - rate_a) - (score_b - rate_b)), -c * c * (rate_a + rate_b)
 
 
-@njit(LIK_SIG, cache=True)
+@kernel(LIK_SIG)
 def goals_loglik(params, score, score_a, score_b, d):
     """With ``u = d / (2 scale)``, ``lambda_a = exp(base + u)``, ``lambda_b = exp(base - u)``:
     ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``,
@@ -128,7 +129,7 @@ def goals_loglik(params, score, score_a, score_b, d):
     return l, c * ((score_a - rate_a) - (score_b - rate_b)), -c * c * (rate_a + rate_b)
 
 
-@njit(FORECAST_SIG, cache=True)
+@kernel(FORECAST_SIG)
 def goals_forecast(params, d, var):
     """:func:`skellam_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
 

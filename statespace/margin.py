@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
 __all__ = ["Margin"]
@@ -28,14 +29,14 @@ def _phi_cdf(x):
 
 # params = [sd, draw_width]
 
-@njit(DERIVS_SIG, cache=True)
+@kernel(DERIVS_SIG)
 def margin_derivs(params, score, score_a, score_b, d):
     """``y = score_a - score_b``: ``dl/dd = (y - d) / sd^2``, ``d2l/dd2 = -1 / sd^2``."""
     v = params[0] * params[0]
     return ((score_a - score_b) - d) / v, -1.0 / v
 
 
-@njit(LIK_SIG, cache=True)
+@kernel(LIK_SIG)
 def margin_loglik(params, score, score_a, score_b, d):
     """``y = score_a - score_b``: ``l = log N(y; d, sd^2)`` and :func:`margin_derivs`."""
     sd = params[0]
@@ -44,7 +45,7 @@ def margin_loglik(params, score, score_a, score_b, d):
     return -0.5 * r * r / (sd * sd) - math.log(sd) - _HALF_LOG_2PI, g, h
 
 
-@njit(FORECAST_SIG, cache=True)
+@kernel(FORECAST_SIG)
 def margin_forecast(params, d, var):
     """With ``t = sqrt(sd^2 + var)`` and ``w`` the draw width: win ``Phi((d - w) / t)``, loss
     ``Phi((-d - w) / t)``, draw ``Phi((w - |d|) / t) - Phi((-w - |d|) / t)`` (evaluated at
@@ -59,7 +60,7 @@ def margin_forecast(params, d, var):
     return pw, _phi_cdf((w - u) / t) - _phi_cdf((-w - u) / t), pl
 
 
-@njit(MOMENTS_SIG, cache=True)
+@kernel(MOMENTS_SIG)
 def margin_moments(params, score, score_a, score_b, mean, var):
     """Conjugate update of ``d ~ N(mean, var)`` by ``y ~ N(d, sd^2)``: gain
     ``k = var / (var + sd^2)``, mean ``mean + k (y - mean)``, variance ``var sd^2 / (var + sd^2)``."""

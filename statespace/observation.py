@@ -15,9 +15,10 @@ numerics, written once (as kickscore's observation objects do):
 A game's record ``y`` is three numbers: ``score`` (1, 0.5, 0: a's win, draw, loss), ``score_a``
 and ``score_b`` (points or goals of each side; NaN when the table has none).
 
-Compiled kernels reach an observation through first-class numba functions with the fixed
-signatures below, and a parameter vector (:meth:`Observation.vector`); so a new observation is
-one module, and no filter or smoother changes. The NumPy methods of :class:`Observation`
+Compiled kernels reach an observation through numba functions with the fixed signatures below,
+declared with :func:`kernel` (``@kernel(LIK_SIG)``: compiled when first used, and the loops are
+compiled for them, :mod:`statespace._jit`), and a parameter vector (:meth:`Observation.vector`);
+so a new observation is one module, and no filter or smoother changes. The NumPy methods of :class:`Observation`
 (:meth:`~Observation.loglik`, :meth:`~Observation.proba`, ...) are written once here, from
 those kernels.
 """
@@ -28,9 +29,11 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
-__all__ = ["Observation", "LIK_SIG", "DERIVS_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "DerivsFn", "ForecastFn",
+from ._jit import entry, kernel
+
+__all__ = ["Observation", "kernel", "LIK_SIG", "DERIVS_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "DerivsFn", "ForecastFn",
            "MomentsFn",
            "gauss_hermite"]
 
@@ -64,7 +67,7 @@ def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------- compiled loops over games
-@njit(types.void(LikFn, _p, _p, _p, _p, _p, _p2), cache=True)
+@entry(types.void(LikFn, _p, _p, _p, _p, _p, _p2))
 def _lik_loop(lik, params, score, score_a, score_b, d, out):
     for i in range(d.shape[0]):
         l, g, h = lik(params, score[i], score_a[i], score_b[i], d[i])
@@ -73,7 +76,7 @@ def _lik_loop(lik, params, score, score_a, score_b, d, out):
         out[i, 2] = h
 
 
-@njit(types.void(ForecastFn, _p, _p, _p, _p2), cache=True)
+@entry(types.void(ForecastFn, _p, _p, _p, _p2))
 def _forecast_loop(forecast, params, d, var, out):
     for i in range(d.shape[0]):
         pw, pd, pl = forecast(params, d[i], var[i])
@@ -82,7 +85,7 @@ def _forecast_loop(forecast, params, d, var, out):
         out[i, 2] = pl
 
 
-@njit(types.void(MomentsFn, _p, _p, _p, _p, _p, _p, _p2), cache=True)
+@entry(types.void(MomentsFn, _p, _p, _p, _p, _p, _p, _p2))
 def _moments_loop(moments, params, score, score_a, score_b, mean, var, out):
     for i in range(mean.shape[0]):
         m, v = moments(params, score[i], score_a[i], score_b[i], mean[i], var[i])

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Union
 
 import numpy as np
-from numba import njit
 
 from . import _gaussian as _g
 from . import _numeric as nx
 from ._pytensor_config import configure_pytensor
+from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
 __all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
@@ -112,13 +112,13 @@ def as_draw(draw: object) -> DrawModel:
 # ---------------------------------------------------------------- compiled kernels
 # params = [link code, draw code, draw parameter theta, scale]
 
-@njit(DERIVS_SIG, cache=True)
+@kernel(DERIVS_SIG)
 def outcome_derivs(params, score, score_a, score_b, d):
     """``(dl/dd, d2l/dd2)`` from :func:`statespace._numeric.loglik_derivs` (the formulas are there)."""
     return nx.loglik_derivs(int(params[0]), int(params[1]), params[2], score, d, params[3])
 
 
-@njit(LIK_SIG, cache=True)
+@kernel(LIK_SIG)
 def outcome_loglik(params, score, score_a, score_b, d):
     """``(l, dl/dd, d2l/dd2)``: ``l`` from :func:`statespace._numeric.loglik_grad`, the
     derivatives from :func:`statespace._numeric.loglik_derivs` (the formulas are there)."""
@@ -129,7 +129,7 @@ def outcome_loglik(params, score, score_a, score_b, d):
     return l, g, h
 
 
-@njit(FORECAST_SIG, cache=True)
+@kernel(FORECAST_SIG)
 def outcome_forecast(params, d, var):
     """:func:`statespace._numeric.outcome_proba` at the effective scale
     :func:`statespace._numeric.effective_scale` of a difference of variance ``var``."""
@@ -138,7 +138,7 @@ def outcome_forecast(params, d, var):
     return nx.outcome_proba(link, int(params[1]), params[2], d, s)
 
 
-@njit(MOMENTS_SIG, cache=True)
+@kernel(MOMENTS_SIG)
 def outcome_moments(params, score, score_a, score_b, mean, var):
     """Tilted-Gaussian moments for the probit link (Herbrich, Minka and Graepel 2006, Table 1).
 
