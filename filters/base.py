@@ -140,7 +140,8 @@ class _GameArrays:
         return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
                    b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
                    score_a=by_time(games.score_a) if scores else score,
-                   score_b=by_time(games.score_b) if scores else score, home=by_time(~games.neutral),
+                   score_b=by_time(games.score_b) if scores else score,
+                   home=by_time(np.subtract(1.0, games.neutral, dtype=np.float64)),
                    weight=by_time(games.weight),
                    t=by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)
@@ -479,8 +480,9 @@ class Filter(Settings):
             return games.days() / self.period_days
         # game count: each game one step
         t = np.arange(len(games), dtype=np.float64)
-        if np.any(games.order != t):
-            t[games.order] = t.copy()
+        order = games.order
+        if np.any(order[1:] < order[:-1]):
+            t[order] = t.copy()
         return t
 
     def _aligned(self, state: FilterState, games, initial=None, copy: bool = True) -> tuple[FilterState, np.ndarray]:
