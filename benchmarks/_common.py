@@ -368,12 +368,17 @@ def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule:
     per-game ``site``, the combination rule (``rule`` and, for ``RULE_CUSTOM``, ``apply``) and the
     time update (``predict``, ``has_predict``). Each call starts from a copy of ``values``, with no
     games played, no time passed and fresh accumulator rows; the observation kernels, ``theta``
-    and the games are the run's."""
+    and the games are the run's.
+
+    Every call runs the **generic** loop (``game_loop.generic``: the kernels called through
+    function pointers), whichever kernels it is given, so that the steps of a breakdown differ
+    only by the kernels swapped; ``Filter.run`` itself runs the loop compiled for the filter's
+    kernels (:mod:`statespace._jit`), which the breakdown's first row times."""
     from filters import _kernels as K
 
-    # game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta,
+    # game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x, count, last, theta,
     #           a, b, score, score_a, score_b, home, weight, t, out_p, out_post, scratch, shared)
-    (pred0, has0, site0, apply0, rule0, lik, forecast, obs, _, count, last, theta, *per_game_arrays,
+    (pred0, site0, apply0, lik, forecast, has0, rule0, obs, _, count, last, theta, *per_game_arrays,
      out_p, out_post, scratch, shared) = args
     pred = pred0 if predict is None else predict
     has = has0 if has_predict is None else has_predict
@@ -382,7 +387,7 @@ def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule:
     rule_ = rule0 if rule is None else rule
 
     def go() -> None:
-        K.game_loop(pred, has, site_, apply_, rule_, lik, forecast, obs, values.copy(), np.zeros_like(count),
+        K.game_loop.generic(pred, site_, apply_, lik, forecast, has, rule_, obs, values.copy(), np.zeros_like(count),
                     np.full(last.shape, np.nan), theta, *per_game_arrays, np.empty(out_p.shape),
                     np.empty(out_post.shape), np.zeros_like(scratch), shared)
 
@@ -391,7 +396,7 @@ def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule:
 
 def noop_site_kernel():
     """A compiled site kernel that does nothing but return a forecast (it adds no site, so the
-    state never moves): the loop's own cost, with one indirect call per game."""
+    state never moves): the generic loop's own cost, with one indirect call per game."""
     from numba import njit
 
     from filters import _kernels as K

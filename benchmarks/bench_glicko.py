@@ -441,9 +441,9 @@ def profile(games, repeats: int) -> None:
     run1 = time_run_and_loop(Glicko(), games, reps, "game_loop")
 
     solve_inputs, solve_all, count_illinois = _profile_kernels()
-    # game_loop(predict, has_predict, site, apply, rule, lik, forecast, obs, x, count, last, theta,
+    # game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x, count, last, theta,
     #           a, b, score, score_a, score_b, home, weight, ...)
-    site, _, _, lik, forecast, obs = run2.args[2:8]
+    _, site, _, lik, forecast, _, _, obs = run2.args[:8]
     theta = run2.args[11]
     a, b, score, ya, yb, home, weight = run2.args[12:19]
     fresh = method.init_state(games.players)
