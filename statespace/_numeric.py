@@ -59,6 +59,18 @@ def cdf(link, x):
 
 
 @njit(cache=True)
+def cdf_pair(link, x):
+    """``(F(x), F(-x))``, each exactly as :func:`cdf` gives it; the logistic pair from one
+    ``e^-|x|`` (``1 / (1 + e)`` and ``e / (1 + e)``, by the sign of ``x``)."""
+    if link == LOGISTIC:
+        e = math.exp(-abs(x))
+        r = 1.0 / (1.0 + e)
+        er = e * r
+        return (r, er) if x >= 0.0 else (er, r)
+    return 0.5 * math.erfc(-x / _SQRT2), 0.5 * math.erfc(x / _SQRT2)
+
+
+@njit(cache=True)
 def effective_scale(link, scale, var):
     """Scale of the link after integrating a Gaussian skill difference of variance ``var``.
 
@@ -96,14 +108,12 @@ def outcome_proba(link, draw, theta, diff, s):
         if pd < 0.0:
             pd = 0.0
         return pw, pd, pl
+    p, q = cdf_pair(link, z)
     if draw == DRAW_DAVIDSON:
-        p = cdf(link, z)
-        q = cdf(link, -z)
         g = theta * math.sqrt(p * q)
         den = 1.0 + g
         return p / den, g / den, q / den
-    p = cdf(link, z)
-    return p, 0.0, cdf(link, -z)
+    return p, 0.0, q
 
 
 @njit(cache=True)
@@ -120,8 +130,7 @@ def _log_cdf_derivs(link, x):
     with v = N(x) / Phi(x) by Mills' ratio (finite far into the left tail, where
     ``-v (v + x) = -w`` comes from :func:`statespace._gaussian.w_win` without cancellation)."""
     if link == LOGISTIC:
-        p = cdf(LOGISTIC, x)
-        q = cdf(LOGISTIC, -x)
+        p, q = cdf_pair(LOGISTIC, x)
         return q, -p * q
     return _g.v_win(x, 0.0), -_g.w_win(x, 0.0)
 
@@ -210,6 +219,12 @@ def loglik_derivs(link, draw, theta, score, diff, scale):
             g, h = gq - ld1, hq - ld2
         else:
             g, h = lr1 - ld1, lr2 - ld2
+    elif link == LOGISTIC:
+        # the none / half form below with _log_cdf_derivs(z) = (q, -p q) and (-z) = (p, -q p),
+        # from one pair
+        p, q = cdf_pair(link, z)
+        g = score * q - (1.0 - score) * p
+        h = score * (-p * q) + (1.0 - score) * (-q * p)
     else:
         g1, h1 = _log_cdf_derivs(link, z)
         g0, h0 = _log_cdf_derivs(link, -z)
