@@ -11,8 +11,9 @@ competitors, 45% wins, 10% draws, 45% losses) is loaded at each of ``--sizes`` (
 - ``from_arrays``, string ids: the same names as a NumPy object array of Python strings;
 - ``from_csv``: a file ``time,a,b,score,neutral`` written once per size (dates ``YYYY-MM-DD``, about
   one day per 2,000 games, and a 0/1 ``neutral`` column), read by ``Games.from_csv`` as it runs
-  (pyarrow's CSV reader when pyarrow is installed) and, for comparison, with pandas' C engine
-  only (the pyarrow path switched off: what a file with other columns, or without pyarrow, gets).
+  (pyarrow's streaming CSV reader when pyarrow is installed) and, for comparison, with pandas' C
+  engine only (the pyarrow path switched off: what a file with other columns, or without
+  pyarrow, gets).
 
 Each row gives the best of ``--repeats`` calls (wall clock and CPU time of the process, which
 counts every thread: pyarrow's reader uses several) as games per second, and the peak memory of

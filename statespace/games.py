@@ -21,7 +21,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ._ids import competitor_codes
+from ._ids import StreamedNames, competitor_codes
 from ._columns import (TIME_RANGE, GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time,
                        _period_codes_from_column, _Problem, _read_time)
 
@@ -41,6 +41,9 @@ _PLUS = (b"+",)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?([zZ]|[+-]\d{2}(:?\d{2})?)?$")
 _OFFSET = re.compile(r"([zZ]|[+-]\d{2}(:?\d{2})?)$")
 _SIDE_SCORES = ("score_a", "score_b")
+#: The block size of pyarrow's streaming CSV reader in :meth:`Games.from_csv`: it reads up to 32
+#: blocks ahead of the batch being converted, so larger blocks hold more of the file at once.
+_CSV_BLOCK = 1 << 16
 _CALENDAR = ("week", "month", "year")
 
 
@@ -56,9 +59,10 @@ _PYARROW: bool | None = None
 
 
 def _arrow_column(name: str, column) -> pd.Series | None:
-    """One column of pyarrow's table as :meth:`Games.from_csv` reads it with the C engine (text
-    as pandas' Arrow-backed strings, numbers and dates as NumPy arrays), or ``None`` when the C
-    engine may read it otherwise or it has a missing value (a row error)."""
+    """One column read by pyarrow (a chunked array: its batches) as :meth:`Games.from_csv` reads
+    it with the C engine (text as pandas' Arrow-backed strings, numbers and dates as NumPy
+    arrays), or ``None`` when the C engine may read it otherwise or it has a missing value (a
+    row error)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -103,17 +107,158 @@ def _first_value(path: str, sep: str, column: str) -> str | None:
     return first[header.index(column)]
 
 
-def _file_contains(path: str, needles: tuple[bytes, ...]) -> bool:
-    """Whether a file contains any of ``needles`` (short byte strings), read in blocks."""
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (Python's ``float``; pyarrow may still refuse it)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _scan_file(path: str, needles: tuple[bytes, ...]) -> tuple[bool, int]:
+    """Whether a file contains any of ``needles`` (short byte strings), and how many ``\\n`` and
+    ``\\r`` bytes it holds (each counted: one more is at least its number of lines), read in
+    blocks; the count stops at a needle."""
     tail = b""
+    ends = 0
     with open(path, "rb") as f:
         while block := f.read(1 << 22):
             joined = tail + block[:64] if tail else b""
             # the needle's last byte first: one memchr pass, and most files lack it
             if any((nd[-1:] in block and nd in block) or (joined and nd in joined) for nd in needles):
-                return True
+                return True, ends
+            ends += int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10))  # b"\n"
+            if b"\r" in block:
+                ends += block.count(b"\r")
             tail = block[-64:]
-    return False
+    return False, ends
+
+
+def _flags_into(column, out: np.ndarray) -> bool:
+    """Write the ``neutral`` flags of a pyarrow array (integers, numbers, booleans or text, without
+    missing values) into ``out``, read as the C engine's column of that kind is read
+    (:func:`statespace._columns._parse_flag`); ``False`` when a value is no flag."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(column.type):  # 0 and 1, the usual column: no pandas needed
+        values = column.to_numpy(zero_copy_only=False)
+        if not ((values == 0) | (values == 1)).all():
+            return False
+        np.equal(values, 1, out=out)
+        return True
+    if pa.types.is_string(column.type):
+        values = pd.Series(pd.arrays.ArrowStringArray(column), copy=False)
+    else:
+        values = pd.Series(column.to_numpy(zero_copy_only=False), copy=False)
+    flags = _parse_flag(values)
+    if np.isnan(flags).any():
+        return False
+    np.equal(flags, 1.0, out=out)
+    return True
+
+
+def _shrink(x: np.ndarray, n: int) -> np.ndarray:
+    """``x`` (an array that owns its memory, with no view of it left) cut to its first ``n``
+    values in place: its memory beyond them is given back, nothing is copied."""
+    if x.size != n:
+        x.resize(n, refcheck=False)
+    return x
+
+
+class _CsvBatches:
+    """The columns of a CSV file as pyarrow's streaming CSV reader gives them, batch by batch,
+    turned into the arrays a :class:`Games` keeps as they arrive (no column is held whole as
+    pyarrow's table or as pandas' text): ``time`` (pyarrow's timestamps, or numbers as
+    float64), ``score`` and ``neutral`` (as flags) are written into arrays sized for the most
+    rows the file can have, ``a`` and ``b`` into competitor codes
+    (:class:`statespace._ids.StreamedNames`); any other column (and ``time`` read as text) is
+    kept as pyarrow's batches, for :func:`_arrow_column` at the end. A missing value anywhere, a
+    score not 0, 0.5 or 1, or a ``neutral`` value that is no flag stops the reading (:meth:`add`
+    gives ``False``): those are row errors, which the C engine names."""
+
+    def __init__(self, schema, bound: int):
+        import pyarrow as pa
+
+        self.n = 0
+        self.bound = bound
+        self.arrays: dict[str, np.ndarray] = {}
+        self.chunks: dict[str, list] = {}
+        self.types = {name: schema.field(name).type for name in schema.names}
+        self.names = StreamedNames()
+        for name, kind in self.types.items():
+            number = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+            if name in ("a", "b"):
+                self.arrays[name] = np.empty(bound, dtype=np.int64)
+            elif name == "time" and pa.types.is_timestamp(kind):
+                self.arrays[name] = np.empty(bound, dtype="datetime64[ns]")
+            elif name in ("time", "score") and number:
+                self.arrays[name] = np.empty(bound, dtype=np.float64)
+            elif name == "neutral" and (number or pa.types.is_boolean(kind) or pa.types.is_string(kind)):
+                self.arrays[name] = np.empty(bound, dtype=bool)
+            else:
+                self.chunks[name] = []
+
+    def add(self, batch) -> bool:
+        """Take one batch; ``False`` when it has a row error or more rows than the file can."""
+        start, stop = self.n, self.n + batch.num_rows
+        if stop > self.bound:
+            return False
+        for name, column in zip(batch.schema.names, batch.columns):
+            if column.null_count:
+                return False
+            if name in self.chunks:
+                self.chunks[name].append(column)
+                continue
+            if name in ("a", "b"):
+                if not self.names.add(column, self.arrays[name], start):
+                    return False
+                continue
+            out = self.arrays[name][start:stop]
+            if name == "neutral":
+                if not _flags_into(column, out):
+                    return False
+            else:
+                out[:] = column.to_numpy(zero_copy_only=False)
+                if name == "score" and not ((out == 0.0) | (out == 0.5) | (out == 1.0)).all():
+                    return False
+        self.n = stop
+        return True
+
+    def columns(self) -> tuple[dict, dict] | None:
+        """``(checked, cols)`` for :meth:`Games._from_clean_columns` once every batch is in:
+        the arrays already checked (``time`` as dates, ``score``, ``neutral``, and ``codes``), and
+        the other columns as :func:`_arrow_column` makes them; ``None`` when there are no rows,
+        a column is one that function refuses, or the competitors need the C engine's errors."""
+        import pyarrow as pa
+
+        n = self.n
+        if n == 0:
+            return None
+        coded = self.names.finish()
+        if coded is None:
+            return None
+        to_player, players = coded
+        a, b = (_shrink(self.arrays.pop(side), n) for side in ("a", "b"))
+        for codes in (a, b):
+            np.take(to_player, codes, out=codes, mode="clip")
+        if np.any(a == b):
+            return None
+        checked = {"codes": (a, b, players)}
+        cols = {}
+        for name in list(self.arrays):
+            values = _shrink(self.arrays.pop(name), n)
+            if name == "time" and values.dtype.kind == "f":
+                cols[name] = values  # numbers: whole years are dates (_parse_time)
+            else:
+                checked[name] = values
+        for name in list(self.chunks):
+            column = pa.chunked_array(self.chunks.pop(name), type=self.types[name])
+            cols[name] = _arrow_column(name, column)
+            del column
+            if cols[name] is None:
+                return None
+        return checked, cols
 
 
 class DroppedRowsWarning(UserWarning):
@@ -324,21 +469,30 @@ class Games:
 
     @classmethod
     def _from_clean_columns(cls, cols: dict, extra: pd.DataFrame | None, line_offset: int | None = None,
-                            source: str | None = None) -> "Games | None":
+                            source: str | None = None, checked: dict | None = None) -> "Games | None":
         """The table of columns with nothing to report (``time``, ``a``, ``b``, and any of
         ``score``, ``neutral``, ``period``, ``score_a``, ``score_b``: arrays or Series of one
         length; the dict is emptied as they are read), column by column without a row-by-row
-        pass; ``None`` as soon as a value would be a row error. Builds exactly the table of the row-by-row path (tests/test_games_arrays.py
-        and tests/test_loading.py check it)."""
+        pass; ``None`` as soon as a value would be a row error. Builds exactly the table of the
+        row-by-row path (tests/test_games_arrays.py and tests/test_loading.py check it).
+
+        ``checked``: columns the caller has read and checked already, as the table keeps them
+        (fresh arrays of its own: ``time`` as ``datetime64[ns]`` dates, ``score``, ``neutral``,
+        and ``codes``, the ``(a codes, b codes, players)`` of :func:`competitor_codes`); they are
+        kept as given, and ``cols`` then lacks them."""
         # Each column is taken out of ``cols`` as it is read: when the caller holds no other
         # reference (from_csv), its memory goes before the next column's arrays are made.
-        time = _parse_time(_as_series(cols.pop("time")))
-        if time[1].any():
-            return None
-        t = time[0]
-        del time
+        checked = dict(checked or {})
+        if "time" in checked:
+            t = checked.pop("time")
+        else:
+            time = _parse_time(_as_series(cols.pop("time")))
+            if time[1].any():
+                return None
+            t = time[0]
+            del time
         given = cols.pop("score", None)
-        score = None if given is None else _clean_score(given)
+        score = checked.pop("score", None) if given is None else _clean_score(given)
         if given is not None and score is None:
             return None
         del given
@@ -354,10 +508,10 @@ class Games:
                 return None
             del sides, derived
         n = t.size
-        neutral = _clean_neutral(cols.pop("neutral", None), n)
+        neutral = checked.pop("neutral") if "neutral" in checked else _clean_neutral(cols.pop("neutral", None), n)
         if neutral is None:
             return None
-        coded = competitor_codes(cols.pop("a"), cols.pop("b"))
+        coded = checked.pop("codes") if "codes" in checked else competitor_codes(cols.pop("a"), cols.pop("b"))
         if coded is None:
             return None
         a_codes, b_codes, players = coded
@@ -563,14 +717,15 @@ class Games:
         Competitor columns are read as text, so ids such as ``100092`` stay names (every table's
         names are stripped and put in Unicode NFC form, and a whole number in a float column is
         the integer: ``2.0`` is competitor ``2``). A header that names a column twice is an
-        error. Error
-        messages give both the 0-based data row and the file line (header = line 1).
+        error. Error messages give both the 0-based data row and the file line (header = line 1).
 
         With pyarrow installed, a file of the known columns only (``time, a, b, score, neutral,
         period, score_a, score_b``) and no ``read_csv`` options but ``sep`` is read by pyarrow's
-        CSV reader (with the options of pandas' pyarrow engine; faster, and multi-threaded), and
-        kept only when it gives exactly the table the C engine gives: a file with anything to report, or a value the two engines read
-        differently, is read again by the C engine, whose table and errors are the reference.
+        streaming CSV reader, batch by batch into the table's arrays (faster, and without
+        holding the file's whole table or its text), and kept only when it gives exactly the
+        table the C engine gives: a file with anything to report, or a value the two engines
+        read differently, is read again by the C engine, whose table and errors are the
+        reference.
         """
         path = os.fspath(path)
         if not os.path.exists(path):
@@ -597,59 +752,83 @@ class Games:
 
     @classmethod
     def _from_csv_arrow(cls, path: str, header: pd.Index, read_csv_kwargs: dict) -> "Games | None":
-        """:meth:`from_csv` through pyarrow's CSV reader (with the options pandas' pyarrow engine
-        gives it), or ``None`` (the C engine then reads the file) when pyarrow is not installed,
-        an option or a column is not one this path reads exactly as the C engine does, or the
-        table has anything to report. Each column is turned into an array and let go in turn, so
-        the file's table and the games' arrays are not all held at once.
+        """:meth:`from_csv` through pyarrow's streaming CSV reader (with the NA words pandas'
+        pyarrow engine gives it), or ``None`` (the C engine then reads the file) when pyarrow is
+        not installed, an option or a column is not one this path reads exactly as the C engine
+        does, or the table has anything to report.
+
+        The file is read in blocks of :data:`_CSV_BLOCK` bytes, and each batch is turned into the
+        games' arrays as it comes (:class:`_CsvBatches`: competitor codes, times, scores and
+        flags written into arrays sized from the file's line count), so neither pyarrow's table
+        of the file nor a column of every row's text is ever held. Once the file is read, the
+        memory pyarrow's default pool has freed is given back to the system
+        (``release_unused``) before the table's own arrays are made.
+
+        Column types given to pyarrow: ``a`` and ``b`` as text (ids are text: ``007`` stays
+        ``007``); ``time`` as timestamps when the first value is an ISO date (with a UTC offset:
+        UTC times, the same instants without the zone), as float64 when it is a number (the C
+        engine's integers are read as floats too), and otherwise as pyarrow infers it; ``score``
+        as float64 (likewise). pyarrow infers the other columns' types from the first batch, and
+        a later batch that does not fit them is one of its errors: the C engine then reads the
+        file.
 
         Where the engines differ, and how this path stays exact: pyarrow reads an NA word in a
-        competitor column as missing (the C engine reads the name "NA": any missing id here goes
-        to the C engine); it reads hexadecimal integers ``0x1F`` (the C engine reads text: a file
-        containing ``0x`` goes to the C engine); it reads ISO dates as dates (kept for ``time``,
-        whose value is the same either way; a date in another column goes to the C engine); a
-        column mixing ``1`` and ``true`` as booleans (kept for ``neutral`` only, whose flags are
-        the same either way); and ``+1`` or an integer beyond int64 as a float (the same number
-        in every column but ``score_a``/``score_b``, which ``extra`` keeps as read: such a file
-        goes to the C engine)."""
+        competitor column as missing (the C engine reads the name "NA": any missing value here
+        goes to the C engine); it reads hexadecimal integers ``0x1F`` (the C engine reads text: a
+        file containing ``0x`` goes to the C engine); it reads ISO dates as dates (kept for
+        ``time``, whose value is the same either way; a date in another column goes to the C
+        engine); a column mixing ``1`` and ``true`` as booleans (kept for ``neutral`` only,
+        whose flags are the same either way); and ``+1`` or an integer beyond int64 as a float
+        (the same number in every column but ``score_a``/``score_b``, which ``extra`` keeps as
+        read: such a file goes to the C engine)."""
         sep = read_csv_kwargs.get("sep", read_csv_kwargs.get("delimiter", ","))
         if (set(read_csv_kwargs) - {"sep", "delimiter"} or len(read_csv_kwargs) > 1
                 or not (isinstance(sep, str) and len(sep) == 1 and sep not in "\r\n\"")):
             return None
         if not _have_pyarrow() or len(header) == 0 or not set(header) <= _KNOWN:
             return None
-        if _file_contains(path, _HEX + (_PLUS if "score_a" in header else ())):
+        sides = [c in header for c in _SIDE_SCORES]
+        if not {"time", "a", "b"} <= set(header) or any(sides) != all(sides) or not ("score" in header or all(sides)):
+            return None  # a missing column: the C engine's error names it
+        found, line_ends = _scan_file(path, _HEX + (_PLUS if "score_a" in header else ()))
+        if found:
             return None
         try:
             import pyarrow as pa
             import pyarrow.csv as pacsv
         except ImportError:  # a broken install: the C engine reads
             return None
-        types = {"a": pa.string(), "b": pa.string()}  # ids are text: "007" stays "007"
+        types = {"a": pa.string(), "b": pa.string(), "score": pa.float64()}
         first = _first_value(path, sep, "time")
         if first is not None and _ISO_DATE.match(first):  # dates: parsed by pyarrow straight into times
             types["time"] = pa.timestamp("ns", tz="UTC") if _OFFSET.search(first[10:]) else pa.timestamp("ns")
+        elif first is not None and _is_number(first):
+            types["time"] = pa.float64()
         try:
-            table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
-                                   convert_options=pacsv.ConvertOptions(column_types=types, null_values=_NA_WORDS,
-                                                                        strings_can_be_null=True))
-        except Exception:  # pyarrow's own errors among them: the C engine reads the file and reports
+            with pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
+                                parse_options=pacsv.ParseOptions(delimiter=sep),
+                                convert_options=pacsv.ConvertOptions(column_types=types, null_values=_NA_WORDS,
+                                                                     strings_can_be_null=True)) as reader:
+                names = reader.schema.names
+                if [names[0].lstrip("\ufeff"), *names[1:]] != list(header):
+                    return None
+                batches = _CsvBatches(reader.schema, line_ends + 1)
+                for batch in reader:
+                    if not batches.add(batch):
+                        return None
+                    del batch
+        except pa.ArrowException:  # a parse or conversion error: the C engine reads the file and reports
             return None
-        names = table.column_names
-        if [names[0].lstrip("\ufeff"), *names[1:]] != list(header) or table.num_rows == 0:
+        read = batches.columns()
+        del batches
+        pa.default_memory_pool().release_unused()  # the reader's freed buffers, before the table's arrays
+        if read is None:
             return None
-        cols = {}
-        for name in names:
-            column = table.column(name)
-            table = table.drop_columns([name])  # the table lets go of the column ...
-            cols[name] = _arrow_column(name, column)
-            del column  # ... and so does this function, once it is an array
-            if cols[name] is None:
-                return None
-        del table
+        checked, cols = read
+        del read
         extra = pd.DataFrame({c: cols[c] for c in names if c in _SIDE_SCORES}) if "score_a" in cols else None
         try:
-            return cls._from_clean_columns(cols, extra, 2, os.path.basename(path))
+            return cls._from_clean_columns(cols, extra, 2, os.path.basename(path), checked)
         except GamesError:  # a period error: the C engine's values are the ones to show
             return None
 

@@ -266,6 +266,9 @@ PLAIN = "time,a,b,score,neutral\n2020-01-01,007,100092,1,0\n2020-01-02,100092,x 
     ("time,a,b,score\n1,a,b,1,9\n2,b,c,0\n", False),  # a long row
     ("time,a,b,score\n1,a,a,1\n2,b,c,0\n", False),  # a competitor against itself
     ("time,a,b,score\n", False),  # no rows
+    ("time,a,score\n1,x,1\n2,y,0\n", False),  # a missing column: the C engine names it
+    ("time,a,b\n1,x,y\n2,y,z\n", False),
+    ("time,a,b,score_a\n1,x,y,1\n2,y,z,0\n", False),
 ])
 def test_csv_through_pyarrow_is_the_c_engines_table(tmp_path, monkeypatch, text, arrow):
     path = tmp_path / "games.csv"
@@ -296,6 +299,104 @@ def test_csv_files_written_from_frames_read_alike(tmp_path_factory, df):
     df.to_csv(path, index=False)
     with pytest.MonkeyPatch.context() as monkeypatch:
         assert_same_outcome(*_both_engines(path, monkeypatch, errors="drop"))
+
+
+def _batched_file(path, n, rng, *, late=None, more=None):
+    """A file of ``n`` dated games whose names need the competitor treatment: composed and
+    decomposed spellings of one name, surrounding spaces (some quoted), so that several raw
+    ids are one competitor once stripped and in NFC form. ``late`` puts a bad cell near the
+    end (in a late batch): ``"name"`` (a missing competitor), ``"score"`` (2), ``"neutral"``
+    (``yes`` after integer flags: a type pyarrow fixed from the first batch). ``more`` adds
+    columns: ``"sides"`` (``score_a``, ``score_b``) or ``"period"`` (weeks, as numbers)."""
+    spelled = []
+    for i in range(40):
+        name = f"Zo\u00eb {i}"
+        spelled.append(unicodedata.normalize("NFD" if i % 2 else "NFC", name))
+        spelled.append(f"  {unicodedata.normalize('NFD', name)}")  # the same competitor
+        spelled.append(f'" {name} "')  # quoted, spaces kept by the reader and stripped after
+        spelled.append(f"p{i}")
+        spelled.append(f"p{i} ")
+    a = rng.integers(0, len(spelled), n)
+    b = (a + 5 * rng.integers(1, 40, n)) % len(spelled)  # another competitor (5 spellings each)
+    days = np.datetime64("2020-01-01") + (np.arange(n) // 7).astype("timedelta64[D]")
+    score = rng.choice(["1", "0.5", "0", "1.0"], n)
+    neutral = rng.integers(0, 2, n).astype(str)
+    if late == "name":
+        a = a.astype(object)
+        a[n - 3] = None
+    elif late == "score":
+        score[n - 3] = "2"
+    elif late == "neutral":
+        neutral[n - 3] = "yes"
+    columns = {"time": days.astype(str), "a": [None if i is None else spelled[i] for i in a],
+               "b": [spelled[i] for i in b], "score": score, "neutral": neutral}
+    if more == "sides":
+        sa, won = rng.integers(1, 5, n), score.astype(float)
+        columns["score_a"] = sa
+        columns["score_b"] = np.where(won == 1, sa - 1, np.where(won == 0, sa + 1, sa))  # as score says
+    elif more == "period":
+        columns["period"] = np.arange(n) // 7 // 7
+    lines = [",".join(columns)]
+    for i in range(n):
+        lines.append(",".join("" if c[i] is None else str(c[i]) for c in columns.values()))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@needs_pyarrow
+@pytest.mark.parametrize("late, more", [(None, None), ("name", None), ("score", None), ("neutral", None),
+                                        (None, "sides"), (None, "period")])
+def test_csv_read_in_batches_is_the_c_engines_table(tmp_path, monkeypatch, late, more):
+    """Small blocks and small hashing thresholds: names coded over many batches, encodings and
+    merges, agree with the C engine, and a row error in a late batch is the C engine's error."""
+    from statespace._ids import StreamedNames
+
+    monkeypatch.setattr(games_module, "_CSV_BLOCK", 1 << 12)
+    monkeypatch.setattr(StreamedNames, "ENCODE_AT", 300)
+    monkeypatch.setattr(StreamedNames, "MERGE_AT", 500)
+    path = tmp_path / "games.csv"
+    _batched_file(path, 6_000, np.random.default_rng(7), late=late, more=more)
+    with_arrow, c_only = _both_engines(path, monkeypatch)
+    assert_same_outcome(with_arrow, c_only)
+    assert_same_outcome(*_both_engines(path, monkeypatch, errors="drop"))
+    assert _arrow_read(path) == (late is None)
+    if late is None:
+        g = with_arrow[1]
+        assert g.n_players == 80  # 40 names, each as "Zoë i" and "pi"
+        assert all(p == unicodedata.normalize("NFC", p.strip()) for p in g.players)
+        assert "Zo\u00eb 1" in set(g.players) and "p1" in set(g.players)
+        assert g.has_scores == (more == "sides") and (g.period is None) == (more != "period")
+
+
+@needs_pyarrow
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.lists(st.sampled_from(["x", " x", "y", "e\u0301", "\u00e9", "007", "7", "z "]),
+                                max_size=9), min_size=1, max_size=8),
+       encode_at=st.integers(1, 12), merge_at=st.integers(1, 12))
+def test_streamed_names_code_every_piece(pieces, encode_at, merge_at):
+    """Ids given in pieces of any sizes, whatever the hashing thresholds: each row's competitor
+    is its id stripped and in NFC form, and the competitors are those names, sorted."""
+    import pyarrow as pa
+
+    from statespace._ids import StreamedNames
+
+    names = StreamedNames()
+    names.ENCODE_AT, names.MERGE_AT = encode_at, merge_at
+    rows = [x for piece in pieces for x in piece]
+    codes = [np.full(len(rows), -1, dtype=np.int64) for _ in range(2)]  # two sides, pieces alternating
+    start = [0, 0]
+    for i, piece in enumerate(pieces):
+        assert names.add(pa.array(piece, type=pa.string()), codes[i % 2], start[i % 2])
+        start[i % 2] += len(piece)
+    done = names.finish()
+    if not rows:
+        assert done is None
+        return
+    to_player, players = done
+    sides = [[x for i, piece in enumerate(pieces) if i % 2 == side for x in piece] for side in range(2)]
+    assert list(players) == sorted({unicodedata.normalize("NFC", r.strip()) for r in rows})
+    for side in range(2):
+        coded = to_player[codes[side][:start[side]]]
+        assert [players[c] for c in coded] == [unicodedata.normalize("NFC", r.strip()) for r in sides[side]]
 
 
 # ---------------------------------------------------------------------------- the caller's arrays
