@@ -24,23 +24,30 @@ def split_chains(x: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _average_ranks(x):
-    """Ranks (1-based, ties averaged) along the last axis of a 2-D array, row by row (rows in
-    parallel): ``scipy.stats.rankdata(method="average", axis=1)``."""
+def _ranks_from_order(x, order):
+    """Ranks (1-based, ties averaged) of each row of ``x`` given each row's sorting permutation
+    ``order`` (rows in parallel)."""
     v, k = x.shape
     out = np.empty((v, k))
     for row in prange(v):
-        order = np.argsort(x[row])
         i = 0
         while i < k:
             j = i
-            while j + 1 < k and x[row, order[j + 1]] == x[row, order[i]]:
+            while j + 1 < k and x[row, order[row, j + 1]] == x[row, order[row, i]]:
                 j += 1
             r = (i + j) / 2.0 + 1.0
             for m in range(i, j + 1):
-                out[row, order[m]] = r
+                out[row, order[row, m]] = r
             i = j + 1
     return out
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks (1-based, ties averaged) along the last axis of a 2-D array, row by row:
+    ``scipy.stats.rankdata(method="average", axis=1)``. NumPy sorts (its sort is several times
+    numba's), the ties are averaged in compiled code."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return _ranks_from_order(x, np.argsort(x, axis=1))
 
 
 def z_scale(x: np.ndarray) -> np.ndarray:
