@@ -20,6 +20,7 @@ start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ES
 from .base import Smoother, SmootherFit, Timeline, timeline
 from .bradley_terry import BradleyTerry
 from .laplace import LaplaceSmoother
+from .ttt import TrueSkillThroughTime
 
 
 def _pymc(**kwargs):
@@ -43,6 +44,7 @@ REGISTRY = {
     "laplace": LaplaceSmoother,
     "bradley_terry": BradleyTerry,
     "pymc": _pymc,
+    "ttt": TrueSkillThroughTime,
 }
 
 #: Registered but left out of the default method list (minutes, not seconds, on real data).
