@@ -4,7 +4,9 @@
   sparse Hessian (Whole History Rating), marginal variances, drift fixed or type-II ML;
 - :class:`BradleyTerry`: its drift-0 case, the static (MAP / maximum-likelihood) fit;
 - :class:`PyMCSmoother`: the Bayesian gold standard, NUTS on the Gaussian-random-walk
-  Bradley-Terry model in PyMC (imported lazily: ``from smoothers import PyMCSmoother``).
+  Bradley-Terry model in PyMC (imported lazily: ``from smoothers import PyMCSmoother``);
+- :class:`RTSSmoother`: the extended Rauch-Tung-Striebel smoother, the EKF forward and the RTS
+  recursion back (exact with ``Margin`` observations and ``covariance="full"``).
 
 All are :class:`smoothers.base.Smoother` objects (the filters' ``get_params``, ``with_params``,
 ``tunable``, ``tune``) and return a :class:`smoothers.base.SmootherFit` with the filters' fitted
@@ -13,13 +15,14 @@ interface (``predict_proba``, ``ratings``, ``trajectories``).
 Modules: ``laplace`` (Newton and the evidence), ``bradley_terry`` (the static fit, Ford's
 condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
 tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
-start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS),
-``statespace._pytensor_config`` (PyTensor's compile directory).
+start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS), ``rts`` (the
+RTS smoother), ``statespace._pytensor_config`` (PyTensor's compile directory).
 """
 
 from .base import Smoother, SmootherFit, Timeline, timeline
 from .bradley_terry import BradleyTerry
 from .laplace import LaplaceSmoother
+from .rts import RTSSmoother
 from .ttt import TrueSkillThroughTime
 
 
@@ -45,10 +48,13 @@ REGISTRY = {
     "bradley_terry": BradleyTerry,
     "pymc": _pymc,
     "ttt": TrueSkillThroughTime,
+    "rts": RTSSmoother,
 }
 
-#: Registered but left out of the default method list (minutes, not seconds, on real data).
-NOT_BY_DEFAULT = {"pymc"}
+#: Registered but left out of the default method list: PyMC (minutes, not seconds, on real data)
+#: and the RTS smoother (its forecasts after the last game are the EKF's own, as a last node keeps
+#: its filtered belief: a frozen comparison would repeat the EKF's row).
+NOT_BY_DEFAULT = {"pymc", "rts"}
 
-__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "Smoother", "SmootherFit", "Timeline", "timeline",
-           "REGISTRY", "NOT_BY_DEFAULT"]
+__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "RTSSmoother", "Smoother", "SmootherFit", "Timeline",
+           "timeline", "REGISTRY", "NOT_BY_DEFAULT"]

@@ -78,6 +78,8 @@ BUILTIN_INDEX = {
     "laplace": "smoothers",
     "bradley_terry": "smoothers",
     "pymc": "smoothers",
+    "ttt": "smoothers",
+    "rts": "smoothers",
 }
 
 # a name must survive the CLI's method specs: "name:key=value,..."

@@ -1,0 +1,607 @@
+r"""The extended Rauch-Tung-Striebel smoother: the EKF forward, then back along the history.
+
+The forward pass is the extended Kalman filter of :mod:`filters.ekf` (the same kernels and run
+loops, so the same numbers): after each distinct time at which a competitor plays (a node of
+:func:`smoothers.base.timeline`) it gives the *filtered* belief ``N(m_f, P_f)`` (every game up to
+and including that time), and before it the *predicted* one ``N(m_p, P_p)``. The backward pass
+turns them into the *smoothed* belief ``N(m_s, P_s)`` given every game (Rauch, Tung & Striebel
+1965, "Maximum likelihood estimates of linear dynamic systems", AIAA Journal 3(8); Särkkä 2013,
+*Bayesian Filtering and Smoothing*, Theorem 8.2 and, for the extended smoother, section 9.1).
+
+**The transition.** Between two times ``dt`` apart a skill moves by the model's transition
+(:meth:`statespace.SkillModel.transition`): ``x' = mu + a (x - mu) + w``, ``w ~ N(0, q)``, with
+``a = 1`` and ``q = drift dt`` for the random walk, and with mean reversion ``lambda > 0``
+``a = exp(-lambda dt)``, ``q = drift (1 - a^2) / (2 lambda)`` (``mu`` the prior mean): the
+Ornstein-Uhlenbeck process ``dx = -lambda (x - mu) dt + sqrt(drift) dW`` solved over ``dt``.
+
+**The backward step** (Särkkä 2013, Theorem 8.2, with ``A = a`` and the constant ``mu (1 - a)``).
+Given the games up to ``t``, ``x(t)`` and ``x(t')`` at the next node are jointly Gaussian with
+``Cov = P_f a`` and ``x(t') ~ N(m_p, P_p)``, ``m_p = mu + a (m_f - mu)``, ``P_p = a^2 P_f + q``.
+Conditioning ``x(t)`` on ``x(t')`` gives ``E[x(t) | x(t'), past] = m_f + C (x(t') - m_p)`` with
+the smoother gain ``C = P_f a / P_p``; the later games act on ``x(t)`` only through ``x(t')``
+(the Markov property), so averaging over the smoothed ``x(t') ~ N(m_s', P_s')``::
+
+    C = P_f a / P_p,   m_s = m_f + C (m_s' - m_p),   P_s = P_f + C^2 (P_s' - P_p),
+
+and the two nodes' smoothed covariance is ``C P_s'`` (``fit.info["prev_cov"]``). A last node
+keeps its filtered belief (``m_s = m_f``). With a Gaussian observation (:class:`statespace.Margin`)
+the EKF is the Kalman filter (one Newton step of a quadratic log-likelihood is exact) and this is
+the exact posterior of the linear-Gaussian model; otherwise it is the exact posterior of the
+model whose games are replaced by the EKF's linearisations at the forward pass's prior means:
+the *extended* RTS smoother (Särkkä 2013, Algorithm 9.1), which, unlike the Laplace smoother,
+never relinearises at the smoothed means.
+
+**Covariance forms.**
+
+- ``covariance="diagonal"`` (default): the diagonal EKF keeps one variance per competitor and
+  drops the correlation a game creates, so each competitor's nodes form their own chain and the
+  scalar recursion above runs along every chain independently (compiled; O(1) per node).
+- ``covariance="full"``: the full-covariance EKF (:mod:`filters.ekf_full`) keeps the joint
+  ``N(m, P)`` of every competitor seen so far, and the backward pass is the matrix form at every
+  distinct time ``t_k`` of the table (all competitors move by the same ``a`` and ``q`` between
+  consecutive times; ``S_k`` the competitors seen by ``t_k``, in order of first appearance)::
+
+      P_p = a^2 P_f(k) + q I,   C_k = a P_f(k) P_p^-1,
+      m_s(k) = m_f(k) + C_k (m_s(k+1)[S_k] - m_p),   P_s(k) = P_f(k) + C_k (P_s(k+1)[S_k, S_k] - P_p) C_k^T.
+
+  A competitor first seen at ``t_{k+1}`` is independent of ``x(t_k)`` a priori, so only the rows
+  of ``S_k`` enter. With ``Margin`` observations this is the exact Kalman smoother. The
+  covariance of any two nodes, ``Cov(x_i(t_k), x_j(t_l)) = (C_k C_{k+1} ... C_{l-1} P_s(l))_ij``
+  for ``k < l``, is formed (``fit.cov``) up to ``dense_cov_limit`` nodes and ``_COV_FLOPS``
+  multiply-adds. Cost: O(n^2) per game forward, O(n^3) per distinct time backward and
+  ``sum_k |S_k|^2`` numbers per stored matrix (filtered and smoothed beliefs and gains: three of
+  them), refused beyond ``_FULL_BYTES``.
+
+With drift 0 (and no reversion) skills are static: as :class:`smoothers.LaplaceSmoother`, the
+fit has one node per competitor (``fit.static``), its belief the EKF's final one (with ``"full"``,
+and ``fit.cov`` the final joint covariance).
+
+**Refits** (``fit(games, warm_start=earlier_fit)``): when the earlier fit's games are the first
+games of ``games`` in time order (the same records) and every other game comes at a later time
+(a later rating period, with periods), the forward pass continues from the stored EKF state over
+the new games only, and the backward pass runs from each new chain end (each new distinct time,
+with ``"full"``) until the smoothed belief of an earlier node changes by at most ``refit_tol``
+(times the model's scale for a mean, relatively for a variance); the earlier nodes keep the
+earlier fit's beliefs. For the random walk every gain ``C`` is below 1, so those differ from a fit
+from scratch by less than that tolerance. A refit then costs the forward and backward work of the
+new games and a few nodes before them, plus O(nodes) vectorised bookkeeping (the timeline, which
+nodes are the earlier fit's, copies). Otherwise (another table, games at or before the earlier
+fit's last time) the fit starts from scratch; ``fit.info["warm_start"]`` says which happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from statespace import Games, Outcome, SkillModel
+
+from .base import Smoother, SmootherFit, Timeline, timeline
+
+__all__ = ["RTSSmoother"]
+
+#: The full form's stored matrices (filtered and smoothed covariances and gains, one of each per
+#: distinct time): a fit that would hold more bytes than this is refused.
+_FULL_BYTES = 2**30
+#: The full form forms ``fit.cov`` (every pair of nodes) only below this many multiply-adds.
+_COV_FLOPS = 1e9
+
+
+@njit(cache=True)
+def _smooth_chains(mf, vf, a, q, mu, ends, prev, ms, vs, old, tol_m, tol_v):
+    """The scalar RTS recursion along each chain, backwards from each node of ``ends`` (a
+    competitor's last node) through ``prev``: ``C = v_f a / (a^2 v_f + q)``,
+    ``m_s = m_f + C (m_s' - m_p)``, ``v_s = v_f + C^2 (v_s' - v_p)`` (Särkkä 2013, Theorem 8.2);
+    ``a[j]``, ``q[j]`` are the transition into node ``j`` from ``prev[j]``. An earlier fit's node
+    (``old``, its belief already in ``ms``, ``vs``) whose new belief moved by at most ``tol_m`` in
+    the mean and ``tol_v`` relatively in the variance ends its chain's pass (the nodes before it
+    keep their beliefs). Returns the number of nodes smoothed."""
+    visited = 0
+    for e in ends:
+        ms[e] = mf[e]
+        vs[e] = vf[e]
+        visited += 1
+        j = e
+        k = prev[e]
+        while k >= 0:
+            aj = a[j]
+            vp = aj * aj * vf[k] + q[j]
+            mp = mu + aj * (mf[k] - mu)
+            c = vf[k] * aj / vp
+            m_new = mf[k] + c * (ms[j] - mp)
+            v_new = vf[k] + c * c * (vs[j] - vp)
+            visited += 1
+            done = old[k] and abs(m_new - ms[k]) <= tol_m and abs(v_new - vs[k]) <= tol_v * v_new
+            ms[k] = m_new
+            vs[k] = v_new
+            if done:
+                break
+            j = k
+            k = prev[k]
+    return visited
+
+
+@dataclass
+class _Steps:
+    """The full form's beliefs at each distinct time ``t_k`` (lists, one entry per time): the
+    number of competitors seen by then (``size``, a prefix of ``appear``, the competitors' names in
+    order of first appearance), the filtered ``mf``, ``Pf``, the smoothed ``ms``, ``Ps`` and the
+    gains ``C`` (``C[k]`` links ``t_k`` to ``t_{k+1}``; the last is ``None``). Entries are never
+    changed in place: a refit shares the unchanged ones."""
+
+    times: list
+    size: list
+    mf: list
+    Pf: list
+    ms: list
+    Ps: list
+    C: list
+    appear: list
+
+
+@dataclass
+class _Forward:
+    """What a refit continues from: the settings, how many games (the first in time order) were
+    filtered, the EKF's state after them, and the filtered beliefs at the nodes (diagonal) or at
+    every distinct time (full)."""
+
+    settings: dict
+    n_games: int
+    state: object
+    node_mf: np.ndarray | None = None
+    node_vf: np.ndarray | None = None
+    steps: _Steps | None = None
+
+
+class RTSSmoother(Smoother):
+    """The extended Rauch-Tung-Striebel smoother over the EKF's filtered beliefs (see the module
+    docstring): the forward pass is :class:`filters.EKF`, the backward pass the RTS recursion.
+
+    Parameters
+    ----------
+    model:
+        The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, a fixed home
+        advantage, mean reversion; an ``Outcome``, ``Margin`` or ``Goals`` observation). Default:
+        the EKF's (logistic at Elo scale, prior N(1500, 350^2), drift 100 per day, draws as half
+        a win). A latent home advantage (``home_drift > 0``) and drift 0 with reversion > 0 are
+        refused, as by :class:`smoothers.LaplaceSmoother`.
+    covariance:
+        ``"diagonal"`` (per-competitor chains) or ``"full"`` (the joint smoother; exact with
+        ``Margin`` observations).
+    drift:
+        ``None`` (the model's) or a number >= 0 replacing the model's drift.
+    iterations, tol:
+        The forward pass's Newton steps per game and their tolerance (:class:`filters.EKF`: 1 is
+        the EKF, more the iterated EKF).
+    period_days:
+        Time unit of the drift when the games have no rating periods (days; numeric times:
+        their own unit).
+    refit_tol:
+        Where a warm-started refit stops its backward pass (see the module docstring).
+    dense_cov_limit:
+        With ``"full"``, ``fit.cov`` (every pair of nodes) is formed up to this many nodes.
+    """
+
+    name = "rts"
+    _param_aliases = {"model": "skill_model", "drift": "_drift_arg"}
+
+    def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, drift=None,
+                 iterations: int = 1, tol: float = 1e-12, period_days: float = 1.0, refit_tol: float = 1e-12,
+                 dense_cov_limit: int = 3000):
+        from filters.ekf import DEFAULT_MODEL
+
+        if model is None:
+            model = DEFAULT_MODEL
+        if not isinstance(model, SkillModel):
+            raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
+        if covariance not in ("diagonal", "full"):
+            raise ValueError(f"{self.name}: covariance must be 'diagonal' or 'full', got {covariance!r} (the "
+                             f"scalar EKF keeps no variance to smooth)")
+        if drift is not None:
+            if not (isinstance(drift, (int, float, np.integer, np.floating)) and not isinstance(drift, bool)
+                    and math.isfinite(drift) and drift >= 0):
+                raise ValueError(f"{self.name}: drift must be None or a finite number >= 0, got {drift!r}")
+            model = dataclasses.replace(model, drift=float(drift))
+        if model.home_drift > 0:
+            raise ValueError(f"{self.name}: the model has a latent, drifting home advantage (home_drift="
+                             f"{model.home_drift!r}), which the smoother does not smooth: give home_drift=0 (a "
+                             f"fixed home advantage), or filter the drifting one with the EKF")
+        if model.drift == 0 and model.reversion > 0:
+            raise ValueError(f"{self.name}: drift 0 with reversion {model.reversion!r} > 0 is a deterministic "
+                             f"decay, which the backward pass cannot invert; give drift > 0 or reversion=0")
+        if not (isinstance(refit_tol, (int, float, np.integer, np.floating)) and not isinstance(refit_tol, bool)
+                and math.isfinite(refit_tol) and refit_tol >= 0):
+            raise ValueError(f"{self.name}: refit_tol must be a finite number >= 0, got {refit_tol!r}")
+        if not (isinstance(dense_cov_limit, (int, np.integer)) and not isinstance(dense_cov_limit, bool)
+                and dense_cov_limit >= 0):
+            raise ValueError(f"{self.name}: dense_cov_limit must be an integer >= 0, got {dense_cov_limit!r}")
+        self.skill_model = model
+        self.covariance = covariance
+        self._drift_arg = None  # a given drift is in the model
+        self.iterations = iterations
+        self.tol = tol
+        self.period_days = period_days
+        self.refit_tol = float(refit_tol)
+        self.dense_cov_limit = int(dense_cov_limit)
+        self._ekf = self._make_ekf()
+
+    def _make_ekf(self):
+        """The forward pass's filter; it checks the model's numbers and the Newton settings."""
+        from filters import EKF
+
+        ekf = EKF(self.skill_model, self.covariance, iterations=self.iterations, tol=self.tol,
+                  period_days=self.period_days)
+        # its messages name this smoother's forward pass
+        ekf.name = f"{self.name} (forward pass: {ekf.name})"
+        return ekf
+
+    def __repr__(self) -> str:
+        m = self.skill_model
+        observed = m.link if isinstance(m.observation, Outcome) else repr(m.observation)
+        rev = f", reversion={m.reversion:g}" if m.reversion else ""
+        return (f"{type(self).__name__}({observed}, drift={m.drift:g}, prior_var={m.prior_var:g}{rev}, "
+                f"covariance={self.covariance!r})")
+
+    @property
+    def model(self) -> SkillModel:
+        return self.skill_model
+
+    # ------------------------------------------------------------ the fit
+    def fit(self, games: Games, initial=None, *, warm_start: SmootherFit | None = None) -> SmootherFit:
+        """The smoothed belief of every node given ``games``.
+
+        ``warm_start``: an earlier fit of this smoother (the same settings) on the first games of
+        ``games``; the forward pass continues from it and the backward pass stops where nothing
+        changes (module docstring). ``initial=`` values are refused, as by every smoother.
+        """
+        if not isinstance(games, Games):
+            raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+        if initial is not None:
+            raise ValueError(f"{self.name}: initial= values are not supported by a smoother (its prior is the "
+                             f"model's); continue an earlier fit with warm_start= instead")
+        if warm_start is not None:
+            if not isinstance(warm_start, SmootherFit):
+                raise TypeError(f"warm_start must be a SmootherFit (an earlier fit), got {type(warm_start).__name__}")
+            forward = getattr(warm_start, "_rts_forward", None)
+            if forward is None or forward.settings != self.get_params():
+                raise ValueError(f"{self.name}: warm_start must be a fit of RTSSmoother with these settings "
+                                 f"({self!r}); got a fit of {warm_start.method!r}")
+            warm_start._check_time_base(games)
+        t0 = time.perf_counter()
+        start, why = self._resume_at(games, warm_start)
+        old = warm_start if start else None
+        model = self.skill_model
+        static = model.drift == 0
+        times = self.times(games)
+        tl = timeline(games, np.full(len(games), times.min()) if static else times)
+        info = {"covariance": self.covariance, "n_nodes": tl.n_nodes, "warm_start": why}
+        if self.covariance == "full":
+            if not static:
+                self._check_full_size(games, tl)
+            mean, var, cov, prev_cov, forward = self._fit_full(games, tl, old, start, static, info)
+        else:
+            mean, var, prev_cov, forward = self._fit_diagonal(games, tl, old, start, static, info)
+            cov = None
+        info["prev_cov"] = prev_cov
+        info["seconds"] = time.perf_counter() - t0
+        fit = SmootherFit(self, games, tl, mean, var, model, self.times, info=info, cov=cov, static=static)
+        fit._rts_forward = forward
+        return fit
+
+    def _resume_at(self, games: Games, warm: SmootherFit | None) -> tuple[int, str]:
+        """How many of the first games of ``games`` (time order) the warm start filtered, and why
+        (0: the fit starts from scratch)."""
+        if warm is None:
+            return 0, "none"
+        old = warm.games
+        n0 = len(old)
+        if n0 > len(games):
+            return 0, "refitted: the earlier fit has more games"
+        po, pn = old.order, games.order[:n0]
+        same = (np.array_equal(old.time[po], games.time[pn])
+                and np.array_equal(old.players[old.a[po]], games.players[games.a[pn]])
+                and np.array_equal(old.players[old.b[po]], games.players[games.b[pn]])
+                and np.array_equal(old.score[po], games.score[pn])
+                and np.array_equal(old.neutral[po], games.neutral[pn])
+                and np.array_equal(old.weight[po], games.weight[pn])
+                and old.has_scores == games.has_scores
+                and (not games.has_scores or (np.array_equal(old.score_a[po], games.score_a[pn], equal_nan=True)
+                                              and np.array_equal(old.score_b[po], games.score_b[pn], equal_nan=True)))
+                and (old.period is None) == (games.period is None)
+                and (old.period is None or np.array_equal(old.period[po], games.period[pn])))
+        if not same:
+            return 0, "refitted: the earlier fit's games are not the first games of these"
+        if n0 < len(games):
+            t_old, t_new = self.times(old)[po[-1]], self.times(games)[games.order[n0]]
+            if not t_new > t_old:
+                return 0, "refitted: new games at the earlier fit's last time"
+        return n0, f"resumed after {n0} games"
+
+    # ------------------------------------------------------------ diagonal: per-competitor chains
+    def _fit_diagonal(self, games: Games, tl: Timeline, old: SmootherFit | None, start: int, static: bool,
+                      info: dict):
+        ekf = self._ekf
+        t0 = time.perf_counter()
+        fw_old = old._rts_forward if old is not None else None
+        rows = games.order[start:]
+        new_games = rows.size > 0
+        state = None if fw_old is None else fw_old.state
+        post = None
+        if new_games:
+            sub = games if start == 0 else games.take(rows)
+            run = ekf._run(sub, None, state, record=not static)
+            state, post = run.state, run._post_rows
+        info["forward_seconds"] = time.perf_counter() - t0
+        forward = _Forward(self.get_params(), len(games), state)
+        if static:  # one node per competitor: its final belief
+            index = state.index()
+            r = np.array([index[p] for p in tl.players[tl.node_player]], dtype=np.int64)
+            info["backward_nodes"] = 0
+            return state.values[r, 0].copy(), state.values[r, 1] ** 2, np.full(tl.n_nodes, np.nan), forward
+        t1 = time.perf_counter()
+        mf = np.empty(tl.n_nodes)
+        vf = np.empty(tl.n_nodes)
+        ms = np.empty(tl.n_nodes)
+        vs = np.empty(tl.n_nodes)
+        was = np.zeros(tl.n_nodes, dtype=np.bool_)
+        if old is not None:
+            node, exact = _earlier(old, tl)
+            was = exact
+            mf[exact], vf[exact] = fw_old.node_mf[node[exact]], fw_old.node_vf[node[exact]]
+            ms[exact], vs[exact] = old.mean[node[exact]], old.var[node[exact]]
+        if new_games:
+            # each node's filtered belief: its competitor's state after the node's last game
+            nodes = np.concatenate([tl.game_a[rows], tl.game_b[rows]])
+            when = np.concatenate([np.arange(rows.size), np.arange(rows.size)])
+            o = np.lexsort((when, nodes))
+            last = o[np.r_[nodes[o][1:] != nodes[o][:-1], True]]
+            side = last >= rows.size  # rows of b: the second half
+            g = when[last]
+            mf[nodes[last]] = np.where(side, post[g, 2], post[g, 0])
+            vf[nodes[last]] = np.where(side, post[g, 3], post[g, 1]) ** 2
+            touched = np.zeros(tl.players.size, dtype=np.bool_)
+            touched[tl.node_player[nodes]] = True
+        else:
+            touched = np.zeros(tl.players.size, dtype=np.bool_)
+        last_node = np.full(tl.players.size, -1, dtype=np.int64)
+        last_node[tl.node_player] = np.arange(tl.n_nodes)
+        ends = last_node[touched & (last_node >= 0)]
+        a, q = self.skill_model.transition(tl.dt)
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        visited = _smooth_chains(mf, vf, a, q, float(self.skill_model.prior_mean), ends, tl.prev, ms, vs, was,
+                                 self.refit_tol * self.skill_model.scale, self.refit_tol)
+        linked = np.flatnonzero(tl.prev >= 0)
+        k = tl.prev[linked]
+        prev_cov = np.full(tl.n_nodes, np.nan)
+        prev_cov[linked] = vf[k] * a[linked] / (a[linked] ** 2 * vf[k] + q[linked]) * vs[linked]
+        info["backward_nodes"] = int(visited)
+        info["backward_seconds"] = time.perf_counter() - t1
+        forward.node_mf, forward.node_vf = mf, vf
+        return ms, vs, prev_cov, forward
+
+    # ------------------------------------------------------------ full: the joint smoother
+    def _check_full_size(self, games: Games, tl: Timeline) -> None:
+        """Refuse a full-form fit whose stored matrices would pass ``_FULL_BYTES``."""
+        steps = np.unique(tl.node_time)
+        first = np.sort(tl.node_time[tl.prev < 0])
+        size = np.searchsorted(first, steps, side="right").astype(float)
+        need = 3 * 8 * float(np.sum(size**2))
+        if need > _FULL_BYTES:
+            raise ValueError(f"{self.name}: covariance='full' would store {need / 2**30:.1f} GiB here "
+                             f"({steps.size} distinct times, up to {int(size.max())} competitors; the limit is "
+                             f"{_FULL_BYTES / 2**30:g} GiB): use covariance='diagonal', or rating periods "
+                             f"(Games.with_periods) for fewer distinct times")
+
+    def _fit_full(self, games: Games, tl: Timeline, old: SmootherFit | None, start: int, static: bool,
+                  info: dict):
+        from filters.base import _GameArrays
+
+        ekf = self._ekf
+        model = self.skill_model
+        t0 = time.perf_counter()
+        fw_old = old._rts_forward if old is not None else None
+        rows = games.order[start:]
+        if fw_old is None:
+            steps = _Steps([], [], [], [], [], [], [], [])
+            state = None
+        else:
+            s = fw_old.steps
+            steps = _Steps(*(list(v) for v in (s.times, s.size, s.mf, s.Pf, s.ms, s.Ps, s.C, s.appear)))
+            state = fw_old.state
+        n_old_steps = len(steps.times)
+        if rows.size:
+            sub = games if start == 0 else games.take(rows)
+            if state is None:
+                st = ekf.init_state(sub.players)
+                ids = None
+            else:
+                st, ids = ekf._aligned(state, sub)
+            st = dataclasses.replace(st, time_base=games.time_base)
+            g = _GameArrays.of(sub, ids, ekf.times(sub), model.observation.needs_scores)
+            self._forward_full(ekf, st, g, sub.batches(), steps, static)
+            state = st
+        info["forward_seconds"] = time.perf_counter() - t0
+        forward = _Forward(self.get_params(), len(games), state, steps=steps)
+        index = state.index()
+        if static:
+            r = np.array([index[p] for p in tl.players[tl.node_player]], dtype=np.int64)
+            P = state.values[:, 2:]
+            cov = P[np.ix_(r, r)].copy()
+            info["backward_nodes"] = 0
+            return state.values[r, 0].copy(), np.diag(cov).copy(), cov, np.full(tl.n_nodes, np.nan), forward
+        t1 = time.perf_counter()
+        info["backward_steps"] = self._backward_full(steps, n_old_steps)
+        mean, var, cov, prev_cov = self._nodes_full(tl, steps, info)
+        info["backward_seconds"] = time.perf_counter() - t1
+        return mean, var, cov, prev_cov, forward
+
+    def _forward_full(self, ekf, st, g, starts: np.ndarray, steps: _Steps, static: bool) -> None:
+        """The full EKF's run loop (:func:`filters._kernels.period_loop`) over the games of each
+        distinct time in turn, and after each, the joint filtered belief of every competitor seen
+        so far at that time (appended to ``steps``; the EKF moves an idle competitor forward only
+        when it next plays, which the record does here: exact, as the update leaves an idle
+        competitor's variance out and a reversion's decay commutes with it)."""
+        from filters import _kernels as K
+
+        derivs, forecast, obs = ekf.observation_kernels()
+        cls = type(ekf)
+        theta = ekf.theta()
+        model = self.skill_model
+        n = g.a.size
+        out_p = np.empty((n, 3))
+        t = g.t
+        bounds = np.r_[np.flatnonzero(np.r_[True, t[1:] != t[:-1]]), n]
+        names = st.players
+        index = st.index()
+        appear = steps.appear
+        seen = set(appear)
+        rows = [index[p] for p in appear]  # the state's row of each competitor, in order of appearance
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            lo, hi = np.searchsorted(starts, s), np.searchsorted(starts, e)
+            K.period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, st.values, st.count, st.last,
+                          theta, g.a[s:e], g.b[s:e], g.score[s:e], g.score_a[s:e], g.score_b[s:e], g.home[s:e],
+                          g.weight[s:e], g.t[s:e], np.ascontiguousarray(starts[lo:hi + 1] - s), out_p[s:e],
+                          np.empty((e - s, 0)), -1)
+            if static:
+                continue
+            fresh = sorted({names[i] for i in np.concatenate([g.a[s:e], g.b[s:e]]) if names[i] not in seen})
+            for name in fresh:
+                seen.add(name)
+                appear.append(name)
+                rows.append(index[name])
+            idx = np.array(rows, dtype=np.int64)
+            tk = float(t[s])
+            m = st.values[idx, 0].copy()
+            P = st.values[np.ix_(idx, 2 + idx)].copy()
+            gap = tk - st.last[idx]  # 0 for the competitors of this time
+            a, v = model.transition(gap)
+            if model.reversion > 0:
+                m = model.prior_mean + a * (m - model.prior_mean)
+                P = a[:, None] * P * a[None, :]
+            P[np.diag_indices_from(P)] += v
+            steps.times.append(tk)
+            steps.size.append(idx.size)
+            steps.mf.append(m)
+            steps.Pf.append(P)
+            steps.ms.append(None)
+            steps.Ps.append(None)
+            steps.C.append(None)
+
+    def _backward_full(self, steps: _Steps, n_old: int) -> int:
+        """The matrix RTS recursion from the last distinct time back (module docstring); at an
+        earlier fit's time it stops once the smoothed belief moved by at most ``refit_tol``.
+        Returns the number of times smoothed."""
+        from scipy.linalg import cho_factor, cho_solve
+
+        model = self.skill_model
+        mu = model.prior_mean
+        tol_m = self.refit_tol * model.scale
+        last = len(steps.times) - 1
+        steps.ms[last], steps.Ps[last] = steps.mf[last], steps.Pf[last]
+        done = 1
+        for k in range(last - 1, -1, -1):
+            s = steps.size[k]
+            mf, Pf = steps.mf[k], steps.Pf[k]
+            a, q = (float(x) for x in model.transition(steps.times[k + 1] - steps.times[k]))
+            Pp = a * a * Pf + q * np.eye(s)
+            mp = mu + a * (mf - mu)
+            C = steps.C[k]
+            if C is None:  # C = a Pf Pp^-1, from Pp C^T = a Pf (both symmetric)
+                C = cho_solve(cho_factor(Pp), a * Pf).T
+                steps.C[k] = C
+            ms = mf + C @ (steps.ms[k + 1][:s] - mp)
+            Ps = Pf + C @ (steps.Ps[k + 1][:s, :s] - Pp) @ C.T
+            Ps = 0.5 * (Ps + Ps.T)
+            done += 1
+            if k < n_old:
+                settled = (np.max(np.abs(ms - steps.ms[k])) <= tol_m
+                           and np.max(np.abs(np.diag(Ps) - np.diag(steps.Ps[k])) / np.diag(Ps)) <= self.refit_tol)
+                steps.ms[k], steps.Ps[k] = ms, Ps
+                if settled:
+                    break
+            else:
+                steps.ms[k], steps.Ps[k] = ms, Ps
+        return done
+
+    def _nodes_full(self, tl: Timeline, steps: _Steps, info: dict):
+        """Each node's smoothed mean and variance, each node's covariance with its previous node,
+        and (within ``dense_cov_limit`` and ``_COV_FLOPS``) every pair's covariance."""
+        times = np.asarray(steps.times)
+        k_of = np.searchsorted(times, tl.node_time)
+        pos_of = {name: i for i, name in enumerate(steps.appear)}
+        pos = np.array([pos_of[p] for p in tl.players[tl.node_player]], dtype=np.int64)
+        order = np.argsort(k_of, kind="stable")
+        cut = np.searchsorted(k_of[order], np.arange(times.size + 1))
+        at = [order[cut[k]:cut[k + 1]] for k in range(times.size)]  # the nodes at each time
+        mean = np.empty(tl.n_nodes)
+        var = np.empty(tl.n_nodes)
+        for k, nodes in enumerate(at):
+            mean[nodes] = steps.ms[k][pos[nodes]]
+            var[nodes] = steps.Ps[k][pos[nodes], pos[nodes]]
+        prev_cov = _prev_cov(tl, steps, at, pos)
+        after = tl.n_nodes - cut[1:]
+        flops = float(np.sum(np.asarray(steps.size, dtype=float) ** 2 * after))
+        if tl.n_nodes > self.dense_cov_limit or flops > _COV_FLOPS:
+            info["cov"] = "not formed"
+            return mean, var, None, prev_cov
+        cov = np.empty((tl.n_nodes, tl.n_nodes))
+        later = np.empty(0, dtype=np.int64)  # the nodes after t_{k+1}, as R's columns
+        R = None  # Cov(x(t_{k+1}) of everyone seen by then, the nodes after t_{k+1})
+        for k in range(times.size - 1, -1, -1):
+            here = at[k]
+            cov[np.ix_(here, here)] = steps.Ps[k][np.ix_(pos[here], pos[here])]
+            s = steps.size[k]
+            if k == times.size - 1:
+                R = np.empty((s, 0))
+                continue
+            nxt = at[k + 1]
+            R = steps.C[k] @ np.hstack([steps.Ps[k + 1][:s][:, pos[nxt]], R[:s]])
+            later = np.concatenate([nxt, later])
+            cov[np.ix_(here, later)] = R[pos[here]]
+            cov[np.ix_(later, here)] = R[pos[here]].T
+        info["cov"] = "dense"
+        return mean, var, cov, prev_cov
+
+
+def _prev_cov(tl: Timeline, steps: _Steps, at: list, pos: np.ndarray) -> np.ndarray:
+    """Each node's smoothed covariance with its competitor's previous node (NaN at a first node):
+    for nodes at ``t_j < t_k``, ``(C_j C_{j+1} ... C_{k-1} P_s(k))_ii``. The row ``e_i^T`` of each
+    node that has a next one is carried forward through the gains until that next node's time
+    (at most one row per competitor at once: O(n^3) per distinct time, as the backward pass)."""
+    prev_cov = np.full(tl.n_nodes, np.nan)
+    linked = np.flatnonzero(tl.prev >= 0)
+    nxt = np.full(tl.n_nodes, -1, dtype=np.int64)
+    nxt[tl.prev[linked]] = linked
+    W = np.zeros((0, 0))  # rows e_i^T C_j ... C_{k-1}, over x(t_k) of everyone seen by t_k
+    waiting = np.empty(0, dtype=np.int64)  # the later node each row is carried to
+    for k, here in enumerate(at):
+        s = steps.size[k]
+        W = np.hstack([W, np.zeros((W.shape[0], s - W.shape[1]))])
+        done = np.isin(waiting, here)
+        if done.any():
+            j = waiting[done]
+            prev_cov[j] = np.einsum("ij,ji->i", W[done], steps.Ps[k][:, pos[j]])
+            W, waiting = W[~done], waiting[~done]
+        start = here[nxt[here] >= 0]
+        E = np.zeros((start.size, s))
+        E[np.arange(start.size), pos[start]] = 1.0
+        W = np.vstack([W, E])
+        waiting = np.concatenate([waiting, nxt[start]])
+        if k < len(at) - 1:
+            W = W @ steps.C[k]
+    return prev_cov
+
+
+def _earlier(fit: SmootherFit, tl: Timeline):
+    """For each node of ``tl``, the node of ``fit`` of the same competitor and time (and whether
+    there is one)."""
+    node = fit._node_at(fit._ids(tl.players)[tl.node_player], tl.node_time)
+    exact = node >= 0
+    exact[exact] = fit.timeline.node_time[node[exact]] == tl.node_time[exact]
+    return node, exact
