@@ -6,7 +6,9 @@
 - :class:`PyMCSmoother`: the Bayesian gold standard, NUTS on the Gaussian-random-walk
   Bradley-Terry model in PyMC (imported lazily: ``from smoothers import PyMCSmoother``);
 - :class:`RTSSmoother`: the extended Rauch-Tung-Striebel smoother, the EKF forward and the RTS
-  recursion back (exact with ``Margin`` observations and ``covariance="full"``).
+  recursion back (exact with ``Margin`` observations and ``covariance="full"``);
+- :class:`TrueSkillThroughTime`: TrueSkill's expectation propagation through time (Dangauthier
+  et al. 2007), forward and backward sweeps until convergence.
 
 All are :class:`smoothers.base.Smoother` objects (the filters' ``get_params``, ``with_params``,
 ``tunable``, ``tune``) and return a :class:`smoothers.base.SmootherFit` with the filters' fitted
@@ -16,7 +18,7 @@ Modules: ``laplace`` (Newton and the evidence), ``bradley_terry`` (the static fi
 condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
 tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
 start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS), ``rts`` (the
-RTS smoother), ``statespace._pytensor_config`` (PyTensor's compile directory).
+RTS smoother), ``ttt`` (TrueSkill Through Time), ``statespace._pytensor_config`` (PyTensor's compile directory).
 """
 
 from .base import Smoother, SmootherFit, Timeline, timeline
@@ -56,5 +58,5 @@ REGISTRY = {
 #: its filtered belief: a frozen comparison would repeat the EKF's row).
 NOT_BY_DEFAULT = {"pymc", "rts"}
 
-__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "RTSSmoother", "Smoother", "SmootherFit", "Timeline",
-           "timeline", "REGISTRY", "NOT_BY_DEFAULT"]
+__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "RTSSmoother", "TrueSkillThroughTime", "Smoother",
+           "SmootherFit", "Timeline", "timeline", "REGISTRY", "NOT_BY_DEFAULT"]
