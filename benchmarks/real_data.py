@@ -9,28 +9,32 @@ What it measures, for each data set (``nfl``, ``intl_football``, ``england_footb
   hyperparameters are fitted to the first 90% of the games (by time) by maximising the
   one-step-ahead likelihood, leaving the first 30% of them out of the objective (burn-in), then
   the filter runs through all games and each held-out game is forecast from everything before
-  it. Methods: Elo, Glicko, Glicko-2, TrueSkill, Weng–Lin (Bradley–Terry), and the EKF of a
-  sensible model (logistic link at the Elo scale; draws by a threshold where the data have
-  draws, none on ATP; a home advantage where the data have a ``neutral`` column) with the
-  model's additions switched on one at a time (the ablation): mean reversion
-  (``SkillModel.reversion``), a drifting home advantage (``SkillModel.home_drift``, a latent
-  random walk the EKF tracks), and — where the data have scores — margin-of-victory weights
-  (``Games.with_weights(margin=("score_a", "score_b"), power=p)``: ``log(1 + margin)`` for
-  ``p = 0``, FiveThirtyEight's form; on the NFL and international football also the Box–Cox
-  power ``p`` chosen on a small grid by the training games' one-step-ahead log loss). Elo and
-  Glicko run on the ``log(1 + margin)`` weights too. Methods that forecast draws (TrueSkill, the EKF with threshold draws) are tuned on the
-  three-outcome log loss (``objective="log_loss_3"``, their proper one-step-ahead likelihood),
-  the others on the expected-score log loss.
-- **Our pick, chosen on the training games.** Among the tuned filters, the one whose
-  one-step-ahead forecasts of the training games (after the burn-in) have the lowest
-  expected-score log loss — a choice made without looking at a held-out game. The "beat the
-  best" table compares that pick, not the best row on the held-out games (which is shown too).
+  it. Methods: Elo, Glicko, Glicko-2, TrueSkill, Weng–Lin (Bradley–Terry), and where the data
+  have scores Elo and Glicko on ``log(1 + margin)`` weights
+  (``Games.with_weights(margin=("score_a", "score_b"))``). TrueSkill, which forecasts draws, is
+  tuned on the three-outcome log loss where the data have draws (``objective="log_loss_3"``), the
+  others on the expected-score log loss.
+- **Our pick: ``statespace.auto``, chosen on the training games.** The row ``auto`` of the same
+  ``compare`` call: ``compare`` hands ``statespace.Auto().tune`` the training part only, which
+  tunes every candidate EKF variant of its search (observation Outcome or, where the data have
+  scores, Margin; fixed or drifting home advantage where the data have a ``neutral`` column; mean
+  reversion; margin-weight powers 0, 0.5 and 1) and keeps the one with the lowest one-step-ahead
+  log-likelihood on the training games after the burn-in (the three-outcome log loss where the
+  data have draws); ``compare`` then runs the chosen filter online through all games. No
+  data-set-specific choice is left in this script. Every candidate of the search is a row of
+  the main table too ("EKF <candidate>", its tuned settings run online), and the table of
+  candidates shows what each buys on the held-out games against the pick (the ablation of the
+  model's additions: home advantage, reversion, margin weights and their power, observation).
+  The "beat the best" table compares the pick, not the best row on the held-out games (which is
+  shown too).
 - **Smoothers, walk-forward** (``mode="walk_forward"``): before each block of held-out games
   (``every`` 7 days on the NFL, 30 on international football, a calendar year on England and ATP,
   where one refit on 170,000+ games takes seconds) the smoother is refitted, warm-started, on every
   game before the block and forecasts the block. ``LaplaceSmoother`` with the model of the EKF
-  variant that is best on the training games among those it can fit (it honours game weights and
-  mean reversion; it refuses a drifting home advantage), on the same weighted games; on the NFL
+  candidate of auto's search that is best on the training games among those it can fit (it
+  honours game weights, Margin observations and
+  mean reversion; it refuses a drifting home advantage), on the same weighted games (auto's
+  candidates are tuned, so this costs no extra tuning); on the NFL
   also with its drift chosen by type-II maximum likelihood on the training games; and the static
   ``BradleyTerry`` fit for reference.
 - **References**, not tuned: NFL, FiveThirtyEight's published pre-game Elo probabilities
@@ -42,17 +46,18 @@ What it measures, for each data set (``nfl``, ``intl_football``, ``england_footb
 
 Printed, as Markdown: one table per data set (log loss and Brier score of the expected score,
 accuracy with draws called in the 0.45–0.55 band, the three-outcome log loss where the data have
-draws, seconds to run/refit and to tune, each row's difference in log loss from the best row
-with the paired standard error over the same games, and the training log loss behind the pick),
-the tuned settings, the ablation (what each addition to the EKF buys, each step against the one
-before with its paired standard error), the margin-power grid, for NFL and international football
-the draw-margin objective table, and at the end the "beat the best measured forecast" table.
+draws, seconds to run/refit and to tune — for the pick, all of auto's choice —, each row's
+difference in log loss from the best row with the paired standard error over the same games, and
+the training log loss), the tuned settings, auto's candidates (their training score, on which the
+pick is chosen, and their held-out scores against the pick with paired standard errors), for NFL
+and international football the draw-margin objective table, and at the end the "beat the best
+measured forecast" table.
 
 Usage::
 
-    python benchmarks/real_data.py                          # all four data sets (~6 minutes, 2 cores)
+    python benchmarks/real_data.py                          # all four data sets
     python benchmarks/real_data.py --datasets nfl,atp_tennis
-    python benchmarks/real_data.py --datasets nfl --quick   # filters and references only (smoke test)
+    python benchmarks/real_data.py --datasets nfl --quick   # filters, auto and references only (smoke test)
     python benchmarks/real_data.py /path/to/data            # another data root
     python benchmarks/real_data.py --datasets atp_tennis --every month   # monthly refits (~5 minutes)
 
@@ -83,77 +88,35 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import statespace  # noqa: E402
-from statespace import ELO_SCALE, FixedForecast, Games, SkillModel, Threshold, metrics  # noqa: E402
-from filters import EKF, Elo, Glicko, Glicko2, TrueSkill, WengLin  # noqa: E402
+from statespace import Auto, FixedForecast, Games, SkillModel, Threshold, metrics  # noqa: E402
+from statespace.auto import TIE, Candidate, Variant  # noqa: E402
+from filters import Elo, Glicko, Glicko2, TrueSkill, WengLin  # noqa: E402
 from smoothers import BradleyTerry, LaplaceSmoother  # noqa: E402
 
 DATA_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATASETS = ("nfl", "intl_football", "england_football", "atp_tennis")
 MARGIN = ("score_a", "score_b")
 BURN_IN = 0.3
-REVERSION_START = 1e-3  # per day; a model with reversion > 0 has it tuned too
-HOME_DRIFT_START = 1.0  # rating points^2 per day; a model with home_drift > 0 has it tuned too
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One EKF model: draw model, fixed or drifting home advantage (or none), mean reversion,
-    and the margin weights' power (``None``: unweighted games)."""
-
-    draw: str
-    home: bool = True
-    latent: bool = False
-    reversion: bool = False
-    power: float | None = None
 
 
 @dataclass(frozen=True)
 class Setup:
     """What each data set gets: walk-forward block length, the reference forecast and the best
-    log loss measured before this script (on the same last 10%, expected-score log loss), the
-    ablation of the EKF (labels and model variants, each step adding one thing; ``"power"`` as
-    the variant means the previous step with the margin power chosen on the training games) and
-    the grid of margin powers."""
+    log loss measured before this script (on the same last 10%, expected-score log loss)."""
 
     every: object
     reference: str
     measured: float | None = None
     measured_by: str = ""
     measured_ll3: tuple[float, str] | None = None
-    ablation: tuple = ()
-    powers: tuple = ()
 
 
 SETUPS = {
-    "nfl": Setup(7, "FiveThirtyEight", 0.6322, "FiveThirtyEight's published Elo", ablation=(
-        ("EKF base (threshold draws, no home advantage)", Variant("threshold", home=False)),
-        ("+ home advantage", Variant("threshold")),
-        ("+ mean reversion", Variant("threshold", reversion=True)),
-        ("+ margin weights log(1 + margin)", Variant("threshold", reversion=True, power=0.0)),
-        ("+ margin power chosen on training", "power"),
-        ("+ drifting home advantage", "latent"),
-    ), powers=(0.25, 0.5, 0.75, 1.0)),
+    "nfl": Setup(7, "FiveThirtyEight", 0.6322, "FiveThirtyEight's published Elo"),
     "intl_football": Setup(30, "Elo k=40 home=100", 0.5485, "plain online Elo K 40 home 100",
-                           (0.8825, "kickscore, ternary model"), ablation=(
-        ("EKF base (draws as half a win, no home advantage)", Variant("half", home=False)),
-        ("+ home advantage", Variant("half")),
-        ("+ threshold draws", Variant("threshold")),
-        ("+ drifting home advantage", Variant("threshold", latent=True)),
-        ("+ mean reversion", Variant("threshold", latent=True, reversion=True)),
-        ("+ margin weights log(1 + margin)", Variant("threshold", latent=True, reversion=True, power=0.0)),
-        ("+ margin power chosen on training", "power"),
-    ), powers=(0.5, 1.0)),
-    "england_football": Setup("year", "Elo", None, "", ablation=(
-        ("EKF base (draws as half a win, fixed home advantage)", Variant("half")),
-        ("+ threshold draws", Variant("threshold")),
-        ("+ drifting home advantage", Variant("threshold", latent=True)),
-        ("+ mean reversion", Variant("threshold", latent=True, reversion=True)),
-        ("+ margin weights log(1 + margin)", Variant("threshold", latent=True, reversion=True, power=0.0)),
-    )),
-    "atp_tennis": Setup("year", "Elo k=24", 0.6285, "plain online Elo K 24", ablation=(
-        ("EKF", Variant("none", home=False)),
-        ("+ mean reversion", Variant("none", home=False, reversion=True)),
-    )),
+                           (0.8825, "kickscore, ternary model")),
+    "england_football": Setup("year", "Elo"),
+    "atp_tennis": Setup("year", "Elo k=24", 0.6285, "plain online Elo K 24"),
 }
 
 
@@ -169,7 +132,7 @@ class Row:
     settings: dict = field(default_factory=dict)
     at_bound: tuple = ()  # tuned settings that ended on a bound of their search box
     train_loss: float = float("nan")  # one-step-ahead log loss on the training games after burn-in
-    variant: Variant | None = None
+    candidate: Candidate | None = None  # the tuned EKF of one of auto's candidates
 
 
 # ---------------------------------------------------------------------------------------- data
@@ -201,46 +164,26 @@ def fivethirtyeight(root: Path, games: Games) -> FixedForecast:
     return FixedForecast(src["elo_prob1"].to_numpy(float)[games.row], games, name="FiveThirtyEight")
 
 
-def draw_start(train: Games, scale: float = ELO_SCALE) -> float:
-    """Threshold margin at which two equal competitors draw as often as in the training games:
-    P(draw) = 2 F(m / s) - 1 for the logistic F, so m = s logit((1 + p) / 2)."""
-    p = float(np.mean(train.score == 0.5))
-    p = min(max(p, 1e-3), 0.9)
-    q = (1.0 + p) / 2.0
-    return scale * math.log(q / (1.0 - q))
-
-
 def describe_draw(model: SkillModel) -> str:
     d = model.draw
+    if not isinstance(model.observation, statespace.Outcome):
+        return f"by the {type(model.observation).__name__} observation"
     if isinstance(d, Threshold):
         return f"threshold, margin {d.margin:.4g}"
     return {"NoDraw": "none", "HalfWin": "half a win"}.get(type(d).__name__, repr(d))
 
 
-def ekf_model(train: Games, v: Variant) -> SkillModel:
-    """The EKF's model of a variant, with starting values for tuning: logistic at the Elo scale,
-    prior N(1500, 200^2), drift 10 per day, home 50, the draw margin from the training draw rate,
-    reversion 1e-3 per day and home drift 1 per day where switched on."""
-    d = ("threshold", draw_start(train)) if v.draw == "threshold" else v.draw
-    return SkillModel("logistic", ELO_SCALE, 1500.0, 200.0**2, 10.0, d, 50.0 if v.home else 0.0,
-                      REVERSION_START if v.reversion else 0.0, HOME_DRIFT_START if v.latent else 0.0)
+def ekf_name(label: str) -> str:
+    """Row name of one of auto's candidates."""
+    return f"EKF {label}"
 
 
-def variant_name(v: Variant, draw: str, home: bool) -> str:
-    """Row name of an EKF variant; ``draw`` and ``home`` are the data set's defaults."""
-    notes = []
-    if v.draw != draw:
-        notes.append({"half": "draws as half a win", "threshold": "threshold draws", "none": "no draws"}[v.draw])
-    if home and not v.home:
-        notes.append("no home advantage")
-    name = "EKF" + (f" ({', '.join(notes)})" if notes else "")
-    if v.latent:
-        name += " + drifting home"
-    if v.reversion:
-        name += " + reversion"
-    if v.power is not None:
-        name += ", margin-weighted" + ("" if v.power == 0 else f" (power {v.power:g})")
-    return name
+def best_candidate(rows: list[Row], choice) -> Row:
+    """The best of ``rows`` (some of auto's candidates) on the training games, by auto's own rule: the
+    fewest tuned settings among those within ``TIE`` of the lowest training score."""
+    score = {r.name: float(choice.table.loc[r.name[len("EKF "):], "train_score"]) for r in rows}
+    low = min(score.values())
+    return min((r for r in rows if score[r.name] <= low + TIE), key=lambda r: (len(r.settings), score[r.name]))
 
 
 # ---------------------------------------------------------------------------------------- running
@@ -256,9 +199,8 @@ class Runner:
         self.scores = has_margin(games)
         self.draws = bool(np.any(games.score == 0.5))
         self.home = not bool(games.neutral.all())
-        self.draw = "threshold" if self.draws else "none"
         self._weighted: dict = {}
-        self.cache: dict = {}
+        self.choice = None  # auto's AutoResult
 
     def weighted(self, power: float | None) -> Games:
         """The games with margin weights of this power (``None``: unweighted)."""
@@ -269,11 +211,13 @@ class Runner:
         return self._weighted[power]
 
     def compare(self, methods: dict, *, kind: str, games: Games | None = None, tune: bool = True, params=None,
-                objective: str = "log_loss", mode: str = "online", every=None) -> list[Row]:
+                objective: str | None = "log_loss", mode: str = "online", every=None) -> list[Row]:
         games = self.games if games is None else games
-        # the objective is always named: the library's default (log_loss_3 for any model with a
-        # draw margin) would tune TrueSkill on ATP, which has no draws, on log_loss_3
-        options = {"burn_in": BURN_IN, "objective": objective, "standard_errors": False}
+        # the objective is always named (None only for auto, which chooses its own): the library's default
+        # (log_loss_3 for any model with a draw margin) would tune TrueSkill on ATP, which has no draws, on log_loss_3
+        options = {"burn_in": BURN_IN, "standard_errors": False}
+        if objective is not None:
+            options["objective"] = objective
         if params is not None:
             options["params"] = params
         kwargs = {"every": every} if every is not None else {}
@@ -290,7 +234,7 @@ class Runner:
                             float(table.loc[name, "tune_seconds"]) if "tune_seconds" in table else float("nan"),
                             dict(result.params) if result is not None else {},
                             at_bound(methods[name], self.train, result)))
-            if result is not None:
+            if result is not None and not isinstance(methods[name], Auto):
                 rows[-1].train_loss = self.train_loss(methods[name].with_params(**result.params), games)
             # the merged table recomputes the metrics: check they agree with compare's
             ll = metrics.log_loss(self.test.score, rows[-1].proba)
@@ -299,51 +243,38 @@ class Runner:
 
     def train_loss(self, method, games: Games) -> float:
         """Expected-score log loss of ``method``'s one-step-ahead forecasts of the training games
-        after the burn-in (the games its tuning scored): the yardstick for choosing among tuned
-        methods without looking at a held-out game."""
+        after the burn-in (the games its tuning scored)."""
         train = games.split(self.split)[0]
         scored = np.sort(train.order[int(round(BURN_IN * len(train))):])
         proba = method.run(train).proba
         return metrics.log_loss(train.score[scored], proba[scored])
 
-    def ekf(self, v: Variant, name: str | None = None, objective: str | None = None) -> Row:
-        """The EKF of one model variant, tuned (cached: the main table and the ablation share rows).
-        ``objective``: by default the three-outcome log loss when the model forecasts draws
-        (threshold), else the expected-score log loss."""
-        if objective is None:
-            objective = "log_loss_3" if v.draw == "threshold" else "log_loss"
-        key = (v, objective)
-        if key not in self.cache:
-            model = ekf_model(self.train, v)
-            params = ["drift", "prior_var"]
-            if v.home:
-                params.append("home")
-            if v.reversion:
-                params.append("reversion")
-            if v.latent:
-                params.append("home_drift")
-            if v.draw == "threshold":
-                params.append("draw_param")
-            label = variant_name(v, self.draw, self.home)
-            (row,) = self.compare({label: EKF(model)}, kind="filter", games=self.weighted(v.power), params=params,
-                                  objective=objective)
-            tuned = EKF(model).with_params(**row.settings).model
-            row.settings = {"model": tuned, **row.settings}
-            row.variant = v
-            self.cache[key] = row
-        row = self.cache[key]
-        return dataclasses.replace(row, name=name or row.name)
-
-    def pick_power(self, v: Variant, powers) -> tuple[Row, list[Row]]:
-        """The variant ``v`` with the margin power (``v.power`` and each of ``powers``) whose tuned
-        EKF has the lowest training log loss; returns that row and every candidate."""
-        cands = [self.ekf(v)] + [self.ekf(dataclasses.replace(v, power=p)) for p in powers if p != v.power]
-        return min(cands, key=lambda r: r.train_loss), cands
+    def auto(self) -> list[Row]:
+        """``statespace.Auto`` through ``compare(..., tune=True)``: chosen and tuned on the training part
+        only, then run online through all games; and every candidate of its search, run online."""
+        method = Auto()
+        (pick,) = self.compare({"auto": method}, kind="filter", objective=None)
+        self.choice = choice = method.last  # what compare's tuning chose (an AutoResult)
+        table = choice.table
+        rows = []
+        for label, method in choice.methods.items():
+            if label == choice.chosen:  # compare ran it already, as the row "auto"
+                row = dataclasses.replace(pick, tune_seconds=choice.seconds)
+            else:
+                (row,) = self.compare({label: method}, kind="filter", tune=False)
+                row.tune_seconds = float(table.loc[label, "tune_seconds"])
+            row.name = ekf_name(label)
+            row.settings = method.values()
+            row.at_bound = tuple(table.loc[label, "at_bound"])
+            row.train_loss = float(table.loc[label, "train_log_loss"])
+            row.candidate = method
+            rows.append(row)
+        return rows
 
 
 def at_bound(method, train: Games, result) -> tuple:
     """Names of tuned settings within 0.1% (log scale for positive boxes) of their search bounds."""
-    if result is None:
+    if result is None or isinstance(method, Auto):
         return ()
     box = method.tunable(train)
     out = []
@@ -429,14 +360,18 @@ def settings_lines(rows: list[Row]) -> str:
 
 def _home_path(run: Runner, row: Row) -> str:
     """A drifting home advantage's filtered value at the end of the training games and of all games."""
-    model = row.settings["model"]
-    games = run.weighted(row.variant.power)
-    ekf = EKF(model)
-    at_train = ekf.home_advantage(ekf.run(games.split(run.split)[0]).state)
-    at_end = ekf.home_advantage(ekf.run(games).state)
-    return (f"{row.name}: the filtered home advantage is {at_train[0]:.0f} ± {at_train[1]:.0f} rating points at the "
-            f"end of the training games and {at_end[0]:.0f} ± {at_end[1]:.0f} at the end of the held-out games "
-            f"(it started at {model.home:.0f} with the first game)")
+    cand = row.candidate
+    at_train = cand.ekf.home_advantage(cand.run(run.train).state)
+    at_end = cand.ekf.home_advantage(cand.run(run.games).state)
+    points = cand.variant.observation == "margin"  # points of the score: a few, so more digits
+
+    def f(x):
+        return f"{x:.2f}" if points else f"{x:.0f}"
+
+    return (f"{row.name}: the filtered home advantage is {f(at_train[0])} ± {f(at_train[1])} "
+            f"{'points of the score' if points else 'rating points'} at the end of the training games and "
+            f"{f(at_end[0])} ± {f(at_end[1])} at the end of the held-out games (it started at {f(cand.model.home)} "
+            f"with the first game)")
 
 
 # ---------------------------------------------------------------------------------------- one data set
@@ -446,7 +381,7 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
     every = args.every if args.every is not None else setup.every
     run = Runner(games, args.split, args.quick)
     train, test = run.train, run.test
-    draws, home, draw = run.draws, run.home, run.draw
+    draws, home = run.draws, run.home
     span = games.time[games.order[[0, -1]]].astype("datetime64[D]")
     tspan = test.time[test.order[[0, -1]]].astype("datetime64[D]")
     print(f"\n### {name}\n")
@@ -455,7 +390,7 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
           f"{games.n_players:,} competitors, {span[0]} to {span[1]}; draws {np.mean(games.score == 0.5):.1%}; "
           f"home advantage: {'yes' if home else 'no (no neutral column)'}; scores: "
           f"{'yes' if run.scores else 'no'}. Scored: the last {1 - args.split:.0%}, "
-          f"{len(test):,} games from {tspan[0]} to {tspan[1]}. EKF draw model: {draw}.\n")
+          f"{len(test):,} games from {tspan[0]} to {tspan[1]}.\n")
 
     rows: list[Row] = []
     # classic filters, tuned on the training part, online
@@ -471,28 +406,13 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
         rows += run.compare({"Elo, margin-weighted": Elo(k=20, home=h0), "Glicko, margin-weighted": Glicko(home=h0)},
                             kind="filter", games=run.weighted(0.0))
 
-    # the EKF: every variant of the ablation (in quick mode the plain EKF and EKF + reversion)
-    steps = []
-    powers = []
-    if args.quick or args.no_ablation:
-        for v in (Variant(draw, home=home), Variant(draw, home=home, reversion=True)):
-            rows.append(run.ekf(v))
-    else:
-        prev = None
-        for label, v in setup.ablation:
-            if v == "power":
-                row, powers = run.pick_power(prev, setup.powers)
-                v = row.variant
-                label += f" (p = {v.power:g})"
-            elif v == "latent":
-                v = dataclasses.replace(prev, latent=True)
-            steps.append((label, run.ekf(v)))
-            prev = v
-        seen = set()
-        for row in [r for _, r in steps] + powers:
-            if row.name not in seen:
-                rows.append(row)
-                seen.add(row.name)
+    # our pick: statespace.auto, chosen on the training part inside compare; and every candidate it tuned
+    t0 = time.perf_counter()
+    candidates = run.auto()
+    auto_seconds = time.perf_counter() - t0
+    choice = run.choice
+    rows += candidates
+    pick = next(r for r in candidates if r.name == ekf_name(choice.chosen))
 
     # references, not tuned
     if name == "nfl":
@@ -506,27 +426,24 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
     rows += ref
     ref_name = ref[0].name if ref else setup.reference
 
-    # our pick: the tuned filter with the lowest one-step-ahead log loss on the training games
-    pick = min((r for r in rows if r.kind == "filter"), key=lambda r: r.train_loss)
-
-    # smoothers, walk-forward, with the model of the best EKF variant (on the training games) they can fit
+    # smoothers, walk-forward, with the model of the best candidate (on the training games) they can fit
     smoother_seconds = 0.0
     smoothed_from = None
     if not args.quick and not args.no_smoothers:
-        fit = [r for r in rows if r.variant is not None and not r.variant.latent]
-        smoothed_from = min(fit, key=lambda r: r.train_loss)
-        model = smoothed_from.settings["model"]
-        sgames = run.weighted(smoothed_from.variant.power)
-        bt_model = dataclasses.replace(model, drift=0.0, prior_var=ELO_SCALE**2)
+        smoothed_from = best_candidate([r for r in candidates if r.candidate.variant.home != "drifting"], choice)
+        cand = smoothed_from.candidate
+        model = cand.model
+        sgames = cand.weighted(games)  # the weights scaled as on the training games
+        bt_model = dataclasses.replace(model, drift=0.0, reversion=0.0, prior_var=model.scale**2)
         # walk-forward refits with the per-competitor block variances: the log losses are within 0.0002
         # of those with exact variances (measured on all four data sets), at a third of the time on England
         methods = {f"Laplace smoother ({smoothed_from.name})": LaplaceSmoother(model, variances="blocks"),
                    "Bradley–Terry (static)": BradleyTerry(bt_model)}
         t0 = time.perf_counter()
         if name == "nfl":  # the smoother's own choice of drift: type-II maximum likelihood on the training games
-            auto = LaplaceSmoother(model, drift="auto").fit(sgames.split(run.split)[0])
-            methods["Laplace smoother, type-II drift"] = LaplaceSmoother(dataclasses.replace(model, drift=auto.model.drift),
-                                                                         variances="blocks")
+            auto_drift = LaplaceSmoother(model, drift="auto").fit(sgames.split(run.split)[0])
+            methods["Laplace smoother, type-II drift"] = LaplaceSmoother(
+                dataclasses.replace(model, drift=auto_drift.model.drift), variances="blocks")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # CG tolerance notes on the biggest refits
             rows += run.compare(methods, kind="smoother", games=sgames, tune=False, mode="walk_forward", every=every)
@@ -536,29 +453,32 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
     print(markdown(table, draws, pick.name))
     notes = [f"run s: seconds of the online run through all {len(games):,} games (filters) or of all "
              f"walk-forward refits (smoothers, every {every}{' days' if not isinstance(every, str) else ''})",
-             "tune s: seconds to tune on the training part",
-             f"training log loss: the tuned method's one-step-ahead log loss on the training games after the first "
-             f"{BURN_IN:.0%}; the lowest, in bold, is our pick"]
+             "tune s: seconds to tune on the training part (for the pick, the whole of auto's choice)",
+             f"training log loss: the tuned method's one-step-ahead expected-score log loss on the training games "
+             f"after the first {BURN_IN:.0%}; the pick, in bold, is auto's, chosen by its {choice.objective_name} "
+             f"(the candidates' table below)"]
     print("\n" + "; ".join(notes) + ".")
-    print("\nTuned settings (EKF: drift, prior_var and home_drift in rating points² per day, home and draw_param "
-          "in rating points, reversion per day; Glicko c and home in rating points; TrueSkill and "
-          "Weng–Lin in their own units, mu 25):\n")
+    print("\nTuned settings (EKF: drift, prior_var and home_drift in rating points² per day — points of the score "
+          "for the margin observation —, home and draw_param in rating points, reversion per day; Glicko c and "
+          "home in rating points; TrueSkill and Weng–Lin in their own units, mu 25):\n")
     print(settings_lines(rows))
-    for r in rows:
-        if r.variant is not None and r.variant.latent and r.name == pick.name:
-            print("\n" + _home_path(run, r) + ".")
+    if pick.candidate.variant.home == "drifting":
+        print("\n" + _home_path(run, pick) + ".")
     if smoothed_from is not None:
-        model = smoothed_from.settings["model"]
-        print(f"\nSmoothers: LaplaceSmoother with the model of {smoothed_from.name} (the best EKF on the training "
-              f"games without a drifting home advantage, which the smoother does not fit: drift {model.drift:.4g}, "
-              f"prior_var {model.prior_var:.4g}, home {model.home:.4g}, reversion {model.reversion:.3g}, draws: "
-              f"{describe_draw(model)}{', on its margin-weighted games' if smoothed_from.variant.power is not None else ''})"
+        model = smoothed_from.candidate.model
+        print(f"\nSmoothers: LaplaceSmoother with the model of {smoothed_from.name} (the best of auto's candidates on "
+              f"the training games without a drifting home advantage, which the smoother does not fit: drift "
+              f"{model.drift:.4g}, prior_var {model.prior_var:.4g}, home {model.home:.4g}, reversion "
+              f"{model.reversion:.3g}, draws: {describe_draw(model)}"
+              f"{', on its margin-weighted games' if smoothed_from.candidate.variant.power is not None else ''})"
               + (f"; the type-II row: the same with drift {methods['Laplace smoother, type-II drift'].model.drift:.4g}, "
                  f"the maximum of the Laplace evidence on the training games" if name == "nfl" else "")
-              + f"; Bradley–Terry: the same model with drift 0 and prior sd {ELO_SCALE:.1f}.")
+              + f"; Bradley–Terry: the same model with drift 0 and prior sd {model.scale:.4g}.")
 
+    candidates_table(name, run, candidates, choice)
     result = {"name": name, "table": table, "rows": rows, "test": test, "setup": setup,
-              "ref": ref_name, "draws": draws, "pick": pick.name}
+              "ref": ref_name, "draws": draws, "pick": pick.name, "auto_seconds": auto_seconds,
+              "choice": choice}
     if name == "england_football":
         grid = {f"Elo k={k} home={h}": Elo(k=k, home=h) for k in (10, 20, 40) for h in (0, 50, 100)}
         cands = run.compare(grid, kind="reference", tune=False)
@@ -569,72 +489,76 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
               f"(which favours it) is {best.name}, log loss {metrics.log_loss(test.score, best.proba):.4f}; our pick "
               f"minus it: {_pm(d, se)}.")
         result["grid"] = (best.name, metrics.log_loss(test.score, best.proba), d, se)
-    if steps:
-        result["ablation"] = steps
-        ablation(name, run, steps, powers)
-    if not args.quick and not args.no_ablation and name in ("nfl", "intl_football"):
-        draw_objective(name, run, steps)
+    if not args.quick and not args.no_draw_table and name in ("nfl", "intl_football"):
+        draw_objective(name, run, candidates)
     seconds = time.perf_counter() - t_start
     result["seconds"] = seconds
-    print(f"\n{name}: {seconds:.0f} s in all" + (f" (smoothers {smoother_seconds:.0f} s)" if smoother_seconds else ""))
+    print(f"\n{name}: {seconds:.0f} s in all (auto {auto_seconds:.0f} s"
+          + (f", smoothers {smoother_seconds:.0f} s" if smoother_seconds else "") + ")")
     return result
 
 
-def ablation(name: str, run: Runner, steps: list, powers: list) -> None:
-    """What each addition to the EKF buys: each step against the one before, with paired standard errors."""
+def candidates_table(name: str, run: Runner, rows: list[Row], choice) -> None:
+    """auto's candidates: the training score the pick is chosen on, and what each does on the held-out games."""
     score = run.test.score
-    print(f"\n#### Ablation, {name}: what each addition to the EKF buys\n")
-    print("Each step is tuned on the training part (burn-in 30%) and scored online on the same "
-          f"{len(score):,} held-out games; Δ is against the step before, with its paired standard error. "
-          "Training log loss: the same for the training games after the burn-in (what a choice may look at).\n")
-    print("| step | model | log loss | 3-outcome log loss | Δ log loss ± se | Δ from base ± se | training log loss |")
-    print("|---|---|---|---|---|---|---|")
-    base = metrics.log_loss(score, steps[0][1].proba, per_game=True)
-    prev = None
-    for label, row in steps:
+    t = choice.table
+    a = t.attrs
+    print(f"\n#### auto's candidates, {name}\n")
+    print(f"Each candidate is tuned on the training part ({a['n_games']:,} games; the first {a['burn_in']:.0%} a "
+          f"burn-in) and compared there by its one-step-ahead {a['objective']} ({a['n_scored']:,} games): the lowest "
+          f"is the pick (level within {TIE:g}: the fewest settings). The stages: the structure (home "
+          f"advantage and reversion, on the outcome), then on the best structure margin weights and the margin "
+          f"observation. Held out: the same {len(score):,} games online; Δ is against the pick, with its paired "
+          f"standard error. It took {choice.seconds:.0f} s"
+          + (f"; not tried: {'; '.join(a['not_tried'])}" if a.get("not_tried") else "") + ".\n")
+    pick = next(r for r in rows if r.name == ekf_name(choice.chosen))
+    base = metrics.log_loss(score, pick.proba, per_game=True)
+    print(f"| candidate | stage | training {a['objective']} | Δ training | log loss | 3-outcome log loss | "
+          f"Δ log loss ± se | tune s |")
+    print("|---|---|---|---|---|---|---|---|")
+    by_label = {r.name[len("EKF "):]: r for r in rows}
+    for label, r in t.iterrows():
+        row = by_label.get(label)
+        if row is None:  # failed to tune
+            print(f"| {label} | {r['stage']} | failed: {r['error']} | | | | | {r['tune_seconds']:.1f} |")
+            continue
         loss = metrics.log_loss(score, row.proba, per_game=True)
         ll3 = metrics.log_loss_3(score, row.proba) if run.draws else float("nan")
-        step = "–" if prev is None else _pm(*metrics.paired_difference(loss, prev))
-        total = "–" if prev is None else _pm(*metrics.paired_difference(loss, base))
-        print(f"| {label} | {row.name} | {loss.mean():.4f} | {'n/a' if not np.isfinite(ll3) else f'{ll3:.4f}'} | "
-              f"{step} | {total} | {row.train_loss:.4f} |")
-        prev = loss
-    if powers:
-        print("\nMargin power (Box–Cox power p of 1 + margin, weights scaled to mean 1; p = 0 is log(1 + margin)), "
-              "each tuned on the training part; the power with the lowest training log loss is kept:\n")
-        print("| power | training log loss | log loss (held out) |")
-        print("|---|---|---|")
-        for row in sorted(powers, key=lambda r: r.variant.power):
-            print(f"| {row.variant.power:g} | {row.train_loss:.5f} | {metrics.log_loss(score, row.proba):.4f} |")
+        delta = "pick" if r["chosen"] else _pm(*metrics.paired_difference(loss, base))
+        print(f"| {label} | {r['stage']} | {r['train_score']:.5f} | {r['delta']:+.5f} | {loss.mean():.4f} | "
+              f"{'n/a' if not np.isfinite(ll3) else f'{ll3:.4f}'} | {delta} | {r['tune_seconds']:.1f} |")
 
 
-def draw_objective(name: str, run: Runner, steps: list) -> None:
+def draw_objective(name: str, run: Runner, candidates: list[Row]) -> None:
     """The draw margin barely moves the expected score, so the expected-score log loss leaves it loose."""
     score = run.test.score
+    best = best_candidate([r for r in candidates if r.candidate.variant.observation == "outcome"], run.choice)
     print(f"\n#### Tuning objective of the draw margin, {name}\n")
-    print("The EKF with threshold draws and home advantage, and the last step of the ablation, tuned on the "
-          "training part with each objective:\n")
+    print("The EKF with threshold draws and a fixed home advantage, and the best of auto's outcome candidates, "
+          "tuned on the training part with each objective:\n")
     print("| model | tuned on | log loss | 3-outcome log loss | draw margin |")
     print("|---|---|---|---|---|")
-    for v in (Variant("threshold"), steps[-1][1].variant):
+    for v in dict.fromkeys((Variant("outcome", "fixed"), best.candidate.variant)):
         for objective in ("log_loss", "log_loss_3"):
-            row = run.ekf(v, objective=objective)
+            method = Auto(candidates=[v], objective=objective, progress=False).tune(run.train)
+            (row,) = run.compare({ekf_name(v.label): method}, kind="filter", tune=False)
             ll3 = metrics.log_loss_3(score, row.proba)
             print(f"| {row.name} | {objective} | {metrics.log_loss(score, row.proba):.4f} | {ll3:.4f} | "
-                  f"{row.settings['draw_param']:.4g} |")
+                  f"{method.model.draw.margin:.4g} |")
 
 
 def beat_table(results: list[dict]) -> None:
     print("\n### Beat the best measured forecast\n")
-    print("Last 10% of games by time, expected-score log loss (a draw as the target 0.5). \"Our pick\": the tuned "
-          "filter with the lowest one-step-ahead log loss on the training games (after the burn-in), chosen without "
-          "looking at a held-out game; \"reference\": the best forecast measured before, recomputed here on the same "
+    print("Last 10% of games by time, expected-score log loss (a draw as the target 0.5). \"Our pick\": "
+          "statespace.auto's choice, the candidate EKF with the lowest one-step-ahead log-likelihood on the training "
+          "games (after the burn-in), chosen without looking at a held-out game (\"auto s\": the seconds its choice "
+          "took); \"reference\": the best forecast measured before, recomputed here on the same "
           "games (England: plain Elo tuned on the training games like ours); the difference is ours minus the "
           "reference, with the paired standard error over the same games. The last column is the best of our rows "
           "on the held-out games themselves (a choice that peeks).\n")
-    print("| data set | test games | our pick | log loss | reference | log loss (recomputed) | measured before "
+    print("| data set | test games | our pick | auto s | log loss | reference | log loss (recomputed) | measured before "
           "| ours − reference ± se | best row on the held-out games |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for res in results:
         t, loss, setup = res["table"], res["table"].attrs["loss"], res["setup"]
         ours = res["pick"]
@@ -642,7 +566,8 @@ def beat_table(results: list[dict]) -> None:
         d, se = metrics.paired_difference(loss[ours], loss[ref])
         measured = f"{setup.measured:.4f} ({setup.measured_by})" if setup.measured is not None else "not measured"
         best = t[t["kind"] != "reference"].index[0]
-        print(f"| {res['name']} | {len(res['test']):,} | {ours} | {t.loc[ours, 'log_loss']:.4f} | {ref} | "
+        print(f"| {res['name']} | {len(res['test']):,} | {ours} | {res['choice'].seconds:.0f} | "
+              f"{t.loc[ours, 'log_loss']:.4f} | {ref} | "
               f"{t.loc[ref, 'log_loss']:.4f} | {measured} | {_pm(d, se)} | {best} ({t.loc[best, 'log_loss']:.4f}) |")
     for res in results:
         setup = res["setup"]
@@ -667,11 +592,10 @@ def main(argv=None) -> int:
     ap.add_argument("--every", default=None,
                     help="walk-forward block for the smoothers: days, or week/month/year (default: per data set)")
     ap.add_argument("--quick", action="store_true",
-                    help="filters and references only: no smoothers, no ablation (a smoke test)")
+                    help="filters, auto and references only: no smoothers, no draw-objective table (a smoke test)")
     ap.add_argument("--no-smoothers", action="store_true", help="leave out the walk-forward smoothers")
-    ap.add_argument("--no-ablation", action="store_true",
-                    help="EKF rows: only the plain EKF and EKF + reversion (no ablation, margin-power or "
-                         "draw-objective tables)")
+    ap.add_argument("--no-draw-table", action="store_true",
+                    help="leave out the draw-objective table (NFL, international football)")
     args = ap.parse_args(argv)
     if args.every is not None and args.every not in ("week", "month", "year"):
         args.every = float(args.every)

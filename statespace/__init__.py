@@ -31,6 +31,7 @@ _LAZY = {
     "Simulation": "simulate", "simulate": "simulate",
     "compare": "compare",
     "FixedForecast": "fixed",
+    "auto": "auto", "Auto": "auto",
 }
 #: public submodules
 _SUBMODULES = ("scenarios", "metrics", "datasets")
@@ -39,7 +40,7 @@ __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
-    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "FixedForecast",
+    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "FixedForecast", "auto", "Auto",
 ]
 __version__ = "0.1.0"
 
@@ -60,12 +61,13 @@ def __dir__():
 
 
 class _Package(_types.ModuleType):
-    """The package module: ``statespace.compare`` and ``statespace.simulate`` stay the functions
-    (as when this file imported them eagerly), also after something imports the submodules of
-    the same names, which would otherwise set the package attribute to the submodule."""
+    """The package module: ``statespace.compare``, ``statespace.simulate`` and ``statespace.auto``
+    stay the functions (as when this file imported them eagerly), also after something imports
+    the submodules of the same names, which would otherwise set the package attribute to the
+    submodule."""
 
     def __setattr__(self, name, value):
-        if name in ("compare", "simulate") and isinstance(value, _types.ModuleType):
+        if name in ("compare", "simulate", "auto") and isinstance(value, _types.ModuleType):
             if name in self.__dict__:  # the function is there already: it stays
                 return
             value = getattr(value, name)  # the submodule's function of that name

@@ -2,13 +2,19 @@
 
 ::
 
-    statespace compare [--data CSV | --scenario NAME] [--methods elo,elo_fide:home=60] [--split 0.7]
+    statespace compare [--data CSV | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
                        [--drop-invalid] [--json] [--plot PNG]
                        [--seed N]
-    statespace rate (CSV | --scenario NAME) [--method elo] [--top N] [--periods SPEC] [--drop-invalid] [--json]
+    statespace rate (CSV | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
+                    [--json]
     statespace scenarios
     statespace methods
+
+``--auto`` adds :func:`statespace.auto`'s choice (the EKF variant with the best one-step-ahead
+likelihood, chosen and tuned on the training part only) as the row ``auto`` of ``compare``, or
+rates with it in ``rate``; one line says what it chose, and its progress goes to stderr when the
+choice takes more than a few seconds.
 
 Method specs are ``name`` or ``name:key=value,key=value`` (e.g. ``elo:k=24,home=60``); values are
 read as booleans (true/false/yes/no), integers, floats, or else text. A user error (bad file,
@@ -151,6 +157,16 @@ def _cmd_compare(args, out, err) -> int:
             raise CLIError(f"cannot write plot {args.plot}: no folder {folder}")
     games, source, sim = _load(args, err)
     methods = parse_methods(args.methods, mode=args.mode)
+    auto_method = None
+    if args.auto:
+        from .auto import Auto
+
+        if "auto" in methods:
+            raise CLIError("--auto adds the row 'auto', and --methods names a method 'auto' already")
+        # frozen: compare fits it on the training part; online and walk-forward: compare runs it
+        # through every game, and the split (the same as compare's) keeps the choice to the training part
+        auto_method = Auto(split=None if args.mode == "frozen" or args.tune else args.split)
+        methods["auto"] = auto_method
     from .compare import compare
     from .games import GamesError
 
@@ -173,6 +189,11 @@ def _cmd_compare(args, out, err) -> int:
     meta = {"source": source, "n_games": len(games), "n_competitors": games.n_players,
             "split": args.split, "n_train": len(games) - n_test, "n_test": n_test, "mode": args.mode,
             "periods": args.periods, "seconds": round(seconds, 4)}
+    choice = None
+    if auto_method is not None:
+        choice = table.attrs.get("tuned", {}).get("auto") or auto_method.last
+        if args.json:
+            meta["auto"] = _auto_json(choice)
     if args.json:
         records = []
         for rec in table.reset_index().to_dict(orient="records"):
@@ -191,11 +212,16 @@ def _cmd_compare(args, out, err) -> int:
         print(_format_table(table), file=out)
         print(file=out)
         print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else ""), file=out)
+        if choice is not None:
+            print(file=out)
+            print(_auto_line(choice, "the training part"), file=out)
         if args.tune:
             print(file=out)
             print("tuned on the training part (one-step-ahead log_loss, or log_loss_3 for methods "
                   "whose model has a threshold or Davidson draw model):", file=out)
             for name, res in table.attrs.get("tuned", {}).items():
+                if name == "auto" and choice is not None:
+                    continue  # said above
                 if res is not None:
                     shown = ", ".join(f"{k}={v:.4g}" for k, v in res.params.items())
                     print(f"  {name}: {shown}  ({res.objective_name}, {res.seconds:.2f} s)", file=out)
@@ -215,7 +241,8 @@ def _write_comparison_plot(path, table, games, methods, sim, source, err) -> Non
     best = table.index[0]
     method = methods[best]
     fitted = method.fit(games)
-    truth = None if sim is None else plots.truth_in_units(sim.truth, sim.model, method.model)
+    model = fitted.model if best == "auto" else method.model  # auto's model is the one it chose
+    truth = None if sim is None else plots.truth_in_units(sim.truth, sim.model, model)
     fig = plots.plot_comparison(table, fitted, truth,
                                 title=f"{source}: {len(games):,} games, {table.attrs['mode']} forecasts "
                                       f"of the last {1 - table.attrs['split']:.0%}; trajectories of "
@@ -238,10 +265,18 @@ def _cmd_rate(args, out, err) -> int:
         raise CLIError("give a games CSV file (or --scenario NAME)")
     if args.data is not None and args.scenario is not None:
         raise CLIError("give either a games CSV file or --scenario, not both")
+    if args.auto and args.method is not None:
+        raise CLIError(f"give either --method or --auto, not both (--method {args.method})")
     games, source, _ = _load(args, err)
-    if len(_split_specs(args.method)) != 1:
-        raise CLIError(f"--method takes one method, got {args.method!r}")
-    method = parse_method(args.method)
+    spec = "elo" if args.method is None else args.method
+    if args.auto:
+        from .auto import Auto
+
+        method = Auto()
+    else:
+        if len(_split_specs(spec)) != 1:
+            raise CLIError(f"--method takes one method, got {spec!r}")
+        method = parse_method(spec)
     import numpy as np
     import pandas as pd
 
@@ -249,6 +284,8 @@ def _cmd_rate(args, out, err) -> int:
         fitted = method.fit(games)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
+    if args.auto:
+        spec, method = "auto", fitted.method
     board = fitted.ratings()
     n_rated = len(board)
     shown = board if args.top == 0 else board.head(args.top)
@@ -258,12 +295,16 @@ def _cmd_rate(args, out, err) -> int:
         table["sd"] = shown["sd"].astype(float).to_numpy()
     table["games"] = shown["games"].astype(int).to_numpy()
     if args.json:
-        meta = {"source": source, "method": args.method, "spec": repr(method), "n_games": len(games),
+        meta = {"source": source, "method": spec, "spec": repr(method), "n_games": len(games),
                 "n_competitors": n_rated, "periods": args.periods}
+        if args.auto:
+            meta["auto"] = _auto_json(fitted.result)
         records = [{k: _finite(v) for k, v in rec.items()} for rec in table.to_dict(orient="records")]
         print(json.dumps({**meta, "ratings": records}, indent=2), file=out)
         return 0
     what = "everyone" if args.top == 0 or args.top >= n_rated else f"top {len(shown)} of {n_rated:,}"
+    if args.auto:
+        print(_auto_line(fitted.result, "the rated games"), file=out)
     print(f"{method!r} on {source}: {_plural(len(games), 'game')}, {_plural(n_rated, 'rated competitor')}; "
           f"{what}", file=out)
     print(file=out)
@@ -281,6 +322,29 @@ def _cmd_rate(args, out, err) -> int:
         if i == 0:
             print("  ".join("-" * w for w in widths), file=out)
     return 0
+
+
+def _auto_line(choice, where: str) -> str:
+    """One line: what ``--auto`` chose, on which games and by what."""
+    a = choice.table.attrs
+    settings = choice.table.loc[choice.chosen, "settings"]
+    shown = ", ".join(f"{k}={v:.4g}" for k, v in settings.items())
+    return (f"auto chose EKF, {choice.chosen}: training {choice.objective_name} {choice.objective:.5f} "
+            f"(chosen among {len(choice.table)} candidates, each tuned on {where}, {a['n_games']:,} games, the first "
+            f"{a['burn_in']:.0%} a burn-in; {choice.seconds:.1f} s); {shown}")
+
+
+def _auto_json(choice) -> dict:
+    table = choice.table
+    return {"chosen": choice.chosen, "objective": choice.objective_name, "train_score": _finite(choice.objective),
+            "n_games": table.attrs["n_games"], "n_scored": table.attrs["n_scored"], "burn_in": table.attrs["burn_in"],
+            "seconds": round(choice.seconds, 4),
+            "candidates": [{"candidate": str(name), "stage": r["stage"], "train_score": _finite(r["train_score"]),
+                            "train_log_loss": _finite(r["train_log_loss"]),
+                            "train_log_loss_3": _finite(r["train_log_loss_3"]), "chosen": bool(r["chosen"]),
+                            "settings": {k: _finite(v) for k, v in r["settings"].items()},
+                            **({"error": r["error"]} if r["error"] else {})}
+                           for name, r in table.iterrows()]}
 
 
 # ---------------------------------------------------------------------------- listings
@@ -383,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tune every filter's settings on the training part only (maximum one-step-ahead "
                         "likelihood: the three-outcome log loss for methods whose model has a threshold "
                         "or Davidson draw model, else the expected-score log loss) before scoring")
+    c.add_argument("--auto", action="store_true",
+                   help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
+                        "advantage, mean reversion, margin weights), each tuned and compared on the training part only")
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")
@@ -394,8 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("data", nargs="?", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
     r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV")
     r.add_argument("--seed", type=_seed, default=0, help="seed of the scenario (default 0)")
-    r.add_argument("--method", default="elo", metavar="SPEC",
+    r.add_argument("--method", default=None, metavar="SPEC",
                    help="method name or name:key=value,... (default elo)")
+    r.add_argument("--auto", action="store_true",
+                   help="rate with statespace.auto's choice among EKF variants, chosen and tuned on these games "
+                        "(instead of --method)")
     r.add_argument("--top", type=int, default=20, metavar="N", help="show the best N (default 20; 0 = all)")
     r.add_argument("--periods", metavar="SPEC", help=periods_help)
     r.add_argument("--drop-invalid", action="store_true", help=drop_help)
