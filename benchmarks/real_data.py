@@ -76,7 +76,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -276,17 +275,9 @@ def at_bound(method, train: Games, result) -> tuple:
     """Names of tuned settings within 0.1% (log scale for positive boxes) of their search bounds."""
     if result is None or isinstance(method, Auto):
         return ()
-    box = method.tunable(train)
-    out = []
-    for k, v in result.params.items():
-        lo, hi = box.get(k, (-np.inf, np.inf))
-        if lo > 0:
-            near = min(abs(math.log(v / lo)), abs(math.log(hi / v))) < 1e-3
-        else:
-            near = min(abs(v - lo), abs(hi - v)) < 1e-3 * (hi - lo)
-        if near:
-            out.append(k)
-    return tuple(out)
+    from filters.tuning import at_bound as near_bounds
+
+    return near_bounds(result.params, method.tunable(train))
 
 
 def summary(rows: list[Row], score: np.ndarray) -> pd.DataFrame:

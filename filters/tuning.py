@@ -159,6 +159,23 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     return tuned, result
 
 
+def at_bound(params, box, tol: float = 1e-3) -> tuple[str, ...]:
+    """Names of the settings in ``params`` within a share ``tol`` of a bound of their search box
+    ``box`` (``{name: (low, high)}``): on the log scale ``|log(v / bound)| < tol`` for a box of
+    positive numbers (as :func:`tune` searches it), else ``|v - bound| < tol (high - low)``.
+    A setting that ends there was probably stopped by the box, not by the data."""
+    out = []
+    for k, v in params.items():
+        lo, hi = box.get(k, (-np.inf, np.inf))
+        if lo > 0:
+            near = min(abs(math.log(v / lo)), abs(math.log(hi / v))) < tol
+        else:
+            near = min(abs(v - lo), abs(hi - v)) < tol * (hi - lo)
+        if near:
+            out.append(k)
+    return tuple(out)
+
+
 def _standard_errors(method, games, objective, best, box, scored=None) -> dict:
     """Standard errors from the numerical Hessian of the summed loss at ``best``."""
     names = list(best)

@@ -750,17 +750,12 @@ def _start(v: Variant, games: Games, info: dict) -> Candidate:
 
 
 def _at_bound(method: Candidate, games: Games) -> tuple[str, ...]:
-    """Tuned settings within 0.1% (log scale for positive boxes) of their search bounds."""
-    out = []
-    for k, (lo, hi) in method.tunable(games).items():
-        v = method.param_value(k)
-        if lo > 0:
-            near = min(abs(math.log(v / lo)), abs(math.log(hi / v))) < 1e-3
-        else:
-            near = min(abs(v - lo), abs(hi - v)) < 1e-3 * (hi - lo)
-        if near:
-            out.append(k)
-    return tuple(out)
+    """Tuned settings within 0.1% (log scale for positive boxes) of their search bounds
+    (:func:`filters.tuning.at_bound`)."""
+    from filters.tuning import at_bound
+
+    box = method.tunable(games)
+    return at_bound({k: method.param_value(k) for k in box}, box)
 
 
 # ---------------------------------------------------------------------------------------- the result

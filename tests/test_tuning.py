@@ -181,3 +181,13 @@ def test_default_objective_recovers_the_draw_margin_of_the_draw_heavy_scenario()
     # the expected-score log loss barely identifies the margin: larger errors, far larger se
     assert np.mean(errors["default"]) < np.mean(errors["log_loss"])
     assert 5 * max(se["default"]) < min(se["log_loss"])
+
+
+def test_at_bound_flags_settings_on_a_bound_of_their_box():
+    from filters.tuning import at_bound
+
+    box = {"k": (1.0, 100.0), "home": (-200.0, 200.0), "drift": (1e-4, 1.0)}
+    # k at its upper bound on the log scale; home within 0.1% of the box's width of its lower bound
+    assert at_bound({"k": 99.95, "home": -199.7, "drift": 0.01}, box) == ("k", "home")
+    assert at_bound({"k": 50.0, "home": 0.0, "drift": 1e-4}, box) == ("drift",)
+    assert at_bound({"k": 50.0, "home": 0.0, "drift": 0.01}, box) == ()
