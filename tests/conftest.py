@@ -45,6 +45,26 @@ def compiled_and_python_runs(script: str, timeout: float = 600) -> tuple[dict, d
     return runs[0], runs[1]
 
 
+def walk_prior(a, b, times, prior_mean, prior_var, drift):
+    """The dense random-walk prior of the smoother tests' exact-posterior references.
+    Nodes ``[(player id, time)]`` sorted by player then time, their index, and the prior in
+    natural parameters: a first node ``N(prior_mean, prior_var)``, consecutive nodes of a player
+    linked by ``N(0, drift * dt)`` (precision ``prec``, precision times mean ``lin``)."""
+    nodes = sorted(set(zip(np.asarray(a).tolist(), times.tolist())) | set(zip(np.asarray(b).tolist(), times.tolist())))
+    at = {key: k for k, key in enumerate(nodes)}
+    n = len(nodes)
+    prec = np.zeros((n, n))
+    lin = np.zeros(n)
+    for k, (player, time) in enumerate(nodes):
+        if k == 0 or nodes[k - 1][0] != player:  # a first node: the prior
+            prec[k, k] += 1.0 / prior_var
+            lin[k] += prior_mean / prior_var
+        else:  # the random-walk link from the previous node
+            w = 1.0 / (drift * (time - nodes[k - 1][1]))
+            prec[np.ix_([k - 1, k], [k - 1, k])] += w * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    return nodes, at, prec, lin
+
+
 @pytest.fixture
 def tiny_frame() -> pd.DataFrame:
     """Six valid games among four competitors, deliberately not in time order."""

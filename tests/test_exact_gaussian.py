@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import statespace as ss
+from conftest import walk_prior
 from smoothers import LaplaceSmoother, RTSSmoother
 
 SD, DRIFT, PRIOR_MEAN, PRIOR_VAR, HOME = 2.0, 0.05, 0.5, 4.0, 0.8
@@ -61,21 +62,8 @@ def exact_posterior(games, drift=DRIFT, prior_mean=PRIOR_MEAN):
     """Nodes ``[(player id, time)]`` sorted by player then time, and the exact posterior mean
     and covariance over them (times: the games' own numeric times)."""
     t = games.time.astype(float)
-    nodes = sorted(set(zip(games.a.tolist(), t.tolist())) | set(zip(games.b.tolist(), t.tolist())))
-    at = {key: k for k, key in enumerate(nodes)}
+    nodes, at, prec, lin = walk_prior(games.a, games.b, t, prior_mean, PRIOR_VAR, drift)
     n = len(nodes)
-    prec = np.zeros((n, n))
-    lin = np.zeros(n)
-    for k, (player, time) in enumerate(nodes):
-        if k == 0 or nodes[k - 1][0] != player:  # a first node: the prior
-            prec[k, k] += 1.0 / PRIOR_VAR
-            lin[k] += prior_mean / PRIOR_VAR
-        else:  # the random-walk link from the previous node
-            w = 1.0 / (drift * (time - nodes[k - 1][1]))
-            prec[k, k] += w
-            prec[k - 1, k - 1] += w
-            prec[k, k - 1] -= w
-            prec[k - 1, k] -= w
     y = games.score_a - games.score_b - HOME * ~games.neutral
     for g in range(len(games)):
         h = np.zeros(n)

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import statespace as ss
+from conftest import walk_prior
 from filters import EKF
 from smoothers import LaplaceSmoother, RTSSmoother
 from smoothers import rts as rts_module
@@ -111,18 +112,7 @@ def linearised_reference(games, model):
     per time): nodes sorted by player id then time, mean and covariance."""
     ekf = EKF(model, "full")
     t = games.period.astype(float)
-    nodes = sorted(set(zip(games.a.tolist(), t.tolist())) | set(zip(games.b.tolist(), t.tolist())))
-    at = {key: k for k, key in enumerate(nodes)}
-    n = len(nodes)
-    prec = np.zeros((n, n))
-    lin = np.zeros(n)
-    for k, (player, time) in enumerate(nodes):
-        if k == 0 or nodes[k - 1][0] != player:
-            prec[k, k] += 1.0 / model.prior_var
-            lin[k] += model.prior_mean / model.prior_var
-        else:
-            w = 1.0 / (model.drift * (time - nodes[k - 1][1]))
-            prec[np.ix_([k - 1, k], [k - 1, k])] += w * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    nodes, at, prec, lin = walk_prior(games.a, games.b, t, model.prior_mean, model.prior_var, model.drift)
     state = None
     for period in np.unique(games.period):
         rows = np.flatnonzero(games.period == period)
