@@ -61,13 +61,8 @@ from one pre-period belief, which overstates their joint evidence, so a smoothed
 above the filtered one at a node; taken one game at a time (no periods), the smoothed sds are at
 most the filtered ones.
 
-Cost: one compiled loop (``numba.njit(cache=True)``) over flat arrays, O(games + nodes) a sweep.
-Measured (2 shared cores, load about 2): the issue's benchmark, 20,000 games among 100 competitors
-over 50 periods (``benchmarks/bench_smoothers.py``'s data, probit ``beta = 1.702 / sqrt(2)``,
-``tau = sqrt(0.002)``), fits in 0.28 s (51 sweeps to ``tol = 1e-4``; its 16,000 training games
-0.11-0.2 s, 45 sweeps), once compiled (about 8 s the first time, then cached on disk). The
-``trueskillthroughtime`` package took 124 s on the same 16,000 games in the same session (30
-iterations; the issue quotes 55 s on a quieter machine), with the same held-out log loss, 0.53419.
+Cost: one compiled loop (``numba.njit(cache=True)``) over flat arrays, O(games + nodes) a sweep;
+the measured times are in ``docs/smoothers.md`` (``benchmarks/bench_forward_backward.py``).
 """
 
 from __future__ import annotations
