@@ -21,12 +21,13 @@ from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 __all__ = ["Goals"]
 
 #: The forecast integrates the Gaussian skill uncertainty out by the trapezoid rule on
-#: ``z = (d - mean) / sd`` over ``|z| <= Z_MAX`` (the Gaussian mass beyond is below 1e-22).
-Z_MAX = 10.0
+#: ``z = (d - mean) / sd`` over ``|z| <= Z_MAX`` (the Gaussian mass beyond is 1.2e-15).
+Z_MAX = 8.0
 
 #: Widest trapezoid step in ``z``: the error of the rule on a Gaussian bump of width ``w`` sampled
-#: every ``h`` falls like ``exp(-2 pi^2 w^2 / h^2)``, e^-79 at ``h = w / 2``.
-MAX_STEP = 0.5
+#: every ``h`` falls like ``exp(-2 pi^2 w^2 / h^2)``: e^-31 for the weight itself (``w = 1``) at
+#: this step, e^-79 at ``h = w / 2``, the step taken where the probabilities vary faster.
+MAX_STEP = 0.8
 
 #: A Poisson sum stops once the mass of the terms not yet added is below this (its tail bound):
 #: far below the digits a probability keeps.
@@ -36,6 +37,10 @@ TAIL = 1e-17
 #: ``X - Y ~ N(rate_a - rate_b, rate_a + rate_b)`` with a continuity correction of 1/2 (its
 #: error shrinks like one over the square root of the rate); summing would take millions of terms.
 MAX_RATE = 1e6
+
+#: Largest rate whose ``exp(-rate)`` is a normal double (not below 2.2e-308): under it the
+#: pmf runs by ``p(k) = p(k - 1) rate / k``, above it by sums of logarithms.
+PRODUCT_RATE = 700.0
 
 #: Standardised gap ``(rate_a - rate_b) / sqrt(rate_a + rate_b)`` beyond which the weaker side's
 #: chance of a draw or better is below e^-600 (Bernstein's inequality), so the forecast is certain.
@@ -52,8 +57,8 @@ def skellam_outcome(rate_a, rate_b):
 
     ``P(X > Y) = sum_x p_a(x) P(Y <= x - 1)``, ``P(X < Y) = sum_y p_b(y) P(X <= y - 1)``,
     ``P(X = Y) = sum_k p_a(k) p_b(k)``: sums of positive terms only, so small probabilities keep
-    their relative precision. The pmf runs by ``log p(k) = log p(k - 1) + log rate - log k``
-    from ``log p(0) = -rate``; past the larger rate the tail after ``k`` is below
+    their relative precision. The pmf runs by ``p(k) = p(k - 1) rate / k`` from ``p(0) = e^-rate``
+    (by ``log p(k) = log p(k - 1) + log rate - log k`` above :data:`PRODUCT_RATE`); past the larger rate the tail after ``k`` is below
     ``p(k) r / (1 - r)``, ``r = rate / (k + 2)``, and the sums stop once both tails are below
     :data:`TAIL`. Beyond :data:`CERTAIN` the result is certain; above :data:`MAX_RATE` the
     difference is taken as normal.
@@ -70,10 +75,14 @@ def skellam_outcome(rate_a, rate_b):
         pw = 0.5 * math.erfc(-(gap - 0.5 / sd) / math.sqrt(2.0))
         pl = 0.5 * math.erfc(-(-gap - 0.5 / sd) / math.sqrt(2.0))
         return pw, max(1.0 - pw - pl, 0.0), pl
+    # below PRODUCT_RATE exp(-rate) is a normal double, so the pmf can run by products
+    by_products = max(rate_a, rate_b) < PRODUCT_RATE
     la = math.log(rate_a)
     lb = math.log(rate_b)
     lpa = -rate_a
     lpb = -rate_b
+    pa = math.exp(lpa)
+    pb = math.exp(lpb)
     cdf_a = 0.0  # P(X <= k - 1)
     cdf_b = 0.0
     pw = 0.0
@@ -82,8 +91,6 @@ def skellam_outcome(rate_a, rate_b):
     top = max(rate_a, rate_b)
     k = 0
     while True:
-        pa = math.exp(lpa)
-        pb = math.exp(lpb)
         pw += pa * cdf_b
         pl += pb * cdf_a
         pd += pa * pb
@@ -95,9 +102,15 @@ def skellam_outcome(rate_a, rate_b):
             if pa * ra / (1.0 - ra) < TAIL and pb * rb / (1.0 - rb) < TAIL:
                 break
         k += 1
-        lk = math.log(k)
-        lpa += la - lk
-        lpb += lb - lk
+        if by_products:
+            pa *= rate_a / k
+            pb *= rate_b / k
+        else:
+            lk = math.log(k)
+            lpa += la - lk
+            lpb += lb - lk
+            pa = math.exp(lpa)
+            pb = math.exp(lpb)
     total = pw + pd + pl
     return pw / total, pd / total, pl / total
 

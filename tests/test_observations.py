@@ -276,7 +276,8 @@ def test_goals_loglik_against_poisson_and_derivatives():
 
 
 @pytest.mark.parametrize("base, d", [(math.log(1.4), 0.0), (math.log(1.4), 1.3), (0.0, -3.0),
-                                     (math.log(22.0), 0.4), (math.log(0.2), 2.0), (math.log(300.0), -0.1)])
+                                     (math.log(22.0), 0.4), (math.log(0.2), 2.0), (math.log(300.0), -0.1),
+                                     (math.log(1000.0), 0.3), (math.log(5.0), 9.0)])
 def test_goals_forecast_is_skellam_at_zero_variance(base, d):
     ra, rb = math.exp(base + d / 2), math.exp(base - d / 2)
     want = [stats.skellam.sf(0, ra, rb), stats.skellam.pmf(0, ra, rb), stats.skellam.cdf(-1, ra, rb)]
