@@ -239,3 +239,17 @@ class Goals(Observation):
         super()._check_record(score, score_a, score_b)
         if np.any(score_a < 0) or np.any(score_b < 0):
             raise ValueError("score_a and score_b are counts: they must be >= 0")
+
+    def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """``E[score_a - score_b] = E[lambda_a - lambda_b]`` for ``x ~ N(d, var)``: with
+        ``c = 1 / (2 scale)`` the rates are log-normal, ``E[e^(base + c x)] = e^(base + c d + c^2 var / 2)``
+        (the log-normal mean), so
+
+            E[lambda_a - lambda_b] = e^base (e^(c d + c^2 var / 2) - e^(-c d + c^2 var / 2))
+                                   = 2 e^(base + c^2 var / 2) sinh(c d),
+
+        the last form taken (no cancellation of two large terms). Mean of a Poisson count is its
+        rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``."""
+        d, var = self._moments_of_d(d, var)
+        c = 0.5 / _positive_number("scale", scale, allow_zero=False)
+        return 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)

@@ -141,3 +141,9 @@ class Margin(Observation):
         v = self.sd**2 + var
         r = score_a - score_b - d
         return -0.5 * r * r / v - 0.5 * np.log(v) - _HALF_LOG_2PI
+
+    def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """``E[y] = E[E[y | x]] = E[x] = d`` for ``x ~ N(d, var)``: the margin is Gaussian around
+        the skill difference, so its predictive mean is the difference's mean whatever ``var``."""
+        d, _ = self._moments_of_d(d, var)
+        return d.copy()

@@ -13,6 +13,14 @@ scores ``E = P(win) + P(draw) / 2``.
   inside the band calls a draw, otherwise at 0.5 over decisive games only.
 - :func:`calibration_table` and :func:`paired_difference` (a paired standard error for the
   difference of two methods on the same games).
+
+Score forecasts (models that observe each side's score, :class:`statespace.Margin` and
+:class:`statespace.Goals`) are scored from the predictive distribution of the skill difference,
+its ``mean`` and ``var`` per game (``fitted.predict_diff(games)``, ``run.diff_moments``):
+
+- :func:`score_log_density`: the log predictive density of the observed ``score_a``/``score_b``;
+- :func:`margin_rmse`: the root mean squared error of the observed margin ``score_a - score_b``
+  against its predictive mean.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .games import Games
+from .observation import Observation
+
 __all__ = ["expected_score", "log_loss", "brier", "log_loss_3", "accuracy", "calibration_table",
-           "paired_difference", "EPS"]
+           "paired_difference", "score_log_density", "margin_rmse", "EPS"]
 
 #: Probabilities are clipped to [EPS, 1 - EPS] before taking logs.
 EPS = 1e-15
@@ -146,3 +157,103 @@ def paired_difference(loss_a, loss_b) -> tuple[float, float]:
     if d.size < 2:
         return (float(d.mean()) if d.size else float("nan"), float("nan"))
     return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+
+
+# ---------------------------------------------------------------- score forecasts
+def _score_inputs(observation, games_or_scores, mean, var, what: str):
+    """``(score, score_a, score_b, mean, var)`` as float arrays of one length, checked: an observation
+    that forecasts a score, both sides' scores finite, the moments finite with ``var >= 0``."""
+    if not isinstance(observation, Observation):
+        raise TypeError(f"{what}: observation must be a statespace observation (Margin, Goals), "
+                        f"got {type(observation).__name__}")
+    if not observation.needs_scores:
+        raise ValueError(f"{what}: {observation!r} forecasts win/draw/loss only, not a score; score forecasts "
+                         f"come from models that observe the score (statespace.Margin, statespace.Goals)")
+    if isinstance(games_or_scores, Games):
+        games = games_or_scores
+        if not games.has_scores:
+            raise ValueError(f"{what}: the games have no 'score_a' and 'score_b' columns (each side's points "
+                             f"or goals)")
+        score_a, score_b, rows = games.score_a, games.score_b, games.row
+    else:
+        try:
+            score_a, score_b = games_or_scores
+        except (TypeError, ValueError):
+            raise TypeError(f"{what}: give a statespace.Games with scores or a pair (score_a, score_b) of "
+                            f"arrays, got {type(games_or_scores).__name__}") from None
+        rows = None
+    columns = {"score_a": score_a, "score_b": score_b, "mean": mean, "var": var}
+    arrays = {}
+    for name, value in columns.items():
+        try:
+            arrays[name] = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: column '{name}' must hold numbers") from None
+    n = arrays["score_a"].size
+    for name, x in arrays.items():
+        if name == "var" and x.ndim == 0:
+            continue  # one variance for every game
+        if x.ndim != 1 or x.size != n:
+            raise ValueError(f"{what}: column '{name}' must be one-dimensional with one value per game "
+                             f"({n}), got shape {x.shape}")
+    arrays["var"] = np.broadcast_to(arrays["var"], (n,))
+    if rows is None:
+        rows = np.arange(n)
+    for name, x in arrays.items():
+        bad = ~np.isfinite(x)
+        if name == "var":
+            bad |= x < 0
+        if np.any(bad):
+            where = np.flatnonzero(bad)
+            kind = "finite and >= 0" if name == "var" else "finite numbers"
+            raise ValueError(f"{what}: column '{name}' must be {kind}; {where.size} are not (rows "
+                             f"{rows[where[:5]].tolist()}{'...' if where.size > 5 else ''})")
+    sa, sb = arrays["score_a"], arrays["score_b"]
+    score = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+    return score, sa, sb, arrays["mean"], arrays["var"]
+
+
+def score_log_density(observation, games_or_scores, mean, var=0.0, *, scale: float = 1.0,
+                      per_game: bool = False):
+    """Mean log predictive density of the observed scores (nats per game; higher is better):
+
+        (1 / n) sum_g log E[ L(score_a_g, score_b_g | x) ],   x ~ N(mean_g, var_g),
+
+    the observation's likelihood with the Gaussian uncertainty of the skill difference integrated
+    out (:meth:`statespace.Observation.log_predictive`: for :class:`~statespace.Margin` the closed
+    form ``log N(y; mean, sd^2 + var)``, ``y = score_a - score_b``; for :class:`~statespace.Goals`
+    the log of the joint Poisson probability of both counts averaged over ``x``, by Gauss-Hermite
+    quadrature). It is the logarithmic score of the forecast distribution of the score (Gneiting
+    and Raftery 2007, "Strictly proper scoring rules, prediction, and estimation", JASA 102): a
+    density of the margin for Margin, a probability of the pair of counts for Goals, so values of
+    the two observations are not on one scale.
+
+    ``games_or_scores``: a :class:`statespace.Games` with ``score_a`` and ``score_b``, or a pair
+    ``(score_a, score_b)`` of arrays; ``mean``, ``var``: the predictive moments of each game's
+    skill difference (home advantage included; ``fitted.predict_diff(games)`` or
+    ``run.diff_moments``); ``scale``: the model's skill scale (Goals reads it). ``per_game=True``
+    returns each game's log density. A missing or non-finite score, mean or variance (or a negative
+    variance) is a ``ValueError`` naming the column and rows; an observation that forecasts no
+    score (:class:`~statespace.Outcome`) is a ``ValueError``.
+    """
+    score, sa, sb, mean, var = _score_inputs(observation, games_or_scores, mean, var, "score_log_density")
+    dens = observation.log_predictive(score, mean, var, sa, sb, scale=scale)
+    return dens if per_game else float(dens.mean())
+
+
+def margin_rmse(observation, games_or_scores, mean, var=0.0, *, scale: float = 1.0, per_game: bool = False):
+    """Root mean squared error of the observed margin ``y = score_a - score_b`` against its
+    predictive mean (points or goals):
+
+        sqrt( (1 / n) sum_g (y_g - E[y_g])^2 ),   E[y_g] = observation.mean_margin(mean_g, var_g)
+
+    (:meth:`statespace.Observation.mean_margin`: ``mean`` itself for :class:`~statespace.Margin`,
+    ``2 e^(base + c^2 var / 2) sinh(c mean)`` with ``c = 1 / (2 scale)`` for
+    :class:`~statespace.Goals`). Arguments as :func:`score_log_density`; ``per_game=True`` returns
+    each game's squared error ``(y_g - E[y_g])^2`` (the RMSE is the square root of their mean, and
+    :func:`paired_difference` of two methods' squared errors compares their mean squared errors).
+    """
+    _, sa, sb, mean, var = _score_inputs(observation, games_or_scores, mean, var, "margin_rmse")
+    err = (sa - sb) - observation.mean_margin(mean, var, scale=scale)
+    sq = err * err
+    return sq if per_game else float(np.sqrt(sq.mean()))

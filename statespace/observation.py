@@ -197,6 +197,22 @@ class Observation:
         top = np.max(l, axis=-1, keepdims=True)
         return top[..., 0] + np.log(np.sum(w * np.exp(l - top), axis=-1))
 
+    def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """``E[score_a - score_b]`` under the forecast for a skill difference ``x ~ N(d, var)``:
+        the predictive mean of the margin, with the skill uncertainty integrated out. Only an
+        observation that forecasts each side's score has one; the base refuses."""
+        raise NotImplementedError(f"{type(self).__name__} has no mean_margin: it does not say how to forecast "
+                                  f"the score's margin")
+
+    def _moments_of_d(self, d, var) -> tuple[np.ndarray, np.ndarray]:
+        """``d`` and ``var`` as float arrays of their broadcast shape, checked: finite, ``var >= 0``."""
+        d, var = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(var, dtype=float))
+        if not np.all(np.isfinite(d)):
+            raise ValueError("the mean of the skill difference must be finite")
+        if not np.all(np.isfinite(var)) or np.any(var < 0):
+            raise ValueError("the variance of the skill difference must be finite and >= 0")
+        return d, var
+
     def moments(self, score, mean, var, score_a=None, score_b=None, *, scale: float = 1.0):
         """Mean and variance of the tilted Gaussian ``N(d; mean, var) L(y | d)``, normalised:
         exact where the subclass has a ``moments_kernel``, else ``NotImplementedError``."""

@@ -309,3 +309,8 @@ class Outcome(Observation):
         if self.draw_code == nx.DRAW_HALF and np.any(np.asarray(score) == 0.5):
             raise NotImplementedError("a draw scored as half a win has no closed-form tilted-Gaussian moments")
         return super().moments(score, mean, var, score_a, score_b, scale=scale)
+
+    def mean_margin(self, d, var=0.0, *, scale: float = 1.0):
+        """An :class:`Outcome` forecasts win/draw/loss only, not a score: ``ValueError``."""
+        raise ValueError(f"{self!r} forecasts win/draw/loss only, not a score: the mean margin needs a model "
+                         f"that observes the score (statespace.Margin or statespace.Goals)")
