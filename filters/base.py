@@ -22,6 +22,7 @@ and on whole tables::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -264,12 +265,27 @@ class Filter(Settings):
         cls = type(self)
         return cls._site, cls._apply, cls.rule
 
+    #: a forecast kernel the loops call in place of the observation's (``None``: the observation's);
+    #: set only on a copy (:meth:`_forecasting_with`)
+    _forecast_override: Any = None
+
     def observation_kernels(self):
         """``(derivs, forecast, obs)``: the compiled log-likelihood derivatives and forecast of the model's
         observation and its parameter vector, which the loops hand to every kernel."""
         model = self.model
         o = model.observation
-        return o.derivs_kernel, o.forecast_kernel, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
+        forecast = o.forecast_kernel if self._forecast_override is None else self._forecast_override
+        return o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
+
+    def _forecasting_with(self, forecast) -> "Filter":
+        """A copy of this filter whose loops call ``forecast`` (:data:`~statespace.observation.FORECAST_SIG`)
+        where they would call the observation's forecast kernel; the updates are unchanged (they
+        read the observation's derivatives, never its forecast). :class:`FilterRun` replays a run
+        with a kernel that hands back the moments it is given, to read the predictive distribution
+        of each game's skill difference."""
+        twin = copy.copy(self)
+        twin._forecast_override = forecast
+        return twin
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """Extra leaderboard columns computed from state rows (e.g. TrueSkill's mu - 3 sigma)."""

@@ -1,5 +1,6 @@
 """The fitted interface of a filter run: one-step-ahead forecasts, frozen forecasts of new
-games, leaderboards and trajectories (the same face as every method's fitted result)."""
+games, the predictive distribution of each game's skill difference, leaderboards and
+trajectories (the same face as every method's fitted result)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,24 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games
+from statespace._jit import kernel
+from statespace.observation import FORECAST_SIG
 
 if TYPE_CHECKING:
     from .base import Filter, FilterState
 
-__all__ = ["FilterRun"]
+__all__ = ["FilterRun", "moments_kernel"]
+
+#: what :func:`moments_kernel` returns in place of ``P(b wins)``: not a probability, so that a
+#: filter whose forecasts do not come from the model's forecast kernel is caught, not misread
+_MARK = -1.0
+
+
+@kernel(FORECAST_SIG)
+def moments_kernel(params, d, var):
+    """``(d, var, -1)``: the mean and variance of the skill difference a filter hands the model's
+    forecast kernel, handed back in the place of the forecast."""
+    return d, var, _MARK
 
 
 class FilterRun:
@@ -33,6 +47,7 @@ class FilterRun:
         self.proba = proba
         self._post_rows = post
         self._start = start
+        self._diff = None
 
     @property
     def _post(self) -> np.ndarray:
@@ -56,7 +71,75 @@ class FilterRun:
         Each competitor is moved forward from its last appearance to the game's time (so
         uncertainty grows where the method tracks it); newcomers start from the prior.
         """
-        method = self.method
+        return self._frozen(self.method, games)
+
+    def predict_diff(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean, var)``: the predictive distribution ``N(mean, var)`` of each game's skill
+        difference ``d = s_a - s_b + home`` (model units, input row order) from the final state,
+        the moments :meth:`predict_proba` forecasts from: ``predict_proba(games)`` is
+        ``method.model.proba(mean, var)``.
+
+        Each competitor is moved forward from its last appearance by the model's transition, as
+        in :meth:`predict_proba`; the home advantage is included (a latent one with its
+        variance), and the full-covariance EKF's cross-covariance of the two competitors too.
+        Available for the filters whose forecast is the model's at a Gaussian belief in the
+        model's units (the EKF in every covariance form); any other filter raises
+        ``NotImplementedError`` (see :attr:`diff_moments`).
+        """
+        self._check_moments(self.method)
+        out = self._frozen(self.method._forecasting_with(moments_kernel), games)
+        return self._read_moments(out)
+
+    @property
+    def diff_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean, var)``: the one-step-ahead predictive distribution of the skill difference
+        ``d = s_a - s_b + home`` of every game run (model units, input row order), the moments
+        each forecast of :attr:`proba` was computed from (``proba`` is
+        ``method.model.proba(mean, var)``).
+
+        Each competitor's belief before a game is its belief after its previous game (or its
+        starting value) moved forward to the game's time by the model's transition; the games of
+        one rating period all see the pre-period belief; the full-covariance EKF's variance of
+        ``d`` includes the two competitors' covariance, ``P_aa + P_bb - 2 P_ab``, and a latent home
+        advantage adds its variance. The numbers are the filter's own: the run is replayed (once,
+        when first asked for) with a forecast kernel that hands back the mean and variance the
+        filter's forecast is given (:func:`moments_kernel`) instead of turning them into
+        probabilities, which leaves every update unchanged.
+
+        Only a filter whose forecast is the model's forecast at a Gaussian belief, in the model's
+        units, has these moments: the EKF (``"diagonal"``, ``"full"`` and ``"scalar"``, whose
+        belief has the fixed variance it forecasts with). A filter that tracks no variance (Elo)
+        or forecasts with its own formula (Glicko, Glicko-2, TrueSkill, Weng-Lin, Stephenson)
+        raises ``NotImplementedError`` rather than return moments its forecasts do not use.
+        """
+        if self._diff is None:
+            self._check_moments(self.method)
+            initial, state = self._start
+            twin = self.method._forecasting_with(moments_kernel)
+            self._diff = self._read_moments(twin._run(self.games, initial, state, record=False).proba)
+        return self._diff
+
+    def _check_moments(self, method) -> None:
+        """``NotImplementedError`` for a filter without a variance of the skills."""
+        if method.sd_column is None:
+            raise NotImplementedError(f"{method.name}: {type(method).__name__} tracks no variance of the skills, "
+                                      f"so it has no predictive distribution of the skill difference (use the "
+                                      f"EKF, filters.EKF, for forecasts of the score)")
+
+    def _read_moments(self, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The moments from the replay's output; ``NotImplementedError`` where the filter's
+        forecasts did not come from the model's forecast kernel (the mark is missing)."""
+        if not np.all(out[:, 2] == _MARK):
+            m = self.method
+            raise NotImplementedError(f"{m.name}: {type(m).__name__} forecasts with its own formula, not the "
+                                      f"model's forecast at a Gaussian skill difference, so it has no predictive "
+                                      f"distribution of the difference to give (use the EKF, filters.EKF, for "
+                                      f"forecasts of the score)")
+        return out[:, 0].copy(), out[:, 1].copy()
+
+    def _frozen(self, method: Filter, games: Games) -> np.ndarray:
+        """:meth:`Filter._frozen_proba` of ``games`` from the final state (``method``: this run's
+        filter, or a copy of it with another forecast kernel)."""
         self._check_time_basis(games)
         st, ids = method._aligned(self.state, games, copy=False)
         return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
