@@ -104,7 +104,9 @@ class FilterRun:
         advantage adds its variance. The numbers are the filter's own: the run is replayed (once,
         when first asked for) with a forecast kernel that hands back the mean and variance the
         filter's forecast is given (:func:`moments_kernel`) instead of turning them into
-        probabilities, which leaves every update unchanged.
+        probabilities; the EKF's updates never read the forecast, and a filter whose update does
+        (so that the replay would not be the run: its final state differs) raises
+        ``NotImplementedError``.
 
         Only a filter whose forecast is the model's forecast at a Gaussian belief, in the model's
         units, has these moments: the EKF (``"diagonal"``, ``"full"`` and ``"scalar"``, whose
@@ -116,7 +118,13 @@ class FilterRun:
             self._check_moments(self.method)
             initial, state = self._start
             twin = self.method._forecasting_with(moments_kernel)
-            self._diff = self._read_moments(twin._run(self.games, initial, state, record=False).proba)
+            replay = twin._run(self.games, initial, state, record=False)
+            if not np.array_equal(replay.state.values, self.state.values, equal_nan=True):
+                # the filter's update read its forecast, so the replay is not this run
+                m = self.method
+                raise NotImplementedError(f"{m.name}: {type(m).__name__}'s update reads its forecast, so its "
+                                          f"predictive moments cannot be read by replaying the run")
+            self._diff = self._read_moments(replay.proba)
         return self._diff
 
     def _check_moments(self, method) -> None:
