@@ -223,6 +223,42 @@ class SmootherFit:
         p = model.proba(diffs, np.broadcast_to(extra, diffs.shape))
         return p.mean(axis=0)
 
+    def predict_diff(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean, var)``: the predictive distribution of each game's skill difference
+        ``d = s_a - s_b + home`` (model units, input row order), the moments :meth:`predict_proba`
+        integrates over, located the same way (each competitor's last node at or before the game
+        moved forward by the model's transition; newcomers from the prior).
+
+        Without draws: ``mean = m_a - m_b + home``, ``var = v_a + v_b - 2 c_ab``, with ``c_ab``
+        the two nodes' posterior covariance carried forward by the transitions' decays when the
+        fit has the covariance (``cov``), else 0. With posterior draws ``k = 1..K`` (each a
+        Gaussian ``N(d_k, u_k)``: the draw's difference, and the transition noise since each node,
+        or the prior for a newcomer), the moments of their equal mixture by the law of total
+        variance: ``mean = avg_k d_k``, ``var = avg_k u_k + avg_k (d_k - mean)^2``."""
+        self._check_time_base(games)
+        t = self._times(games)
+        na = self._node_at(self._ids(games.a_name), t)
+        nb = self._node_at(self._ids(games.b_name), t)
+        at_home = ~games.neutral
+        model = self.model
+        if self.draws is None:
+            ma, va, ga = self._moments(na, t)
+            mb, vb, gb = self._moments(nb, t)
+            var = va + vb
+            if self.cov is not None:
+                both = (na >= 0) & (nb >= 0)
+                decay = model.transition(ga)[0] * model.transition(gb)[0]
+                var = np.where(both, var - 2.0 * decay * self.cov[np.maximum(na, 0), np.maximum(nb, 0)], var)
+            return model.diff(ma, mb, at_home), np.maximum(var, 0.0)
+        sides = []
+        for node in (na, nb):
+            gap = np.where(node >= 0, np.maximum(t - self.timeline.node_time[np.maximum(node, 0)], 0.0), 0.0)
+            sides.append(model.predict(np.where(node >= 0, self.draws[:, np.maximum(node, 0)], model.prior_mean),
+                                       np.where(node < 0, model.prior_var, 0.0), gap))
+        (da, ua), (db, ub) = sides
+        diffs = da - db + model.home * at_home
+        return diffs.mean(axis=0), np.broadcast_to(ua + ub, diffs.shape[1:]) + diffs.var(axis=0)
+
     def ratings(self, at=None, *, centre: bool = False, level: float = 0.9) -> pd.DataFrame:
         """Leaderboard: ``player``, ``mean``, ``sd``, ``lower``/``upper`` (a central ``level``
         credible band), ``games``, at each competitor's last game or at time ``at`` (in the
