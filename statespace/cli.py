@@ -124,15 +124,19 @@ def _format_table(table) -> str:
     import pandas as pd
 
     has3 = table["log_loss_3"].notna().any()
+    # the score forecasts' columns, where compare added them (a method's model observes the score)
+    scores = "score_log_density" in table.columns
     best = table.index[0]
     header = ["method", "log loss", "Brier", "accuracy"] + (["log loss 3"] if has3 else []) + \
-        ["fit s", "\u0394 log loss \u00b1 se"]
+        (["score log dens", "margin RMSE"] if scores else []) + ["fit s", "\u0394 log loss \u00b1 se"]
     rows = []
     for name, r in table.iterrows():
         delta = "best" if name == best else f"{r['delta_log_loss']:+.4f} \u00b1 {r['delta_se']:.4f}"
         row = [str(name), f"{r['log_loss']:.4f}", f"{r['brier']:.4f}", f"{r['accuracy']:.4f}"]
         if has3:
             row.append("-" if pd.isna(r["log_loss_3"]) else f"{r['log_loss_3']:.4f}")
+        if scores:
+            row += ["-" if pd.isna(r[c]) else f"{r[c]:.4f}" for c in ("score_log_density", "margin_rmse")]
         row += [f"{r['fit_seconds']:.3f}", delta]
         rows.append(row)
     widths = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(header)]
@@ -146,6 +150,9 @@ _FOOTNOTE = ("log loss (nats) and Brier score the expected score P(win) + P(draw
              "(draw = 0.5);\naccuracy calls a draw when it is within 0.45-0.55; \u0394 log loss is "
              "against the best method, \u00b1 its paired standard error.")
 _FOOTNOTE_3 = "\nlog loss 3 is -log P(observed outcome), for methods that forecast draws."
+_FOOTNOTE_SCORES = ("\nscore log dens is the mean log predictive density of the observed scores and margin RMSE the "
+                    "root mean squared\nerror of score_a - score_b, for methods whose model forecasts the score "
+                    "(Margin, Goals).")
 
 
 def _cmd_compare(args, out, err) -> int:
@@ -211,7 +218,8 @@ def _cmd_compare(args, out, err) -> int:
         print(file=out)
         print(_format_table(table), file=out)
         print(file=out)
-        print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else ""), file=out)
+        print(_FOOTNOTE + (_FOOTNOTE_3 if table["log_loss_3"].notna().any() else "")
+              + (_FOOTNOTE_SCORES if "score_log_density" in table.columns else ""), file=out)
         if choice is not None:
             print(file=out)
             print(_auto_line(choice, "the training part"), file=out)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import metrics
 from .games import Games
+from .model import SkillModel
 from .protocols import Forecaster, is_online, is_tunable
 
 __all__ = ["compare", "MODES"]
@@ -74,10 +75,14 @@ def _blocks(test: Games, every) -> np.ndarray:
     return np.unique(codes, return_inverse=True)[1]
 
 
-def _walk_forward(method, games: Games, test: Games, every) -> np.ndarray:
-    """Refit before each block of held-out games on everything before it; forecast the block."""
+def _walk_forward(method, games: Games, test: Games, every, scores: bool = False):
+    """Refit before each block of held-out games on everything before it; forecast the block.
+    Returns the forecasts and, with ``scores``, each refit's :func:`_diff` of its block
+    (``None`` when a fit has none)."""
     blocks = _blocks(test, every)
     proba = np.empty((len(test), 3))
+    mean, var = np.empty(len(test)), np.empty(len(test))
+    have = scores
     pos = pd.Index(games.row)
     test_pos = pos.get_indexer(test.row)
     t_all = games.days()
@@ -94,23 +99,56 @@ def _walk_forward(method, games: Games, test: Games, every) -> np.ndarray:
         else:
             fitted = method.fit(train_k)
         proba[in_block] = fitted.predict_proba(block)
+        if have:
+            moments = _diff(fitted, block)
+            have = moments is not None
+            if have:
+                mean[in_block], var[in_block] = moments
         prev = fitted
-    return proba
+    return proba, ((mean, var) if have else None)
 
 
-def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None) -> tuple[np.ndarray, float]:
+def _observes_scores(method) -> bool:
+    """Whether the method's model forecasts each side's score (``Margin``, ``Goals``)."""
+    model = getattr(method, "model", None)
+    return isinstance(model, SkillModel) and model.observation.needs_scores
+
+
+def _diff(fitted, games: Games):
+    """The fitted method's predictive ``(mean, var)`` of the skill difference of ``games``
+    (``predict_diff``), ``None`` when it has none."""
+    predict_diff = getattr(fitted, "predict_diff", None)
+    return None if predict_diff is None else predict_diff(games)
+
+
+def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None, scores: bool = False):
+    """``(proba, seconds, moments)``: the held-out forecasts, the seconds to fit and forecast, and
+    with ``scores`` the predictive ``(mean, var)`` of each held-out game's skill difference
+    (``None`` without ``scores`` or when the fitted method has none). Reading the moments of an
+    online run replays it, which is not counted in the seconds."""
     t0 = time.perf_counter()
     online = is_online(method)
+    moments = None
     if mode == "frozen":
-        proba = method.fit(train).predict_proba(test)
+        fitted = method.fit(train)
+        proba = fitted.predict_proba(test)
+        seconds = time.perf_counter() - t0
+        if scores:
+            moments = _diff(fitted, test)
     elif online:  # online and walk-forward: filters learn from every game before each forecast
-        full = method.run(games).proba
-        proba = full[pd.Index(games.row).get_indexer(test.row)]
+        run = method.run(games)
+        held_out = pd.Index(games.row).get_indexer(test.row)
+        proba = run.proba[held_out]
+        seconds = time.perf_counter() - t0
+        if scores and hasattr(run, "diff_moments"):
+            mean, var = run.diff_moments
+            moments = mean[held_out], var[held_out]
     elif mode == "walk_forward":
-        proba = _walk_forward(method, games, test, every)
+        proba, moments = _walk_forward(method, games, test, every, scores)
+        seconds = time.perf_counter() - t0
     else:
         raise ValueError(f"method {method!r} has no online run; use mode='frozen' or 'walk_forward'")
-    return proba, time.perf_counter() - t0
+    return proba, seconds, moments
 
 
 def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, every=30, tune: bool = False,
@@ -129,7 +167,20 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
       ``accuracy_50`` (at 0.5, decisive games), ``log_loss_3`` (three outcomes; NaN for a
       method that forecasts no draws on data with draws), ``fit_seconds``;
     - ``delta_log_loss`` and ``delta_se``: each method's log loss minus the best one's, with
-      the paired standard error over the same games.
+      the paired standard error over the same games;
+    - where the games have ``score_a`` and ``score_b`` and some method's model observes the score
+      (``model.observation`` a :class:`~statespace.Margin` or :class:`~statespace.Goals`), two more
+      columns after ``log_loss_3``: ``score_log_density``, the mean log predictive density of the
+      observed scores (:func:`statespace.metrics.score_log_density`; higher is better), and
+      ``margin_rmse``, the root mean squared error of the margin ``score_a - score_b`` against its
+      predictive mean (:func:`statespace.metrics.margin_rmse`). Both are scored from the
+      predictive distribution ``N(mean, var)`` of each held-out game's skill difference: frozen,
+      ``fitted.predict_diff(test)``; online, the run's one-step-ahead ``run.diff_moments``;
+      walk-forward, each refit's ``predict_diff`` of its block (filters as online). They are NaN
+      for a method that forecasts no score (an outcome model, or a fitted result without
+      ``predict_diff``); the log density of a Margin model (a density of the margin) and of a
+      Goals model (a probability of both counts) are not on one scale. Without such a method or
+      such games the columns are absent.
 
     With ``tune=True`` every method that is a :class:`statespace.protocols.TunableMethod` with
     something to tune on these games is first tuned on the training part only (``tune_options`` are passed on, e.g. ``{"burn_in": 0.2}``); the table
@@ -140,8 +191,10 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     model (TrueSkill, the EKF with threshold draws), the expected-score ``"log_loss"`` otherwise
     (``filters.tuning.default_objective``).
 
-    ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts and
-    ``result.attrs["test"]`` the held-out ``Games``.
+    ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts,
+    ``result.attrs["test"]`` the held-out ``Games`` and, with the score columns,
+    ``result.attrs["diff_moments"]`` each scored method's ``(mean, var)`` of the held-out games'
+    skill differences.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -150,7 +203,9 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     named = _named(methods)
     train, test = games.split(split)
     y = test.score
-    rows, probas, losses = [], {}, {}
+    # score columns: where some method's model forecasts the score and the games have one
+    score_columns = games.has_scores and any(_observes_scores(m) for m in named.values())
+    rows, probas, losses, diffs = [], {}, {}, {}
     tuned = {}
     for name, method in named.items():
         tune_seconds = float("nan")
@@ -159,19 +214,29 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
             method = method.tune(train, **(tune_options or {}))
             tune_seconds = time.perf_counter() - t0
             tuned[name] = method.tuning
-        proba, seconds = _forecast(method, train, test, games, mode, every)
+        scores = score_columns and _observes_scores(method)
+        proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores)
         probas[name] = proba
         losses[name] = metrics.log_loss(y, proba, per_game=True)
-        rows.append({
+        row = {
             "method": name, "n_test": len(test),
             "log_loss": float(losses[name].mean()),
             "brier": metrics.brier(y, proba),
             "accuracy": metrics.accuracy(y, proba),
             "accuracy_50": metrics.accuracy(y, proba, band=None),
             "log_loss_3": metrics.log_loss_3(y, proba),
-            "fit_seconds": seconds,
-            **({"tune_seconds": tune_seconds} if tune else {}),
-        })
+        }
+        if score_columns:
+            row["score_log_density"] = row["margin_rmse"] = float("nan")
+            if moments is not None:
+                diffs[name] = moments
+                obs, scale = method.model.observation, method.model.scale
+                row["score_log_density"] = metrics.score_log_density(obs, test, *moments, scale=scale)
+                row["margin_rmse"] = metrics.margin_rmse(obs, test, *moments, scale=scale)
+        row["fit_seconds"] = seconds
+        if tune:
+            row["tune_seconds"] = tune_seconds
+        rows.append(row)
     table = pd.DataFrame(rows).set_index("method")
     best = table["log_loss"].idxmin()
     deltas = [metrics.paired_difference(losses[n], losses[best]) for n in table.index]
@@ -179,6 +244,8 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     table["delta_se"] = [s if n != best else 0.0 for n, (_, s) in zip(table.index, deltas)]
     table = table.sort_values("log_loss", kind="stable")
     table.attrs["proba"] = probas
+    if score_columns:
+        table.attrs["diff_moments"] = diffs
     table.attrs["test"] = test
     table.attrs["mode"] = mode
     table.attrs["split"] = split
