@@ -14,6 +14,10 @@ games (in time order) trains, the rest is scored.
   block, while filters run online as above. This is the fair way to put filters and
   smoothers in one table: a smoother frozen at the end of training loses simply because the
   held-out window is long.
+
+Models that observe the score (``Margin``, ``Goals``) are also scored on their forecasts of the
+score, from each held-out game's predictive distribution of the skill difference (the columns
+``score_log_density`` and ``margin_rmse``; see :func:`compare`).
 """
 
 from __future__ import annotations
