@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import metrics
 from ._auto_candidate import Candidate, start_candidate
-from ._auto_variant import GOALS_MAX_MEAN, Variant, goal_counts
+from ._auto_variant import GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
 from .games import Games
 from .settings import TuneResult
 
@@ -69,7 +69,7 @@ def first_stage(opts: Auto, games: Games) -> tuple[list[Variant], dict]:
                 raise ValueError(f"auto: candidate {v.label!r} has a home advantage but every game is neutral")
         return list(opts.candidates), info
     obs = opts.observations
-    if obs is not None:
+    if obs is not None and obs != "all":
         need = [o for o in obs if o != "outcome"]
         if need and not scores:
             raise ValueError(f"auto: observations {need} need each side's score (columns 'score_a' and "
@@ -94,7 +94,7 @@ def later_stages(opts: Auto, best: Variant, info: dict) -> list[tuple[str, Varia
     powers = DEFAULT_POWERS if opts.powers is None else opts.powers
     for p in powers:
         out.append(("margin weights", Variant("outcome", best.home, best.reversion, p)))
-    obs = opts.observations if opts.observations is not None else DEFAULT_OBSERVATIONS
+    obs = {None: DEFAULT_OBSERVATIONS, "all": OBSERVATIONS}.get(opts.observations, opts.observations)
     if "margin" in obs:
         out.append(("observation", Variant("margin", best.home, best.reversion)))
     if "goals" in obs and info["counts"]:
@@ -177,7 +177,7 @@ def choose(opts: Auto, games: Games) -> Candidate:
     table = table[cols]
     skipped = []
     if staged and info["counts"] and opts.observations is None:
-        skipped.append("goals: opt-in for its cost (observations=('outcome', 'margin', 'goals'))")
+        skipped.append("goals: opt-in for its cost (observations='all' or ('outcome', 'margin', 'goals'))")
     table.attrs.update(objective=objective, burn_in=opts.burn_in, n_games=len(games), n_scored=int(scored.size),
                        draws=info["draws"], not_tried=skipped)
     method = tuned[next(v for v in tuned if v.label == chosen)]

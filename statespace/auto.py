@@ -66,12 +66,13 @@ the NFL's 15,129 training games, 8 candidates; 21–37 s on international footba
 s on English football's 187,225, 8; 2 s on ATP's 174,352, 2); progress goes to stderr once the
 work has taken more than a few seconds (``progress=True`` always, ``False`` never).
 
-Goals is opt-in (``observations=("outcome", "margin", "goals")``) for its cost, not its
-forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over about
-forty Skellam sums, so a pass of the filter costs about 90 µs a game against 0.2–0.4 µs for
-Outcome and Margin, and its tuning on international football's 44,568 training games took 8
-minutes (where it scored 0.0008 better than Margin, three-outcome log loss on the training
-games).
+Goals is opt-in (``observations="all"``, or a list naming ``"goals"``) for its cost, not its
+forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over a
+about twenty Skellam sums per game, so its tuning takes 11–17 times Margin's (measured by
+``benchmarks/real_data.py``, 2-core machine shared with other work: 71 s against 4 s on
+international football's 44,568 training games, where Goals scored 0.0008 better than Margin on
+the training games' three-outcome log loss; 310 s against 29 s on English football's 187,225,
+where it scored 0.0008 worse).
 
 **No peeking.** ``auto`` sees only the games it is given (with ``split``, only the first part of
 them for the choice). In :func:`statespace.compare` use the method object :class:`Auto`:
@@ -148,7 +149,9 @@ class Auto:
         otherwise; or one of :data:`filters.tuning.OBJECTIVES` for every candidate.
     observations:
         Observation models to try, among :data:`OBSERVATIONS` (default
-        :data:`DEFAULT_OBSERVATIONS`, those the games allow; Goals is opt-in).
+        :data:`DEFAULT_OBSERVATIONS`, those the games allow; Goals is opt-in); one the games do
+        not allow is an error. ``"all"``: every one the games allow (Margin where they have
+        scores, Goals where the scores are goal counts), without the error.
     powers:
         Box–Cox powers of the margin weights to try (default :data:`DEFAULT_POWERS` where the
         games have scores; ``()`` for none).
@@ -168,7 +171,7 @@ class Auto:
     online: ClassVar[bool] = True
 
     def __init__(self, *, split: float | None = None, burn_in: float = BURN_IN, objective: str | None = None,
-                 observations: Sequence[str] | None = None, powers: Sequence[float] | None = None,
+                 observations: Sequence[str] | str | None = None, powers: Sequence[float] | None = None,
                  drifting_home: bool = True, reversion: bool = True, candidates: Sequence[Variant] | None = None,
                  maxiter: int = 200, progress: bool | None = None):
         if split is not None and not (isinstance(split, (int, float, np.integer, np.floating))
@@ -180,7 +183,9 @@ class Auto:
 
             if objective not in OBJECTIVES:
                 raise ValueError(f"auto: objective must be None or one of {', '.join(OBJECTIVES)}, got {objective!r}")
-        if observations is not None:
+        if observations == "all":
+            pass
+        elif observations is not None:
             observations = tuple(observations) if not isinstance(observations, str) else (observations,)
             bad = [o for o in observations if o not in OBSERVATIONS]
             if bad or not observations:

@@ -105,6 +105,17 @@ def test_picks_the_margin_observation_for_gaussian_margins_and_lists_every_candi
     assert repr(fit).startswith("AutoFit(chose 'margin")
 
 
+def test_observations_all_tries_what_the_games_allow(gaussian_margins, reverting):
+    # points (not goal counts): "all" tries the margin observation and not goals, without an error
+    margins = auto(gaussian_margins, observations="all", powers=(), reversion=False, progress=False)
+    assert {lab.split(",")[0] for lab in margins.table.index} == {"outcome", "margin"}
+    # no scores: the outcome alone, where ("outcome", "margin") is an error
+    plain = auto(reverting, observations="all", reversion=False, drifting_home=False, progress=False)
+    assert {lab.split(",")[0] for lab in plain.table.index} == {"outcome"}
+    with pytest.raises(ValueError, match="need each side's score"):
+        auto(reverting, observations=("outcome", "margin"), progress=False)
+
+
 @pytest.fixture(scope="module")
 def poisson_goals():
     """Each side's goals Poisson with log rates log(1.4) +- d / (2 * 173.7): the Goals observation is
@@ -128,6 +139,8 @@ def test_goals_is_opt_in_and_chosen_when_asked_on_poisson_goals(poisson_goals):
     assert set(fit.table.index) == {"goals", "outcome"} and set(fit.table["stage"]) == {"given"}
     assert fit.table.attrs["not_tried"] == []
     assert fit.chosen == "goals" and isinstance(fit.model.observation, ss.Goals)
+    every = auto(poisson_goals, observations="all", powers=(), reversion=False, progress=False)
+    assert {"margin", "goals"} <= set(every.table.index) and every.table.attrs["not_tried"] == []
 
 
 def test_fitted_face(reverting):
