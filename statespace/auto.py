@@ -67,7 +67,7 @@ s on English football's 187,225, 8; 2 s on ATP's 174,352, 2); progress goes to s
 work has taken more than a few seconds (``progress=True`` always, ``False`` never).
 
 Goals is opt-in (``observations="all"``, or a list naming ``"goals"``) for its cost, not its
-forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over a
+forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over
 about twenty Skellam sums per game, so its tuning takes 11–17 times Margin's (measured by
 ``benchmarks/real_data.py``, 2-core machine shared with other work: 71 s against 4 s on
 international football's 44,568 training games, where Goals scored 0.0008 better than Margin on
