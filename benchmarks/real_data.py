@@ -251,7 +251,7 @@ class Runner:
     def auto(self) -> list[Row]:
         """``statespace.Auto`` through ``compare(..., tune=True)``: chosen and tuned on the training part
         only, then run online through all games; and every candidate of its search, run online."""
-        method = Auto()
+        method = Auto(observations="all")  # Goals too, where the scores are goal counts
         (pick,) = self.compare({"auto": method}, kind="filter", objective=None)
         self.choice = choice = method.last  # what compare's tuning chose (an AutoResult)
         table = choice.table
@@ -467,7 +467,8 @@ def measure(name: str, games: Games, root: Path, args) -> dict:
               + f"; Bradley–Terry: the same model with drift 0 and prior sd {model.scale:.4g}.")
 
     candidates_table(name, run, candidates, choice)
-    result = {"name": name, "table": table, "rows": rows, "test": test, "setup": setup,
+    observations = observation_table(name, run, candidates)
+    result = {"observations": observations, "name": name, "table": table, "rows": rows, "test": test, "setup": setup,
               "ref": ref_name, "draws": draws, "pick": pick.name, "auto_seconds": auto_seconds,
               "choice": choice}
     if name == "england_football":
@@ -498,8 +499,8 @@ def candidates_table(name: str, run: Runner, rows: list[Row], choice) -> None:
     print(f"Each candidate is tuned on the training part ({a['n_games']:,} games; the first {a['burn_in']:.0%} a "
           f"burn-in) and compared there by its one-step-ahead {a['objective']} ({a['n_scored']:,} games): the lowest "
           f"is the pick (level within {TIE:g}: the fewest settings). The stages: the structure (home "
-          f"advantage and reversion, on the outcome), then on the best structure margin weights and the margin "
-          f"observation. Held out: the same {len(score):,} games online; Δ is against the pick, with its paired "
+          f"advantage and reversion, on the outcome), then on the best structure margin weights and the score "
+          f"observations (margin; goals where the scores are goal counts). Held out: the same {len(score):,} games online; Δ is against the pick, with its paired "
           f"standard error. It took {choice.seconds:.0f} s"
           + (f"; not tried: {'; '.join(a['not_tried'])}" if a.get("not_tried") else "") + ".\n")
     pick = next(r for r in rows if r.name == ekf_name(choice.chosen))
@@ -518,6 +519,41 @@ def candidates_table(name: str, run: Runner, rows: list[Row], choice) -> None:
         delta = "pick" if r["chosen"] else _pm(*metrics.paired_difference(loss, base))
         print(f"| {label} | {r['stage']} | {r['train_score']:.5f} | {r['delta']:+.5f} | {loss.mean():.4f} | "
               f"{'n/a' if not np.isfinite(ll3) else f'{ll3:.4f}'} | {delta} | {r['tune_seconds']:.1f} |")
+
+
+def observation_table(name: str, run: Runner, candidates: list[Row]) -> dict:
+    """Scores against win/draw/loss: for each observation, its best candidate by the training score
+    (auto's rule), against the best Outcome candidate by the same rule, on the held-out games'
+    three-outcome log loss (expected-score where there are no draws), with the paired standard error."""
+    score = run.test.score
+    loss = metrics.log_loss_3 if run.draws else metrics.log_loss
+    by_obs = {}
+    for r in candidates:
+        by_obs.setdefault(r.candidate.variant.observation, []).append(r)
+    if "outcome" not in by_obs or len(by_obs) < 2:
+        return {}
+    base = best_candidate(by_obs["outcome"], run.choice)
+    base_loss = loss(score, base.proba, per_game=True)
+    kind = "3-outcome log loss" if run.draws else "log loss"
+    print(f"\n#### Scores as observations, {name}\n")
+    print(f"Each observation's best candidate on the training games (auto's rule), against the best outcome "
+          f"(win/draw/loss) candidate, {base.name}: held-out {kind}, the difference with its paired standard "
+          f"error and how many standard errors it is (negative: the score observation forecasts better).\n")
+    print(f"| observation | best candidate on training | training score | held-out {kind} | Δ ± se | Δ / se |")
+    print("|---|---|---|---|---|---|")
+    out = {}
+    for obs, rows in by_obs.items():
+        best = best_candidate(rows, run.choice)
+        per_game = loss(score, best.proba, per_game=True)
+        train = float(run.choice.table.loc[best.name[len("EKF "):], "train_score"])
+        if obs == "outcome":
+            delta, ratio = "reference", ""
+        else:
+            d, se = metrics.paired_difference(per_game, base_loss)
+            out[obs] = (best.name, float(per_game.mean()), d, se)
+            delta, ratio = _pm(d, se), f"{d / se:+.1f}" if se > 0 else ""
+        print(f"| {obs} | {best.name} | {train:.5f} | {per_game.mean():.4f} | {delta} | {ratio} |")
+    return out
 
 
 def draw_objective(name: str, run: Runner, candidates: list[Row]) -> None:
