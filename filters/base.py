@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
@@ -185,22 +184,6 @@ class Filter(Settings):
     _update: ClassVar[Any] = None
     #: how many leading state columns a run records after each game (None: all of them)
     record_columns: ClassVar[int | None] = None
-
-    def __new__(cls, *args, **kwargs):
-        """Refuse ``model=`` by name where the constructor takes none: such a filter filters its own
-        win/draw/loss model (its :attr:`model`), and Python's bare "unexpected keyword argument"
-        would name neither the observation it cannot honour nor the methods that can."""
-        model = kwargs.get("model")
-        if model is not None and "model" not in inspect.signature(cls.__init__).parameters:
-            obs = getattr(model, "observation", None)
-            honoured = ""
-            if obs is not None and obs.needs_scores:
-                honoured = (f"; a {type(obs).__name__} observation is honoured by filters.EKF(model=...) (covariance "
-                            f"'diagonal' or 'full'), smoothers.LaplaceSmoother, smoothers.BradleyTerry, smoothers.RTSSmoother and "
-                            f"smoothers.PyMCSmoother")
-            raise TypeError(f"{cls.__name__} ({cls.name!r}) takes no model: it filters its own win/draw/loss model, "
-                            f"so it cannot honour model={model!r}{honoured}")
-        return super().__new__(cls)
 
     # ------------------------------------------------------------------ to implement
     @property

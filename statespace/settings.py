@@ -24,6 +24,22 @@ class Settings:
     #: constructor arguments left out of :meth:`get_params` (deprecated spellings of others)
     _deprecated_params: ClassVar[tuple[str, ...]] = ()
 
+    def __new__(cls, *args, **kwargs):
+        """Refuse ``model=`` by name where the constructor takes none: such a method rates with its
+        own win/draw/loss model, and Python's bare "unexpected keyword argument" would name neither
+        the observation it cannot honour nor the methods that can."""
+        model = kwargs.get("model")
+        if model is not None and "model" not in inspect.signature(cls.__init__).parameters:
+            obs = getattr(model, "observation", None)
+            honoured = ""
+            if obs is not None and obs.needs_scores:
+                honoured = (f"; a {type(obs).__name__} observation is honoured by filters.EKF(model=...) (covariance "
+                            f"'diagonal' or 'full'), smoothers.LaplaceSmoother, smoothers.BradleyTerry, "
+                            f"smoothers.RTSSmoother and smoothers.PyMCSmoother")
+            raise TypeError(f"{cls.__name__} ({cls.name!r}) takes no model: it rates with its own win/draw/loss "
+                            f"model, so it cannot honour model={model!r}{honoured}")
+        return super().__new__(cls)
+
     def get_params(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this method: ``type(m)(**m.get_params())``."""
         out = {}

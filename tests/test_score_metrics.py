@@ -401,17 +401,10 @@ def test_compare_walk_forward_scores_each_refit(scored_games):
 # fast settings where a method has them (PyMC samples for minutes by default): a short chain with
 # the model's own drift, prior and home advantage fixed, so that only the skills are sampled
 FAST = {"pymc": dict(drift=0.05, prior_var=1.0, home=0.0, draws=100, tune=100, chains=1, seed=0, progressbar=False)}
-# a constructor without ``model`` whose refusal is Python's own TypeError (naming no observation):
-# smoothers.base.Smoother has no hook like filters.base.Filter.__new__
-PLAIN_TYPEERROR = {"ttt"}
-
-
 def _refusal_cases():
     for name in registry.names():
         for obs in ("margin", "goals"):
-            marks = [pytest.mark.xfail(strict=True, reason="TrueSkillThroughTime's TypeError names no observation")] \
-                if name in PLAIN_TYPEERROR else []
-            yield pytest.param(name, obs, id=f"{name}-{obs}", marks=marks)
+            yield pytest.param(name, obs, id=f"{name}-{obs}")
 
 
 @pytest.mark.filterwarnings("ignore:pymc. sampling diagnostics are off")  # the short chain of FAST
