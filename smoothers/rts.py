@@ -64,9 +64,13 @@ with ``"full"``) until the smoothed belief of an earlier node changes by at most
 (times the model's scale for a mean, relatively for a variance); the earlier nodes keep the
 earlier fit's beliefs. For the random walk every gain ``C`` is below 1, so those differ from a fit
 from scratch by less than that tolerance. A refit then costs the forward and backward work of the
-new games and a few nodes before them, plus O(nodes) vectorised bookkeeping (the timeline, which
-nodes are the earlier fit's, copies). Otherwise (another table, games at or before the earlier
-fit's last time) the fit starts from scratch; ``fit.info["warm_start"]`` says which happened.
+new games and a few nodes before them, plus one compiled pass over the nodes: when the two tables
+share their competitors' ids (a walk-forward's tables, all taken from one), the timeline grows from
+the earlier one (:func:`smoothers.base.extend_timeline`: the old nodes merged with the new games',
+no sort of the whole history) and the earlier beliefs are copied to their nodes' new numbers;
+otherwise the timeline is built afresh and the earlier nodes found by competitor and time.
+Otherwise (another table, games at or before the earlier fit's last time) the fit starts from
+scratch; ``fit.info["warm_start"]`` says which happened.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ from numba import njit
 
 from statespace import Games, Outcome, SkillModel
 
-from .base import Smoother, SmootherFit, Timeline, timeline
+from .base import Smoother, SmootherFit, Timeline, extend_timeline, resumable, timeline
 
 __all__ = ["RTSSmoother"]
 
@@ -124,6 +128,30 @@ def _smooth_chains(mf, vf, a, q, mu, ends, prev, ms, vs, old, tol_m, tol_v):
             j = k
             k = prev[k]
     return visited
+
+
+@njit(cache=True)
+def _carry(old_to, mf_old, vf_old, ms_old, vs_old, mf, vf, ms, vs, was):
+    """An earlier fit's filtered and smoothed beliefs, each at its node's new number."""
+    for i in range(old_to.size):
+        k = old_to[i]
+        mf[k] = mf_old[i]
+        vf[k] = vf_old[i]
+        ms[k] = ms_old[i]
+        vs[k] = vs_old[i]
+        was[k] = True
+
+
+@njit(cache=True)
+def _chain_prev_cov(vf, vs, a, q, prev, out):
+    """Each node's smoothed covariance with its previous node, ``C v_s`` with the gain
+    ``C = v_f a / (a^2 v_f + q)`` of the previous node (NaN at a first node)."""
+    for j in range(prev.size):
+        k = prev[j]
+        if k < 0:
+            out[j] = np.nan
+        else:
+            out[j] = vf[k] * a[j] / (a[j] * a[j] * vf[k] + q[j]) * vs[j]
 
 
 @dataclass
@@ -273,19 +301,23 @@ class RTSSmoother(Smoother):
                                  f"({self!r}); got a fit of {warm_start.method!r}")
             warm_start._check_time_base(games)
         t0 = time.perf_counter()
-        start, why = self._resume_at(games, warm_start)
+        times = self.times(games)
+        start, why = (0, "none") if warm_start is None else resumable(warm_start.games, games, times)
         old = warm_start if start else None
         model = self.skill_model
         static = model.drift == 0
-        times = self.times(games)
-        tl = timeline(games, np.full(len(games), times.min()) if static else times)
+        grown = None if old is None or static else extend_timeline(old.timeline, old.games, games, times)
+        if grown is not None:
+            tl, old_to, _ = grown
+        else:
+            tl, old_to = timeline(games, np.full(len(games), times.min()) if static else times), None
         info = {"covariance": self.covariance, "n_nodes": tl.n_nodes, "warm_start": why}
         if self.covariance == "full":
             if not static:
                 self._check_full_size(games, tl)
             mean, var, cov, prev_cov, forward = self._fit_full(games, tl, old, start, static, info)
         else:
-            mean, var, prev_cov, forward = self._fit_diagonal(games, tl, old, start, static, info)
+            mean, var, prev_cov, forward = self._fit_diagonal(games, tl, old, old_to, start, static, info)
             cov = None
         info["prev_cov"] = prev_cov
         info["seconds"] = time.perf_counter() - t0
@@ -293,38 +325,9 @@ class RTSSmoother(Smoother):
         fit._rts_forward = forward
         return fit
 
-    def _resume_at(self, games: Games, warm: SmootherFit | None) -> tuple[int, str]:
-        """How many of the first games of ``games`` (time order) the warm start filtered, and why
-        (0: the fit starts from scratch)."""
-        if warm is None:
-            return 0, "none"
-        old = warm.games
-        n0 = len(old)
-        if n0 > len(games):
-            return 0, "refitted: the earlier fit has more games"
-        po, pn = old.order, games.order[:n0]
-        same = (np.array_equal(old.time[po], games.time[pn])
-                and np.array_equal(old.players[old.a[po]], games.players[games.a[pn]])
-                and np.array_equal(old.players[old.b[po]], games.players[games.b[pn]])
-                and np.array_equal(old.score[po], games.score[pn])
-                and np.array_equal(old.neutral[po], games.neutral[pn])
-                and np.array_equal(old.weight[po], games.weight[pn])
-                and old.has_scores == games.has_scores
-                and (not games.has_scores or (np.array_equal(old.score_a[po], games.score_a[pn], equal_nan=True)
-                                              and np.array_equal(old.score_b[po], games.score_b[pn], equal_nan=True)))
-                and (old.period is None) == (games.period is None)
-                and (old.period is None or np.array_equal(old.period[po], games.period[pn])))
-        if not same:
-            return 0, "refitted: the earlier fit's games are not the first games of these"
-        if n0 < len(games):
-            t_old, t_new = self.times(old)[po[-1]], self.times(games)[games.order[n0]]
-            if not t_new > t_old:
-                return 0, "refitted: new games at the earlier fit's last time"
-        return n0, f"resumed after {n0} games"
-
     # ------------------------------------------------------------ diagonal: per-competitor chains
-    def _fit_diagonal(self, games: Games, tl: Timeline, old: SmootherFit | None, start: int, static: bool,
-                      info: dict):
+    def _fit_diagonal(self, games: Games, tl: Timeline, old: SmootherFit | None, old_to: np.ndarray | None,
+                      start: int, static: bool, info: dict):
         ekf = self._ekf
         t0 = time.perf_counter()
         fw_old = old._rts_forward if old is not None else None
@@ -349,7 +352,9 @@ class RTSSmoother(Smoother):
         ms = np.empty(tl.n_nodes)
         vs = np.empty(tl.n_nodes)
         was = np.zeros(tl.n_nodes, dtype=np.bool_)
-        if old is not None:
+        if old_to is not None:  # the grown timeline: every earlier node is a node here
+            _carry(old_to, fw_old.node_mf, fw_old.node_vf, old.mean, old.var, mf, vf, ms, vs, was)
+        elif old is not None:
             node, exact = _earlier(old, tl)
             was = exact
             mf[exact], vf[exact] = fw_old.node_mf[node[exact]], fw_old.node_vf[node[exact]]
@@ -364,22 +369,18 @@ class RTSSmoother(Smoother):
             g = when[last]
             mf[nodes[last]] = np.where(side, post[g, 2], post[g, 0])
             vf[nodes[last]] = np.where(side, post[g, 3], post[g, 1]) ** 2
-            touched = np.zeros(tl.players.size, dtype=np.bool_)
-            touched[tl.node_player[nodes]] = True
+            touched = np.unique(tl.node_player[nodes])
         else:
-            touched = np.zeros(tl.players.size, dtype=np.bool_)
-        last_node = np.full(tl.players.size, -1, dtype=np.int64)
-        last_node[tl.node_player] = np.arange(tl.n_nodes)
-        ends = last_node[touched & (last_node >= 0)]
+            touched = np.zeros(0, dtype=np.int64)
+        # each touched competitor's last node (nodes are sorted by competitor, then time)
+        ends = (np.searchsorted(tl.node_player, touched, side="right") - 1).astype(np.int64)
         a, q = self.skill_model.transition(tl.dt)
         a = np.ascontiguousarray(a, dtype=np.float64)
         q = np.ascontiguousarray(q, dtype=np.float64)
         visited = _smooth_chains(mf, vf, a, q, float(self.skill_model.prior_mean), ends, tl.prev, ms, vs, was,
                                  self.refit_tol * self.skill_model.scale, self.refit_tol)
-        linked = np.flatnonzero(tl.prev >= 0)
-        k = tl.prev[linked]
-        prev_cov = np.full(tl.n_nodes, np.nan)
-        prev_cov[linked] = vf[k] * a[linked] / (a[linked] ** 2 * vf[k] + q[linked]) * vs[linked]
+        prev_cov = np.empty(tl.n_nodes)
+        _chain_prev_cov(vf, vs, a, q, tl.prev, prev_cov)
         info["backward_nodes"] = int(visited)
         info["backward_seconds"] = time.perf_counter() - t1
         forward.node_mf, forward.node_vf = mf, vf

@@ -263,6 +263,60 @@ def test_warm_start_equals_a_fit_from_scratch(covariance, periods):
     np.testing.assert_allclose(warm.predict_proba(games), cold.predict_proba(games), rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("periods", [False, True])
+def test_a_refit_grows_the_earlier_timeline_into_the_one_built_afresh(periods):
+    """A refit numbers the nodes from the earlier fit's timeline and the new games'
+    (``base.extend_timeline``): the same timeline as ``timeline(games, times)``, for rows not in
+    time order too, and the same fit as one built from a table naming the competitors in another
+    order (which cannot share the ids, so the refit maps the earlier nodes by name and time)."""
+    from smoothers.base import extend_timeline, timeline
+
+    games = small_games(n_players=6, n_games=300, n_times=100, seed=21, periods=periods)
+    games = games.take(np.random.default_rng(22).permutation(len(games)))  # rows out of time order
+    method = RTSSmoother(LOGISTIC)
+    first = games.take(np.flatnonzero(games.time < 150))
+    times = method.times(games)
+    old_tl = timeline(first, method.times(first))
+    grown, old_to, new_to = extend_timeline(old_tl, first, games, times)
+    built = timeline(games, times)
+    for field in ("players", "node_player", "node_time", "prev", "dt", "game_a", "game_b"):
+        np.testing.assert_array_equal(getattr(grown, field), getattr(built, field), err_msg=field)
+    np.testing.assert_array_equal(grown.node_player[old_to], old_tl.node_player)
+    np.testing.assert_array_equal(grown.node_time[old_to], old_tl.node_time)
+    np.testing.assert_array_equal(np.sort(np.r_[old_to, new_to]), np.arange(built.n_nodes))
+    warm = method.fit(games, warm_start=method.fit(first))
+    cold = method.fit(games)
+    assert warm.info["warm_start"] == f"resumed after {len(first)} games"
+    np.testing.assert_allclose(warm.mean, cold.mean, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(warm.var, cold.var, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(warm.info["prev_cov"], cold.info["prev_cov"], rtol=0, atol=1e-9, equal_nan=True)
+    # one more game, with a newcomer whose name comes first: every competitor gets another id
+    frame = games.to_frame()
+    extra = pd.DataFrame({"time": [frame["time"].max() + 3], "a": ["A newcomer"], "b": ["P0"], "score": [1.0],
+                          "neutral": [1], **({"period": [frame["period"].max() + 3]} if periods else {})})
+    more = ss.Games.from_frame(pd.concat([frame, extra], ignore_index=True))
+    assert more.players[0] == "A newcomer"
+    refit = method.fit(more, warm_start=method.fit(first))
+    assert refit.info["warm_start"] == f"resumed after {len(first)} games"
+    pd.testing.assert_frame_equal(node_table(refit), node_table(method.fit(more)), rtol=0, atol=1e-9)
+
+
+def test_forecasts_use_each_competitors_last_node_at_or_before_the_game():
+    """``SmootherFit._node_at`` (which forecasts and refits use) against a search of every node."""
+    games = small_games(n_players=5, n_games=200, n_times=60, seed=23)
+    fit = RTSSmoother(LOGISTIC).fit(games)
+    tl = fit.timeline
+    rng = np.random.default_rng(24)
+    ids = rng.integers(-1, tl.players.size, 2000)
+    t = np.r_[rng.uniform(-10, 200, 1000), rng.choice(tl.node_time, 1000)]  # between nodes and at them
+    want = np.full(ids.size, -1)
+    for i in range(ids.size):
+        mine = np.flatnonzero((tl.node_player == ids[i]) & (tl.node_time <= t[i]))
+        if ids[i] >= 0 and mine.size:
+            want[i] = mine.max()
+    np.testing.assert_array_equal(fit._node_at(ids, t), want)
+
+
 def test_a_warm_start_that_is_not_a_prefix_refits_from_scratch():
     games = small_games(n_games=60, seed=10)
     method = RTSSmoother(LOGISTIC)
