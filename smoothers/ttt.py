@@ -61,22 +61,48 @@ from one pre-period belief, which overstates their joint evidence, so a smoothed
 above the filtered one at a node; taken one game at a time (no periods), the smoothed sds are at
 most the filtered ones.
 
+**Refits** (``fit(games, warm_start=earlier_fit)``, a walk-forward's; see
+:meth:`TrueSkillThroughTime.fit`). When ``games`` extends the earlier fit's games by later ones,
+the EP fixed point moves only where the new games' evidence reaches: the new slices, and the
+earlier ones as far back as the changed messages carry it, shrinking on the way (a smoothing gain
+below 1 along each chain, and across a game by the share of the opponent's uncertainty). So a
+refit keeps every earlier message, runs step 1 over the new slices only, and then sweeps as in
+step 2 but visits a slice only when a message it reads has changed: after a slice is processed,
+each of its nodes whose posterior mean or sd moved by more than ``refit_tol`` flags its previous
+node's slice (whose backward message it sends), its next node's (whose forward message it sends)
+and its own for the pass in the other direction (its games' cavities include it); the sweeps
+stop when nothing is flagged. This is the sweeps' own schedule with the unchanged slices skipped:
+a skipped slice would recompute its messages from inputs that moved by at most ``refit_tol``, so
+the refit stops at the fixed point up to those moves, as a fit from scratch stops at ``tol``. It
+is a thresholded form of residual scheduling (Elidan, McGraw and Koller, "Residual Belief
+Propagation: Informed Scheduling for Asynchronous Message Passing", UAI 2006), with slices as the
+units and the sweeps' order kept. Nodes and games are numbered in time order inside the compiled
+loops, so a refit's new nodes, games and slices are appended to the earlier fit's arrays: the
+numbering a fit from scratch would give.
+
+The default ``refit_tol`` is ten times ``tol``: on long histories a fit from scratch stops at
+``max_iter`` before ``tol`` (the slow common level), its last sweep still moving nodes by more
+than ``tol``, and a refit that propagated every such move would finish that convergence over the
+whole history instead of following the new games.
+
 Cost: one compiled loop (``numba.njit(cache=True)``) over flat arrays, O(games + nodes) a sweep;
-the measured times are in ``docs/smoothers.md`` (``benchmarks/bench_forward_backward.py``).
+a refit, the slices it visits plus a copy of the earlier arrays; the measured times are in
+``docs/smoothers.md`` (``benchmarks/bench_forward_backward.py``, ``benchmarks/bench_walk_forward.py``).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from statespace import Games, SkillModel, Threshold
-from statespace._gaussian import v_draw, v_win, w_draw, w_win
+from statespace._gaussian import _EPS_MIN, _T_MAX, _draw_terms, _tail, cdf, pdf
 
-from .base import Smoother, SmootherFit, timeline
+from .base import Smoother, SmootherFit, extend_timeline, resumable, timeline
 
 __all__ = ["TrueSkillThroughTime", "MU", "SIGMA", "BETA", "TAU", "DRAW_PROBABILITY", "MAX_ITER", "TOL"]
 
@@ -153,6 +179,42 @@ def _cavity(k, g, side, fwd, bwd, lik, msg):
 
 
 @njit(cache=True)
+def _vw_win(t, eps):
+    """``(v_win(t, eps), w_win(t, eps))`` of :mod:`statespace._gaussian`, the same numbers from one
+    evaluation of the density and the cdf."""
+    x = t - eps
+    if x < -4.0:
+        x = max(x, -_T_MAX)
+        tail = _tail(-x)
+        v = -x + tail
+        w = v * tail
+    else:
+        v = pdf(x) / cdf(x)
+        w = v * (v + x)
+    if not w > 0.0:
+        w = 1e-300
+    elif w >= 1.0:
+        w = 1.0 - 1e-16
+    return v, w
+
+
+@njit(cache=True)
+def _vw_draw(t, eps):
+    """``(v_draw(t, eps), w_draw(t, eps))`` of :mod:`statespace._gaussian`, the same numbers from one
+    evaluation of its terms."""
+    if eps < _EPS_MIN:
+        return -t * (1.0 - eps * eps / 3.0), min(1.0 - eps * eps / 3.0, 1.0 - 1e-16)
+    v, w = _draw_terms(abs(t), eps)
+    if t < 0.0:
+        v = -v
+    if w <= 0.0:
+        w = 1e-300
+    elif w >= 1.0:
+        w = 1.0 - 1e-16
+    return v, w
+
+
+@njit(cache=True)
 def _game_messages(ma, va, mb, vb, score, home, beta, eps):
     """EP's messages ``(pi_a, tau_a, pi_b, tau_b)`` of one game to its two nodes, from their cavities
     ``N(ma, va)`` and ``N(mb, vb)``: the tilted distribution's moments (TrueSkill's ``v``, ``w``)
@@ -163,25 +225,20 @@ def _game_messages(ma, va, mb, vb, score, home, beta, eps):
     e = eps / c
     if score == 0.5:
         sign = 1.0
-        t = diff / c
-        v = v_draw(t, e)
-        w = w_draw(t, e)
+        v, w = _vw_draw(diff / c, e)
     else:
         sign = 1.0 if score == 1.0 else -1.0
-        t = sign * diff / c
-        v = v_win(t, e)
-        w = w_win(t, e)
+        v, w = _vw_win(sign * diff / c, e)
     da = c2 - w * va
     db = c2 - w * vb
     return w / da, (w * ma + sign * c * v) / da, w / db, (w * mb - sign * c * v) / db
 
 
 @njit(cache=True)
-def _slice_games(lo, hi, order, ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, parallel, tmp):
-    """Recompute the messages of the games ``order[lo:hi]`` (one slice), one after another (each from
-    the beliefs the earlier ones left), or with ``parallel`` all from the beliefs before the slice."""
-    for j in range(lo, hi):
-        g = order[j]
+def _slice_games(lo, hi, ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, parallel, tmp):
+    """Recompute the messages of the games ``lo`` to ``hi - 1`` (one slice), one after another (each
+    from the beliefs the earlier ones left), or with ``parallel`` all from the beliefs before the slice."""
+    for g in range(lo, hi):
         a, b = ga[g], gb[g]
         ma, va = _cavity(a, g, 0, fwd, bwd, lik, msg)
         mb, vb = _cavity(b, g, 1, fwd, bwd, lik, msg)
@@ -195,8 +252,7 @@ def _slice_games(lo, hi, order, ga, gb, score, home, beta, eps, fwd, bwd, lik, m
             lik[b, 1] += tb - msg[g, 3]
             msg[g, 0], msg[g, 1], msg[g, 2], msg[g, 3] = pa, ta, pb, tb
     if parallel:
-        for j in range(lo, hi):
-            g = order[j]
+        for g in range(lo, hi):
             a, b = ga[g], gb[g]
             lik[a, 0] += tmp[g, 0] - msg[g, 0]
             lik[a, 1] += tmp[g, 1] - msg[g, 1]
@@ -207,35 +263,45 @@ def _slice_games(lo, hi, order, ga, gb, score, home, beta, eps, fwd, bwd, lik, m
 
 
 @njit(cache=True)
-def _forward(slice_nodes, node_start, game_order, game_start, prev, q, prior_pi, prior_tau, ga, gb, score, home,
-             beta, eps, fwd, bwd, lik, msg, parallel, tmp):
-    """One forward pass: per slice in time order, its nodes' forward messages, then its games."""
-    for s in range(node_start.size - 1):
-        for j in range(node_start[s], node_start[s + 1]):
-            k = slice_nodes[j]
-            p = prev[k]
-            if p < 0:
-                fwd[k, 0], fwd[k, 1] = prior_pi, prior_tau
-            else:
-                fwd[k, 0], fwd[k, 1] = _widen(fwd[p, 0] + lik[p, 0], fwd[p, 1] + lik[p, 1], q[k])
-        _slice_games(game_start[s], game_start[s + 1], game_order, ga, gb, score, home, beta, eps, fwd, bwd, lik,
-                     msg, parallel, tmp)
+def _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik):
+    """Slice ``s``'s forward messages: the prior at a first node, else the previous node's forward
+    message times its games' messages, widened by the step."""
+    for k in range(node_start[s], node_start[s + 1]):
+        p = prev[k]
+        if p < 0:
+            fwd[k, 0], fwd[k, 1] = prior_pi, prior_tau
+        else:
+            fwd[k, 0], fwd[k, 1] = _widen(fwd[p, 0] + lik[p, 0], fwd[p, 1] + lik[p, 1], q[k])
 
 
 @njit(cache=True)
-def _backward(slice_nodes, node_start, game_order, game_start, nxt, q, ga, gb, score, home, beta, eps, fwd, bwd,
-              lik, msg, tmp):
+def _backward_nodes(s, node_start, nxt, q, bwd, lik):
+    """Slice ``s``'s backward messages: uniform at a last node, else the next node's backward
+    message times its games' messages, widened by the step."""
+    for k in range(node_start[s], node_start[s + 1]):
+        n = nxt[k]
+        if n < 0:
+            bwd[k, 0], bwd[k, 1] = 0.0, 0.0
+        else:
+            bwd[k, 0], bwd[k, 1] = _widen(bwd[n, 0] + lik[n, 0], bwd[n, 1] + lik[n, 1], q[n])
+
+
+@njit(cache=True)
+def _forward(node_start, game_start, prev, q, prior_pi, prior_tau, ga, gb, score, home, beta, eps, fwd, bwd, lik,
+             msg, parallel, tmp):
+    """One forward pass: per slice in time order, its nodes' forward messages, then its games."""
+    for s in range(node_start.size - 1):
+        _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik)
+        _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, parallel,
+                     tmp)
+
+
+@njit(cache=True)
+def _backward(node_start, game_start, nxt, q, ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, tmp):
     """One backward pass: per slice in reverse time order, its nodes' backward messages, then its games."""
     for s in range(node_start.size - 2, -1, -1):
-        for j in range(node_start[s], node_start[s + 1]):
-            k = slice_nodes[j]
-            n = nxt[k]
-            if n < 0:
-                bwd[k, 0], bwd[k, 1] = 0.0, 0.0
-            else:
-                bwd[k, 0], bwd[k, 1] = _widen(bwd[n, 0] + lik[n, 0], bwd[n, 1] + lik[n, 1], q[n])
-        _slice_games(game_start[s], game_start[s + 1], game_order, ga, gb, score, home, beta, eps, fwd, bwd, lik,
-                     msg, False, tmp)
+        _backward_nodes(s, node_start, nxt, q, bwd, lik)
+        _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, False, tmp)
 
 
 @njit(cache=True)
@@ -247,25 +313,25 @@ def _posterior(fwd, bwd, lik, mean, var):
 
 
 @njit(cache=True)
-def _run(slice_nodes, node_start, game_order, game_start, prev, nxt, q, prior_pi, prior_tau, ga, gb, score, home,
-         beta, eps, msg, parallel_first, max_iter, tol):
+def _run(node_start, game_start, prev, nxt, q, prior_pi, prior_tau, ga, gb, score, home, beta, eps, fwd, bwd, lik,
+         msg, parallel_first, max_iter, tol):
     """The forward pass, then backward-forward sweeps until no posterior mean or sd moves by more
-    than ``tol`` (or ``max_iter`` sweeps). ``msg`` (games x 4: ``pi_a, tau_a, pi_b, tau_b``) holds
-    the starting messages and is updated in place. Returns the nodes' posterior means and
-    variances, the forward-pass (filtered) variances, the sweeps run and the last sweep's largest
-    change (-1 when none ran)."""
+    than ``tol`` (or ``max_iter`` sweeps). Nodes and games are numbered in time order (slice
+    ``s`` holds the nodes ``node_start[s]`` to ``node_start[s + 1] - 1`` and the games
+    ``game_start[s]`` to ``game_start[s + 1] - 1``). ``msg`` (games x 4: ``pi_a, tau_a, pi_b,
+    tau_b``) holds the starting messages, ``fwd``, ``bwd``, ``lik`` (nodes x 2, zeros) receive the
+    nodes' messages; all are updated in place. Returns the nodes' posterior means and variances,
+    the forward-pass (filtered) variances, the sweeps run and the last sweep's largest change (-1
+    when none ran)."""
     n_nodes = prev.size
-    fwd = np.zeros((n_nodes, 2))
-    bwd = np.zeros((n_nodes, 2))
-    lik = np.zeros((n_nodes, 2))
     tmp = np.zeros(msg.shape) if parallel_first else np.zeros((0, 4))
     for g in range(ga.size):
         lik[ga[g], 0] += msg[g, 0]
         lik[ga[g], 1] += msg[g, 1]
         lik[gb[g], 0] += msg[g, 2]
         lik[gb[g], 1] += msg[g, 3]
-    _forward(slice_nodes, node_start, game_order, game_start, prev, q, prior_pi, prior_tau, ga, gb, score, home,
-             beta, eps, fwd, bwd, lik, msg, parallel_first, tmp)
+    _forward(node_start, game_start, prev, q, prior_pi, prior_tau, ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
+             parallel_first, tmp)
     mean = np.empty(n_nodes)
     var = np.empty(n_nodes)
     _posterior(fwd, bwd, lik, mean, var)
@@ -275,10 +341,9 @@ def _run(slice_nodes, node_start, game_order, game_start, prev, nxt, q, prior_pi
     sweeps = 0
     change = -1.0
     while sweeps < max_iter:
-        _backward(slice_nodes, node_start, game_order, game_start, nxt, q, ga, gb, score, home, beta, eps, fwd,
-                  bwd, lik, msg, tmp)
-        _forward(slice_nodes, node_start, game_order, game_start, prev, q, prior_pi, prior_tau, ga, gb, score,
-                 home, beta, eps, fwd, bwd, lik, msg, False, tmp)
+        _backward(node_start, game_start, nxt, q, ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, tmp)
+        _forward(node_start, game_start, prev, q, prior_pi, prior_tau, ga, gb, score, home, beta, eps, fwd, bwd, lik,
+                 msg, False, tmp)
         _posterior(fwd, bwd, lik, new_mean, new_var)
         sweeps += 1
         change = 0.0
@@ -294,6 +359,118 @@ def _run(slice_nodes, node_start, game_order, game_start, prev, nxt, q, prior_pi
         if change <= tol:
             break
     return mean, var, filtered_var, sweeps, change
+
+
+@njit(cache=True)
+def _snapshot(s, node_start, fwd, bwd, lik, before):
+    """The posterior mean and sd of slice ``s``'s nodes, into the first rows of ``before``."""
+    lo = node_start[s]
+    for k in range(lo, node_start[s + 1]):
+        m, v = _moments(fwd[k, 0] + bwd[k, 0] + lik[k, 0], fwd[k, 1] + bwd[k, 1] + lik[k, 1])
+        before[k - lo, 0] = m
+        before[k - lo, 1] = math.sqrt(v)
+
+
+@njit(cache=True)
+def _notify(s, backward, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f):
+    """After slice ``s`` was processed (``before``: its nodes' posterior means and sds before): each
+    node whose mean or sd moved by more than ``tol`` flags the slices that read its messages: its
+    previous node's (for the backward pass), its next node's (for the forward pass) and its own
+    (for the pass in the other direction, whose cavities include it). Returns the largest move."""
+    lo = node_start[s]
+    largest = 0.0
+    for k in range(lo, node_start[s + 1]):
+        m, v = _moments(fwd[k, 0] + bwd[k, 0] + lik[k, 0], fwd[k, 1] + bwd[k, 1] + lik[k, 1])
+        d = abs(m - before[k - lo, 0])
+        ds = abs(math.sqrt(v) - before[k - lo, 1])
+        if ds > d:
+            d = ds
+        if not d <= largest:  # a NaN counts as a move
+            largest = d
+        if d <= tol:
+            continue
+        if prev[k] >= 0:
+            flag_b[node_slice[prev[k]]] = True
+        if nxt[k] >= 0:
+            flag_f[node_slice[nxt[k]]] = True
+        if backward:
+            flag_f[s] = True
+        else:
+            flag_b[s] = True
+    return largest
+
+
+@njit(cache=True)
+def _refit(first_new, node_start, game_start, node_slice, prev, nxt, q, prior_pi, prior_tau, ga, gb, score, home,
+           beta, eps, fwd, bwd, lik, msg, filtered_var, parallel_first, max_iter, tol):
+    """A warm-started refit on a history grown by the slices from ``first_new`` on (nodes and games
+    numbered in time order, as :func:`_run`), every earlier message the earlier fit's: the forward
+    pass (the filter) over the new slices, then backward-forward sweeps that visit only flagged
+    slices (:func:`_notify`; at first the new slices, and the slices of the earlier nodes that
+    gained a next node, whose backward messages are new), until none is flagged or ``max_iter``
+    sweeps. Fills the new nodes' ``filtered_var``; returns the sweeps, the last sweep's largest
+    move, whether no slice is left flagged, the slice visits and the earliest slice visited."""
+    n_slices = node_start.size - 1
+    tmp = np.zeros(msg.shape) if parallel_first else np.zeros((0, 4))
+    widest = 0
+    for s in range(n_slices):
+        widest = max(widest, node_start[s + 1] - node_start[s])
+    before = np.empty((widest, 2))
+    flag_b = np.zeros(n_slices, dtype=np.bool_)
+    flag_f = np.zeros(n_slices, dtype=np.bool_)
+    for s in range(first_new, n_slices):
+        _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik)
+        _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
+                     parallel_first, tmp)
+        flag_b[s] = True
+        for k in range(node_start[s], node_start[s + 1]):
+            filtered_var[k] = _moments(fwd[k, 0] + bwd[k, 0] + lik[k, 0], fwd[k, 1] + bwd[k, 1] + lik[k, 1])[1]
+            if prev[k] >= 0 and node_slice[prev[k]] < first_new:
+                flag_b[node_slice[prev[k]]] = True
+    sweeps = 0
+    change = -1.0
+    visits = 0
+    earliest = first_new
+    while sweeps < max_iter:
+        change = 0.0
+        for s in range(n_slices - 1, -1, -1):
+            if flag_b[s]:
+                flag_b[s] = False
+                _snapshot(s, node_start, fwd, bwd, lik, before)
+                _backward_nodes(s, node_start, nxt, q, bwd, lik)
+                _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
+                             False, tmp)
+                d = _notify(s, True, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f)
+                if not d <= change:
+                    change = d
+                visits += 1
+                earliest = min(earliest, s)
+        for s in range(n_slices):
+            if flag_f[s]:
+                flag_f[s] = False
+                _snapshot(s, node_start, fwd, bwd, lik, before)
+                _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik)
+                _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
+                             False, tmp)
+                d = _notify(s, False, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f)
+                if not d <= change:
+                    change = d
+                visits += 1
+                earliest = min(earliest, s)
+        sweeps += 1
+        if not (flag_b.any() or flag_f.any()):
+            return sweeps, change, True, visits, earliest
+    return sweeps, change, not (flag_b.any() or flag_f.any()), visits, earliest
+
+
+@njit(cache=True)
+def _next_nodes(prev, nxt):
+    """Each node's next node of the same competitor (-1 at a last node), from the previous ones."""
+    for k in range(prev.size):
+        nxt[k] = -1
+    for k in range(prev.size):
+        if prev[k] >= 0:
+            nxt[prev[k]] = k
 
 
 # ---------------------------------------------------------------------------- the method
@@ -345,6 +522,12 @@ class TrueSkillThroughTime(Smoother):
         The sweeps stop once no node's posterior mean or sd moved by more than ``tol`` skill units
         in a sweep (:data:`TOL` = 1e-4). ``fit.info`` reports ``sweeps``, ``change`` (the last
         sweep's largest move) and ``converged``.
+    incremental, refit_tol:
+        How a warm-started refit on a grown history runs (:meth:`fit`): with ``incremental=True``
+        (default) the forward pass over the new games, then sweeps confined to the slices around
+        the nodes that move by more than ``refit_tol`` (skill units; ``None``, the default: ten
+        times ``tol``); with ``False``, sweeps over the whole history from the earlier messages,
+        stopped by ``tol`` and ``max_iter`` as a fit from scratch.
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` (``predict_proba``, ``ratings``,
     ``trajectories``: the posterior of every node). Game weights are refused (``ValueError``): a
@@ -356,7 +539,7 @@ class TrueSkillThroughTime(Smoother):
 
     def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float = BETA, tau: float = TAU,
                  draw_probability: float = DRAW_PROBABILITY, *, home: float = 0.0, period_days: float = 1.0,
-                 max_iter: int = MAX_ITER, tol: float = TOL):
+                 max_iter: int = MAX_ITER, tol: float = TOL, incremental: bool = True, refit_tol: float | None = None):
         self.mu = _check("mu", mu, -_MEAN_MAX, _MEAN_MAX)
         self.sigma = _check("sigma", sigma, 0.0, 1e150, lo_open=True)
         self.beta = _check("beta", beta, 0.0, 1e150, lo_open=True)
@@ -366,6 +549,10 @@ class TrueSkillThroughTime(Smoother):
         self.period_days = _check("period_days", period_days, 0.0, lo_open=True)
         self.max_iter = _check("max_iter", max_iter, 0.0, integer=True)
         self.tol = _check("tol", tol, 0.0)
+        if not isinstance(incremental, (bool, np.bool_)):
+            raise ValueError(f"TrueSkillThroughTime: incremental must be True or False, got {incremental!r}")
+        self.incremental = bool(incremental)
+        self.refit_tol = None if refit_tol is None else _check("refit_tol", refit_tol, 0.0)
 
     def __repr__(self) -> str:
         extra = f", home={self.home:g}" if self.home else ""
@@ -396,13 +583,27 @@ class TrueSkillThroughTime(Smoother):
         """The posterior of every node given ``games`` (see the class docstring).
 
         ``warm_start``: an earlier fit of this method on part of the same history (e.g. the games
-        before a date: a walk-forward refit). Its games' messages start EP (matched by the games'
-        rows, competitors and times; the other games start uniform), and the first forward pass
-        takes the games one after another. The cost of a sweep is the same, O(games + nodes); what
-        a warm start saves is sweeps: the earlier games' messages are at their fixed point already,
-        and only the new games' evidence has to spread back through the history. The common level
-        still settles slowly (see the module docstring), so the saving is modest: on the issue's
-        benchmark, refitting 40 periods from a fit of the first 39 took 35 sweeps instead of 45.
+        before a date: a walk-forward refit).
+
+        - When the earlier fit has the same model (``mu``, ``sigma``, ``beta``, ``tau``,
+          ``draw_probability``, ``home``, ``period_days``), its games are the first games of
+          ``games`` in time order (the same records) and every other game comes later (a later
+          slice), and the two tables share their competitors' ids (a walk-forward's tables, all
+          taken from one table), the refit is *incremental* (``incremental=True``, the default;
+          the module docstring's "Refits"): every earlier message is kept, the forward pass (the
+          filter) runs over the new slices only, and the sweeps that follow visit only the slices
+          that read a node which moved by more than ``refit_tol`` (default ``10 * tol``), until
+          none is flagged (``converged``) or after ``max_iter`` sweeps. It costs the new games and
+          the slices their evidence changes, plus a copy of the earlier fit's arrays.
+          ``fit.info`` adds ``refit`` (``"incremental"``), ``slice_visits`` (slices processed,
+          each pass counted) and ``earliest_slice`` (the earliest visited, of ``n_slices``).
+        - Otherwise (another model, another table, games at the earlier fit's last time,
+          ``incremental=False``) the earlier games' messages (matched by the games' rows,
+          competitors and times; the other games start uniform) start EP over the whole history
+          (``refit`` is ``"full"``): the first forward pass takes the games one after another,
+          and each sweep costs what a fit from scratch's does, O(games + nodes); what it saves is
+          sweeps.
+
         ``max_iter=0`` with a warm start is not the filter.
         """
         if not isinstance(games, Games):
@@ -416,58 +617,190 @@ class TrueSkillThroughTime(Smoother):
         if warm_start is not None:
             if not isinstance(warm_start, SmootherFit):
                 raise TypeError(f"warm_start must be a SmootherFit (an earlier fit), got {type(warm_start).__name__}")
-            if getattr(warm_start, "_ttt_messages", None) is None:
+            if getattr(warm_start, "_ttt_state", None) is None:
                 raise ValueError(f"{self.name}: warm_start must be a fit of TrueSkillThroughTime (it starts from that "
                                  f"fit's game messages), got a fit of {warm_start.method!r}")
             warm_start._check_time_base(games)
         t0 = time.perf_counter()
         times = self.times(games)
+        if warm_start is not None and self.incremental and warm_start._ttt_state.settings == self._model_settings():
+            n0, _ = resumable(warm_start.games, games, times)
+            grown = extend_timeline(warm_start.timeline, warm_start.games, games, times) if n0 else None
+            if grown is not None:
+                return self._fit_incremental(games, times, warm_start, n0, *grown, t0)
         tl = timeline(games, times)
         n = len(games)
-        # slices: the distinct times; nodes and games in time order (games stable: input order within a time)
-        node_order = np.argsort(tl.node_time, kind="stable").astype(np.int64)
+        # nodes and games numbered in time order: slice s (a distinct time) holds the nodes
+        # node_start[s]..node_start[s+1]-1 (competitor order) and the games game_start[s].. (input order)
+        node_order = np.argsort(tl.node_time, kind="stable").astype(np.int64)  # internal -> timeline node
         slice_times, node_counts = np.unique(tl.node_time[node_order], return_counts=True)
         node_start = np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64)
-        game_order = np.argsort(times, kind="stable").astype(np.int64)
+        game_order = np.argsort(times, kind="stable").astype(np.int64)  # internal -> row
         game_slice = np.searchsorted(slice_times, times[game_order])
         game_start = np.searchsorted(game_slice, np.arange(slice_times.size + 1)).astype(np.int64)
-        nxt = np.full(tl.n_nodes, -1, dtype=np.int64)
-        has_prev = tl.prev >= 0
-        nxt[tl.prev[has_prev]] = np.flatnonzero(has_prev)
-        q = np.minimum(self.tau**2 * tl.dt, _VAR_MAX)
+        node_slice = np.repeat(np.arange(slice_times.size, dtype=np.int64), node_counts)
+        pos = np.empty(tl.n_nodes, dtype=np.int64)
+        pos[node_order] = np.arange(tl.n_nodes)
+        prev = tl.prev[node_order]
+        prev = np.where(prev >= 0, pos[np.maximum(prev, 0)], -1).astype(np.int64)
+        nxt = np.empty(tl.n_nodes, dtype=np.int64)
+        _next_nodes(prev, nxt)
+        q = self._steps(tl.dt[node_order])
+        ga, gb = pos[tl.game_a[game_order]], pos[tl.game_b[game_order]]
+        score, home = self._game_arrays(games, game_order)
         prior_var = max(self.sigma, _SD_MIN) ** 2
-        home = np.where(games.neutral, 0.0, self.home)
         msg = np.zeros((n, 4))
         warm_games = 0
         if warm_start is not None:
             warm_games = self._warm_messages(games, times, warm_start, msg)
+            msg = msg[game_order]
         parallel = games.period is not None and warm_start is None
-        mean, var, filtered_var, sweeps, change = _run(
-            node_order, node_start, game_order, game_start, tl.prev.astype(np.int64), nxt, q, 1.0 / prior_var,
-            self.mu / prior_var, tl.game_a.astype(np.int64), tl.game_b.astype(np.int64),
-            np.ascontiguousarray(games.score, dtype=np.float64), home, self.beta_kernel, self.draw_margin, msg,
-            parallel, self.max_iter, self.tol)
-        if not (np.all(np.isfinite(mean)) and np.all(var > 0)):
-            raise ArithmeticError(f"{self.name}: the message passing gave a non-finite mean or a non-positive variance "
-                                  f"({repr(self)}); this is a bug, please report it with the games")
+        fwd, bwd, lik = np.zeros((tl.n_nodes, 2)), np.zeros((tl.n_nodes, 2)), np.zeros((tl.n_nodes, 2))
+        mean_i, var_i, filtered_i, sweeps, change = _run(
+            node_start, game_start, prev, nxt, q, 1.0 / prior_var, self.mu / prior_var, ga, gb, score, home,
+            self.beta_kernel, self.draw_margin, fwd, bwd, lik, msg, parallel, self.max_iter, self.tol)
+        mean, var, filtered_var = (_to_timeline(x, node_order) for x in (mean_i, var_i, filtered_i))
+        self._check_finite(mean, var)
         info = {"sweeps": int(sweeps), "change": float(change) if sweeps else float("nan"),
                 "converged": bool(sweeps) and change <= self.tol, "n_nodes": tl.n_nodes, "n_slices": slice_times.size,
                 "filtered_sd": np.sqrt(filtered_var), "warm_games": warm_games,
-                "seconds": time.perf_counter() - t0}
+                "refit": "none" if warm_start is None else "full", "seconds": time.perf_counter() - t0}
         fit = SmootherFit(self, games, tl, mean, var, self.model, self.times, info=info)
-        fit._ttt_messages = (np.asarray(games.row), games.a_name, games.b_name, times, msg)
+        fit._ttt_state = _State(self._model_settings(), times, slice_times, node_order, node_start, node_slice,
+                                game_order, game_start, prev, nxt, q, ga, gb, score, home, fwd, bwd, lik, msg,
+                                filtered_i)
+        return fit
+
+    def _model_settings(self) -> dict:
+        """The settings that define the model (the messages of one are no fixed point of another)."""
+        return {k: v for k, v in self.get_params().items() if k not in ("max_iter", "tol", "incremental", "refit_tol")}
+
+    def _steps(self, dt: np.ndarray) -> np.ndarray:
+        """The random walk's variance ``tau^2 dt`` between consecutive nodes (at most ``_VAR_MAX``)."""
+        return np.minimum(self.tau**2 * dt, _VAR_MAX)
+
+    def _game_arrays(self, games: Games, rows: np.ndarray):
+        """The scores and home advantages of the games at ``rows``, as the compiled loops take them."""
+        return (np.ascontiguousarray(games.score[rows], dtype=np.float64),
+                np.where(games.neutral[rows], 0.0, self.home))
+
+    def _check_finite(self, mean: np.ndarray, var: np.ndarray) -> None:
+        if not (np.all(np.isfinite(mean)) and np.all(var > 0)):
+            raise ArithmeticError(f"{self.name}: the message passing gave a non-finite mean or a non-positive variance "
+                                  f"({repr(self)}); this is a bug, please report it with the games")
+
+    def _fit_incremental(self, games: Games, times: np.ndarray, warm: SmootherFit, n0: int, tl, old_to: np.ndarray,
+                         new_to: np.ndarray, t0: float) -> SmootherFit:
+        """The incremental refit of :meth:`fit`. Nodes and games are numbered in time order, and every
+        new one is later than every earlier one, so the earlier fit's arrays keep their numbers and
+        the new nodes, games and slices are appended (the same numbering as a fit from scratch);
+        then :func:`_refit`."""
+        st = warm._ttt_state
+        n = len(games)
+        n_old, n_old_slices = st.prev.size, st.slice_times.size
+        # the new nodes by time, then competitor (new_to is by competitor, then time)
+        fresh = new_to[np.argsort(tl.node_time[new_to], kind="stable")]
+        new_times, counts = np.unique(tl.node_time[fresh], return_counts=True)
+        node_order = np.concatenate([old_to[st.node_order], fresh])
+        pos = np.empty(tl.n_nodes, dtype=np.int64)
+        pos[node_order] = np.arange(tl.n_nodes)
+        new_prev = tl.prev[fresh]
+        new_prev = np.where(new_prev >= 0, pos[np.maximum(new_prev, 0)], -1).astype(np.int64)
+        prev = np.concatenate([st.prev, new_prev])
+        nxt = np.concatenate([st.nxt, np.full(fresh.size, -1, dtype=np.int64)])
+        linked = np.flatnonzero(new_prev >= 0)
+        nxt[new_prev[linked]] = n_old + linked
+        q = np.concatenate([st.q, self._steps(tl.dt[fresh])])
+        node_start = np.concatenate([st.node_start, n_old + np.cumsum(counts)]).astype(np.int64)
+        node_slice = np.concatenate([st.node_slice, n_old_slices + np.repeat(np.arange(new_times.size), counts)])
+        # the new games by time, then row; the earlier ones keep their numbers (their rows mapped)
+        rows = np.sort(games.order[n0:])
+        rows = rows[np.argsort(times[rows], kind="stable")]
+        row_of_old = np.empty(n0, dtype=np.int64)
+        row_of_old[warm.games.order] = games.order[:n0]
+        game_order = np.concatenate([row_of_old[st.game_order], rows])
+        game_start = np.concatenate([st.game_start[:-1], n0 + np.searchsorted(times[rows], new_times),
+                                     [n]]).astype(np.int64)
+        ga = np.concatenate([st.ga, pos[tl.game_a[rows]]])
+        gb = np.concatenate([st.gb, pos[tl.game_b[rows]]])
+        score, home = self._game_arrays(games, rows)
+        score, home = np.concatenate([st.score, score]), np.concatenate([st.home, home])
+        grow = np.zeros((fresh.size, 2))
+        fwd, bwd, lik = (np.concatenate([x, grow]) for x in (st.fwd, st.bwd, st.lik))
+        msg = np.concatenate([st.msg, np.zeros((rows.size, 4))])
+        filtered_i = np.concatenate([st.filtered_var, np.empty(fresh.size)])
+        prior_var = max(self.sigma, _SD_MIN) ** 2
+        sweeps, change, settled, visits, earliest = _refit(
+            n_old_slices, node_start, game_start, node_slice, prev, nxt, q, 1.0 / prior_var, self.mu / prior_var, ga,
+            gb, score, home, self.beta_kernel, self.draw_margin, fwd, bwd, lik, msg, filtered_i,
+            games.period is not None, self.max_iter, self.tol * 10.0 if self.refit_tol is None else self.refit_tol)
+        mean_i, var_i = np.empty(tl.n_nodes), np.empty(tl.n_nodes)
+        _posterior(fwd, bwd, lik, mean_i, var_i)
+        mean, var, filtered_var = (_to_timeline(x, node_order) for x in (mean_i, var_i, filtered_i))
+        self._check_finite(mean, var)
+        slice_times = np.concatenate([st.slice_times, new_times])
+        info = {"sweeps": int(sweeps), "change": float(change) if sweeps else float("nan"),
+                "converged": bool(settled), "n_nodes": tl.n_nodes, "n_slices": slice_times.size,
+                "filtered_sd": np.sqrt(filtered_var), "warm_games": n0, "refit": "incremental",
+                "slice_visits": int(visits), "earliest_slice": int(earliest), "seconds": time.perf_counter() - t0}
+        fit = SmootherFit(self, games, tl, mean, var, self.model, self.times, info=info)
+        fit._ttt_state = _State(self._model_settings(), times, slice_times, node_order, node_start, node_slice,
+                                game_order, game_start, prev, nxt, q, ga, gb, score, home, fwd, bwd, lik, msg,
+                                filtered_i)
         return fit
 
     @staticmethod
     def _warm_messages(games: Games, times: np.ndarray, warm: SmootherFit, msg: np.ndarray) -> int:
-        """Copy into ``msg`` the messages of the warm fit's games that are games of this table (the same
-        row, competitors and time); the number copied."""
-        rows, a_name, b_name, old_times, old_msg = warm._ttt_messages
+        """Copy into ``msg`` (row order) the messages of the warm fit's games that are games of this
+        table (the same row, competitors and time); the number copied."""
+        old_games, st = warm.games, warm._ttt_state
+        old_msg = np.empty_like(st.msg)
+        old_msg[st.game_order] = st.msg  # back to the earlier table's rows
+        rows, old_times = np.asarray(old_games.row), st.times
         order = np.argsort(rows, kind="stable")
         at = np.searchsorted(rows[order], games.row)
         at = np.minimum(at, rows.size - 1)
         old = order[at]
-        same = ((rows[old] == games.row) & (a_name[old] == games.a_name) & (b_name[old] == games.b_name)
-                & (old_times[old] == times))
+        same = ((rows[old] == games.row) & (old_games.a_name[old] == games.a_name)
+                & (old_games.b_name[old] == games.b_name) & (old_times[old] == times))
         msg[same] = old_msg[old[same]]
         return int(np.count_nonzero(same))
+
+
+def _to_timeline(x: np.ndarray, node_order: np.ndarray) -> np.ndarray:
+    """Per-node values numbered in time order, renumbered as the timeline's nodes."""
+    out = np.empty_like(x)
+    out[node_order] = x
+    return out
+
+
+@dataclass
+class _State:
+    """What a refit continues from, nodes and games numbered in time order (as :func:`_run`): the
+    settings; each game's time (the smoother's unit, input row order); the slices' times, each
+    internal node's timeline node (``node_order``), the slices' first nodes (``node_start``) and
+    each node's slice; each internal game's row (``game_order``) and the slices' first games; each
+    node's previous and next node and step variance; each game's nodes, score and home advantage;
+    the nodes' forward, backward and likelihood messages and the games' messages (natural
+    parameters); the filtered variances."""
+
+    settings: dict
+    times: np.ndarray
+    slice_times: np.ndarray
+    node_order: np.ndarray
+    node_start: np.ndarray
+    node_slice: np.ndarray
+    game_order: np.ndarray
+    game_start: np.ndarray
+    prev: np.ndarray
+    nxt: np.ndarray
+    q: np.ndarray
+    ga: np.ndarray
+    gb: np.ndarray
+    score: np.ndarray
+    home: np.ndarray
+    fwd: np.ndarray
+    bwd: np.ndarray
+    lik: np.ndarray
+    msg: np.ndarray
+    filtered_var: np.ndarray

@@ -10,8 +10,10 @@
 - relabelling competitors changes nothing; variances stay positive and finite; forecasts are
   probabilities summing to 1 (hypothesis);
 - the smoothed sd at an interior node is below the filtered one;
-- warm starts, settings errors, the registry and ``compare``; the compiled and the plain-Python
-  runs agree.
+- warm starts; incremental refits (a walk-forward's) against fits from scratch, tightly converged
+  and with the defaults, and that they visit only the slices whose messages change and number
+  nodes and games as a fit from scratch; settings errors, the registry and ``compare``; the
+  compiled and the plain-Python runs agree.
 """
 
 from __future__ import annotations
@@ -244,6 +246,116 @@ def test_warm_start_reaches_the_same_fixed_point():
     np.testing.assert_allclose(warm.var, cold.var, atol=1e-8)
 
 
+def walk(method, games, t, edges):
+    """Fit the games before ``edges[0]`` (times ``t``), then refit, warm-started, on the games before
+    each later edge."""
+    fit = method.fit(games.take(np.flatnonzero(t < edges[0])))
+    for edge in edges[1:]:
+        fit = method.fit(games.take(np.flatnonzero(t < edge)), warm_start=fit)
+    return fit
+
+
+@pytest.mark.parametrize("periods", [False, True])
+def test_an_incremental_refit_reaches_the_fixed_point_of_a_fit_from_scratch(periods):
+    """Five incremental refits in turn (a walk-forward) against one fit from scratch of all the
+    games, both converged tightly: the same posterior at every node and the same forecasts."""
+    model = ss.SkillModel("probit", math.sqrt(2) * BETA, MU, SIGMA**2, 0.02, draw="threshold")
+    games = ss.simulate(model, 16, 1200, days=400, seed=5).games
+    if periods:
+        games = games.with_periods("week")
+    t = games.days() if games.period is None else games.period.astype(float)  # refits at whole periods
+    method = TrueSkillThroughTime(tau=math.sqrt(0.02), tol=1e-9, max_iter=20000)
+    warm = walk(method, games, t, list(np.round(np.quantile(t, [0.7, 0.76, 0.82, 0.88, 0.94]))) + [t.max() + 1])
+    cold = method.fit(games)
+    assert warm.info["refit"] == "incremental" and warm.info["warm_games"] < len(games)
+    assert warm.info["converged"] and cold.info["converged"]
+    np.testing.assert_allclose(warm.mean, cold.mean, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(np.sqrt(warm.var), np.sqrt(cold.var), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(warm.predict_proba(games), cold.predict_proba(games), rtol=0, atol=1e-6)
+    if not periods:  # and a month after the last game
+        later = ss.Games.from_arrays(np.full(len(games), games.time.max() + np.timedelta64(30, "D")), games.a_name,
+                                     games.b_name, games.score)
+        np.testing.assert_allclose(warm.predict_proba(later), cold.predict_proba(later), rtol=0, atol=1e-6)
+
+
+def test_an_incremental_refit_with_the_defaults_forecasts_as_a_fit_from_scratch():
+    """With the default tolerances (sweeps stop at tol = 1e-4 or after 100; a refit propagates
+    moves above 1e-3) a walk-forward's forecasts agree with fits from scratch to about 1e-4."""
+    model = ss.SkillModel("probit", math.sqrt(2) * BETA, MU, SIGMA**2, 0.02, draw="threshold")
+    games = ss.simulate(model, 16, 3000, days=2000, seed=5).games
+    t = games.days()
+    method = TrueSkillThroughTime(tau=math.sqrt(0.02))
+    edges = list(np.quantile(t, [0.9, 0.92, 0.94, 0.96, 0.98]))
+    fit = method.fit(games.take(np.flatnonzero(t < edges[0])))
+    for lo, hi in zip(edges, edges[1:] + [t.max() + 1]):
+        fit = method.fit(games.take(np.flatnonzero(t < lo)), warm_start=fit)
+        cold = method.fit(games.take(np.flatnonzero(t < lo)))
+        block = games.take(np.flatnonzero((t >= lo) & (t < hi)))
+        assert fit.info["refit"] == "incremental"
+        np.testing.assert_allclose(fit.predict_proba(block), cold.predict_proba(block), rtol=0, atol=1e-3)
+
+
+def test_an_incremental_refit_visits_only_the_slices_that_change():
+    """Two leagues that never meet, on days of their own: new games of one leave every slice of
+    the other unvisited and its every posterior as it was; the refit's layout of nodes and games
+    is a fit from scratch's, and its posterior a fit's from scratch."""
+    rng = np.random.default_rng(31)
+    n = 400
+    league = np.arange(n) % 2
+    a = rng.integers(0, 6, n)
+    b = (a + rng.integers(1, 6, n)) % 6
+    names = np.array([[f"A{k}" for k in range(6)], [f"B{k}" for k in range(6)]])
+    t = 2.0 * rng.integers(0, 150, n) + league  # league A on even days, B on odd ones
+    score = rng.choice([0.0, 0.5, 1.0], n, p=[0.45, 0.1, 0.45])
+    games = ss.Games.from_arrays(t, names[league, a], names[league, b], score)
+    last_a = t[league == 0].max()
+    first = games.take(np.flatnonzero(t <= last_a))  # both leagues up to A's last day
+    method = TrueSkillThroughTime(tau=1.0, tol=1e-10, max_iter=10000)
+    before = method.fit(first)
+    refit = method.fit(games, warm_start=before)
+    assert refit.info["refit"] == "incremental" and refit.info["converged"]
+    st, new_st = before._ttt_state, refit._ttt_state
+    in_a = np.char.startswith(refit.timeline.players[refit.timeline.node_player].astype(str), "A")
+    slices_a = np.unique(new_st.node_slice[np.isin(new_st.node_order, np.flatnonzero(in_a))])
+    slices_b = np.setdiff1d(np.arange(new_st.slice_times.size), slices_a)
+    assert refit.info["slice_visits"] <= 2 * refit.info["sweeps"] * slices_b.size
+    np.testing.assert_array_equal(new_st.fwd[:st.fwd.shape[0]][np.isin(new_st.node_slice[:st.fwd.shape[0]], slices_a)],
+                                  st.fwd[np.isin(st.node_slice, slices_a)])
+    old_a = before.trajectories().query("player.str.startswith('A')", engine="python")
+    new_a = refit.trajectories().query("player.str.startswith('A')", engine="python")
+    pd.testing.assert_frame_equal(old_a.reset_index(drop=True), new_a.reset_index(drop=True), check_exact=True)
+    cold = method.fit(games)
+    for field in ("slice_times", "node_order", "node_start", "node_slice", "game_order", "game_start", "prev", "nxt",
+                  "q", "ga", "gb", "score", "home"):
+        np.testing.assert_array_equal(getattr(new_st, field), getattr(cold._ttt_state, field), err_msg=field)
+    np.testing.assert_allclose(refit.mean, cold.mean, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(refit.var, cold.var, rtol=0, atol=1e-8)
+
+
+def test_a_refit_that_cannot_be_incremental_sweeps_the_whole_history():
+    g = random_games(7, n_games=80, n_times=10)
+    before = g.take(np.flatnonzero(g.time < 7))
+    method = TrueSkillThroughTime(tau=1.0)
+    fit = method.fit(before)
+    assert method.fit(g, warm_start=fit).info["refit"] == "incremental"
+    assert method.with_params(incremental=False).fit(g, warm_start=fit).info["refit"] == "full"
+    assert method.with_params(tau=0.5).fit(g, warm_start=fit).info["refit"] == "full"  # another model
+    assert method.with_params(tol=1e-6).fit(g, warm_start=fit).info["refit"] == "incremental"  # the same model
+    tied = g.take(np.flatnonzero(g.time <= 7))  # games at the earlier fit's last time
+    assert method.fit(tied, warm_start=method.fit(before.take(np.flatnonzero(before.time < 6)))).info["refit"] == \
+        "incremental"
+    same_time = g.take(np.flatnonzero(g.time < 7))
+    assert method.fit(same_time, warm_start=method.fit(g.take(np.flatnonzero(g.time < 6)))).info["refit"] == \
+        "incremental"
+    at_last = ss.Games.from_arrays(np.r_[before.time, before.time.max()], np.concatenate([before.a_name, ["p0"]]),
+                                   np.concatenate([before.b_name, ["p1"]]), np.r_[before.score, 1.0])
+    assert method.fit(at_last, warm_start=fit).info["refit"] == "full"
+    with pytest.raises(ValueError, match="refit_tol must be"):
+        TrueSkillThroughTime(refit_tol=-1.0)
+    with pytest.raises(ValueError, match="incremental must be"):
+        TrueSkillThroughTime(incremental="yes")
+
+
 def test_warm_start_must_be_a_ttt_fit():
     from smoothers import LaplaceSmoother
 
@@ -305,8 +417,11 @@ g = ss.Games.from_arrays(rng.integers(0, 6, 40).astype(float), a, b, rng.choice(
 out = {}
 for periods in (False, True):
     gg = g.with_periods(1) if periods else g
-    f = TrueSkillThroughTime(tau=1.0, tol=1e-9, max_iter=300).fit(gg)
+    m = TrueSkillThroughTime(tau=1.0, tol=1e-9, max_iter=300)
+    f = m.fit(gg)
     out[str(periods)] = [f.mean.tolist(), f.var.tolist(), f.info["sweeps"]]
+    r = m.fit(gg, warm_start=m.fit(gg.take(np.flatnonzero(gg.time < 4))))  # incremental
+    out[f"{periods} refit"] = [r.mean.tolist(), r.var.tolist(), r.info["sweeps"]]
 print(json.dumps(out))
 """
 
