@@ -175,6 +175,11 @@ class LogisticMargin(Observation):
     derivs_kernel = staticmethod(logistic_margin_derivs)
     forecast_kernel = staticmethod(logistic_margin_forecast)
 
+    def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
+        """``E[y] = E[d] = d``: the logistic is symmetric around the skill difference (what
+        ``metrics.margin_rmse`` and ``compare``'s ``margin_rmse`` column read)."""
+        return np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(var, dtype=float))[0].copy()
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "s", _number("s", self.s, positive=True))
         object.__setattr__(self, "draw_width", _number("draw_width", self.draw_width, positive=False))

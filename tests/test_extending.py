@@ -224,3 +224,31 @@ def test_example_main_quick(capsys):
     for name, numbers in rows.items():  # log loss, three-way log loss, Brier: plausible values
         loss, loss3, brier = map(float, numbers)
         assert 0.3 < loss < math.log(2) and loss < loss3 < math.log(3) and 0.1 < brier < 0.25, (name, numbers)
+
+
+# ---------------------------------------------------------------- score metrics of an extension
+def test_logistic_margin_mean_margin_is_the_logistic_mean():
+    o = lm.LogisticMargin(s=4.0)
+    d = np.array([-3.0, 0.0, 2.5])
+    want = [stats.logistic.mean(loc=x, scale=4.0) for x in d]  # scipy's mean of the logistic
+    np.testing.assert_allclose(o.mean_margin(d, 1.5), want, rtol=0, atol=1e-12)
+
+
+class _NoMeanMargin(lm.LogisticMargin):
+    """An extension's observation that forecasts no mean margin (the base refuses)."""
+    mean_margin = ss.Observation.mean_margin
+
+
+def test_compare_leaves_margin_rmse_nan_for_an_observation_without_a_mean_margin():
+    rng = np.random.default_rng(3)
+    n = 240
+    a = rng.integers(0, 8, n)
+    b = (a + rng.integers(1, 8, n)) % 8
+    sa, sb = rng.poisson(1.5, n), rng.poisson(1.2, n)
+    games = ss.Games.from_arrays(np.arange(n, dtype=float), a, b, score_a=sa, score_b=sb)
+    model = ss.SkillModel(scale=1.0, prior_var=1.0, drift=0.01, observation=_NoMeanMargin(s=1.0))
+    with pytest.raises(NotImplementedError, match="no mean_margin"):
+        model.observation.mean_margin(0.0)
+    table = ss.compare({"ekf": EKF(model)}, games, split=0.7, mode="online")
+    assert np.isnan(table.loc["ekf", "margin_rmse"])
+    assert np.isfinite(table.loc["ekf", "score_log_density"])
