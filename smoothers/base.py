@@ -107,6 +107,33 @@ def timeline(games: Games, times: np.ndarray) -> Timeline:
                     node_of[:n], node_of[n:])
 
 
+@njit(cache=True)
+def _last_at_or_before(node_player, node_time, ids, t, out):
+    """For each query ``(ids[i], t[i])`` with ``ids[i] >= 0``, the last node of competitor ``ids[i]``
+    at or before ``t[i]`` (``node_player``, ``node_time`` sorted by competitor, then time), or -1."""
+    n = node_player.size
+    for i in range(ids.size):
+        p = ids[i]
+        if p < 0:
+            continue
+        lo, hi = 0, n  # the competitor's run: [first, end)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if node_player[mid] < p:
+                lo = mid + 1
+            else:
+                hi = mid
+        first = lo
+        hi = n
+        while lo < hi:  # the run's nodes at or before t[i] end at lo
+            mid = (lo + hi) >> 1
+            if node_player[mid] < p or (node_player[mid] == p and node_time[mid] <= t[i]):
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo - 1 if lo > first else -1
+
+
 def _prefix(order: np.ndarray, n: int):
     """``order[:n]``, or a slice when it is ``0, 1, ..., n - 1`` (a table in time order: its
     columns are then compared without a gather)."""
@@ -283,20 +310,10 @@ class SmootherFit:
             return out
         if tl.n_nodes:
             # nodes are sorted by competitor, then time: each competitor's nodes are one run, and
-            # a bisection inside each run counts its nodes at or before t (O(log nodes) a query)
-            who, tk = ids[known], t[known]
-            first = np.searchsorted(tl.node_player, who, side="left")
-            lo, hi = first.copy(), np.searchsorted(tl.node_player, who, side="right")
-            live = np.flatnonzero(lo < hi)
-            while live.size:
-                mid = (lo[live] + hi[live]) >> 1
-                le = tl.node_time[mid] <= tk[live]
-                lo[live] = np.where(le, mid + 1, lo[live])
-                hi[live] = np.where(le, hi[live], mid)
-                live = live[lo[live] < hi[live]]
-            at = lo - 1
-            ok = at >= first
-            out[np.flatnonzero(known)[ok]] = at[ok]
+            # a bisection inside the run finds the last at or before t (O(log nodes) a query)
+            _last_at_or_before(tl.node_player, np.ascontiguousarray(tl.node_time, dtype=np.float64),
+                               np.ascontiguousarray(ids, dtype=np.int64), np.ascontiguousarray(t, dtype=np.float64),
+                               out)
         return out
 
     def _check_time_base(self, games: Games) -> None:
