@@ -33,6 +33,19 @@ from smoothers.pymc_smoother import PartialSampleWarning, PyMCSmoother, Sampling
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def terminal_sigint():
+    """Ctrl-C as at a terminal: Python's default SIGINT handler. A test runner started in the
+    background by a non-interactive shell inherits SIGINT ignored, where no Ctrl-C can arrive."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _terminal_sigint_in_child():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # so that the child's Python installs its default handler
+
+
 @pytest.fixture(scope="module")
 def games():
     model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=0.05)
@@ -217,7 +230,7 @@ def test_ctrl_c_on_statespace_rate_with_pymc(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "statespace", "rate", str(tmp_path / "games.csv"), "--method",
                              "pymc:draws=1000000,tune=0,chains=2,progressbar=true"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_terminal_sigint_in_child)
     stderr = []
     reader = threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)
     reader.start()
