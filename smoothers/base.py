@@ -338,35 +338,12 @@ class SmootherFit:
         """Win/draw/loss forecasts (n, 3) of ``games``, each at its own time: a competitor's
         last fitted node at or before the game is moved forward by the model's transition (the
         random walk, or the Ornstein-Uhlenbeck step with reversion); newcomers start from the
-        prior. With posterior draws, the probability is averaged over draws."""
-        self._check_time_base(games)
-        t = self._times(games)
-        na = self._node_at(self._ids(games.a_name), t)
-        nb = self._node_at(self._ids(games.b_name), t)
-        at_home = ~games.neutral
-        ma, va, ga = self._moments(na, t)
-        mb, vb, gb = self._moments(nb, t)
-        model = self.model
+        prior. Without posterior draws, the model's forecast at :meth:`predict_diff`; with them,
+        the probability is averaged over draws."""
         if self.draws is None:
-            var = va + vb
-            if self.cov is not None:  # the difference's variance, covariance included
-                both = (na >= 0) & (nb >= 0)
-                # the transitions' noise is independent per competitor, so only their decays
-                # carry the nodes' covariance forward
-                decay = model.transition(ga)[0] * model.transition(gb)[0]
-                cov_ab = decay * self.cov[np.maximum(na, 0), np.maximum(nb, 0)]
-                var = np.where(both, var - 2.0 * cov_ab, var)
-            return model.proba(model.diff(ma, mb, at_home), np.maximum(var, 0.0))
-        # average over posterior draws, each moved forward by the transition since its last node
-        m0 = model.prior_mean
-        da, va = model.predict(np.where(na >= 0, self.draws[:, np.maximum(na, 0)], m0),
-                               np.where(na < 0, model.prior_var, 0.0), ga)
-        db, vb = model.predict(np.where(nb >= 0, self.draws[:, np.maximum(nb, 0)], m0),
-                               np.where(nb < 0, model.prior_var, 0.0), gb)
-        extra = va + vb
-        diffs = da - db + model.home * at_home
-        p = model.proba(diffs, np.broadcast_to(extra, diffs.shape))
-        return p.mean(axis=0)
+            return self.model.proba(*self.predict_diff(games))
+        diffs, noise = self._draw_diffs(games)
+        return self.model.proba(diffs, np.broadcast_to(noise, diffs.shape)).mean(axis=0)
 
     def predict_diff(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
         """``(mean, var)``: the predictive distribution of each game's skill difference
@@ -380,29 +357,41 @@ class SmootherFit:
         Gaussian ``N(d_k, u_k)``: the draw's difference, and the transition noise since each node,
         or the prior for a newcomer), the moments of their equal mixture by the law of total
         variance: ``mean = avg_k d_k``, ``var = avg_k u_k + avg_k (d_k - mean)^2``."""
+        if self.draws is not None:
+            diffs, noise = self._draw_diffs(games)
+            return diffs.mean(axis=0), np.broadcast_to(noise, diffs.shape[1:]) + diffs.var(axis=0)
+        t, na, nb = self._game_nodes(games)
+        model = self.model
+        ma, va, ga = self._moments(na, t)
+        mb, vb, gb = self._moments(nb, t)
+        var = va + vb
+        if self.cov is not None:
+            both = (na >= 0) & (nb >= 0)
+            # the transitions' noise is independent per competitor, so only their decays carry
+            # the nodes' covariance forward
+            decay = model.transition(ga)[0] * model.transition(gb)[0]
+            var = np.where(both, var - 2.0 * decay * self.cov[np.maximum(na, 0), np.maximum(nb, 0)], var)
+        return model.diff(ma, mb, ~games.neutral), np.maximum(var, 0.0)
+
+    def _game_nodes(self, games: Games) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each game's time and both competitors' last fitted nodes at or before it (-1: none)."""
         self._check_time_base(games)
         t = self._times(games)
-        na = self._node_at(self._ids(games.a_name), t)
-        nb = self._node_at(self._ids(games.b_name), t)
-        at_home = ~games.neutral
+        return t, self._node_at(self._ids(games.a_name), t), self._node_at(self._ids(games.b_name), t)
+
+    def _draw_diffs(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
+        """With posterior draws: each draw's skill difference of each game, (draws, n), each side
+        moved forward by the transition since its node (a newcomer: the prior mean), and the
+        variance that movement adds (the prior variance for a newcomer), summed over the sides."""
+        t, na, nb = self._game_nodes(games)
         model = self.model
-        if self.draws is None:
-            ma, va, ga = self._moments(na, t)
-            mb, vb, gb = self._moments(nb, t)
-            var = va + vb
-            if self.cov is not None:
-                both = (na >= 0) & (nb >= 0)
-                decay = model.transition(ga)[0] * model.transition(gb)[0]
-                var = np.where(both, var - 2.0 * decay * self.cov[np.maximum(na, 0), np.maximum(nb, 0)], var)
-            return model.diff(ma, mb, at_home), np.maximum(var, 0.0)
         sides = []
         for node in (na, nb):
             gap = np.where(node >= 0, np.maximum(t - self.timeline.node_time[np.maximum(node, 0)], 0.0), 0.0)
             sides.append(model.predict(np.where(node >= 0, self.draws[:, np.maximum(node, 0)], model.prior_mean),
                                        np.where(node < 0, model.prior_var, 0.0), gap))
         (da, ua), (db, ub) = sides
-        diffs = da - db + model.home * at_home
-        return diffs.mean(axis=0), np.broadcast_to(ua + ub, diffs.shape[1:]) + diffs.var(axis=0)
+        return da - db + model.home * ~games.neutral, ua + ub
 
     def ratings(self, at=None, *, centre: bool = False, level: float = 0.9) -> pd.DataFrame:
         """Leaderboard: ``player``, ``mean``, ``sd``, ``lower``/``upper`` (a central ``level``
