@@ -401,6 +401,21 @@ def _notify(s, backward, node_start, node_slice, prev, nxt, fwd, bwd, lik, befor
 
 
 @njit(cache=True)
+def _visit(s, backward, node_start, node_slice, game_start, prev, nxt, q, prior_pi, prior_tau, ga, gb, score, home,
+           beta, eps, fwd, bwd, lik, msg, tmp, before, tol, flag_b, flag_f):
+    """One flagged slice of a refit's sweep: its nodes' messages in the sweep's direction (backward
+    or forward), then its games, then its neighbours flagged where its nodes moved
+    (:func:`_notify`); returns the largest move of its nodes."""
+    _snapshot(s, node_start, fwd, bwd, lik, before)
+    if backward:
+        _backward_nodes(s, node_start, nxt, q, bwd, lik)
+    else:
+        _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik)
+    _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg, False, tmp)
+    return _notify(s, backward, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f)
+
+
+@njit(cache=True)
 def _refit(first_new, node_start, game_start, node_slice, prev, nxt, q, prior_pi, prior_tau, ga, gb, score, home,
            beta, eps, fwd, bwd, lik, msg, filtered_var, parallel_first, max_iter, tol):
     """A warm-started refit on a history grown by the slices from ``first_new`` on (nodes and games
@@ -433,30 +448,18 @@ def _refit(first_new, node_start, game_start, node_slice, prev, nxt, q, prior_pi
     earliest = first_new
     while sweeps < max_iter:
         change = 0.0
-        for s in range(n_slices - 1, -1, -1):
-            if flag_b[s]:
-                flag_b[s] = False
-                _snapshot(s, node_start, fwd, bwd, lik, before)
-                _backward_nodes(s, node_start, nxt, q, bwd, lik)
-                _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
-                             False, tmp)
-                d = _notify(s, True, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f)
-                if not d <= change:
-                    change = d
-                visits += 1
-                earliest = min(earliest, s)
-        for s in range(n_slices):
-            if flag_f[s]:
-                flag_f[s] = False
-                _snapshot(s, node_start, fwd, bwd, lik, before)
-                _forward_nodes(s, node_start, prev, q, prior_pi, prior_tau, fwd, lik)
-                _slice_games(game_start[s], game_start[s + 1], ga, gb, score, home, beta, eps, fwd, bwd, lik, msg,
-                             False, tmp)
-                d = _notify(s, False, node_start, node_slice, prev, nxt, fwd, bwd, lik, before, tol, flag_b, flag_f)
-                if not d <= change:
-                    change = d
-                visits += 1
-                earliest = min(earliest, s)
+        for backward in (True, False):
+            flags = flag_b if backward else flag_f
+            for j in range(n_slices):
+                s = n_slices - 1 - j if backward else j
+                if flags[s]:
+                    flags[s] = False
+                    d = _visit(s, backward, node_start, node_slice, game_start, prev, nxt, q, prior_pi, prior_tau, ga,
+                               gb, score, home, beta, eps, fwd, bwd, lik, msg, tmp, before, tol, flag_b, flag_f)
+                    if not d <= change:
+                        change = d
+                    visits += 1
+                    earliest = min(earliest, s)
         sweeps += 1
         if not (flag_b.any() or flag_f.any()):
             return sweeps, change, True, visits, earliest
