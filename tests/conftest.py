@@ -16,6 +16,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+# Under pytest-xdist each worker keeps its own numba cache: two processes writing one cache index
+# at once can load an entry the other is still writing (numba's cache has no lock between
+# processes). Set before any test module imports numba; child processes inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("NUMBA_CACHE_DIR"):
+    import tempfile
+
+    os.environ["NUMBA_CACHE_DIR"] = str(Path(tempfile.gettempdir()) / f"statespace-tests-{os.getuid()}"
+                                        / os.environ["PYTEST_XDIST_WORKER"] / "numba")
+
 #: Read-only real data sets (see ../shared/data/README.md); not part of the project.
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -55,8 +55,10 @@ def _cache_files(root: Path) -> list[Path]:
 
 
 @pytest.fixture
-def copy(tmp_path):
-    """The three packages copied without their caches, with the probe (callee value 1.0)."""
+def copy(tmp_path, monkeypatch):
+    """The three packages copied without their caches, with the probe (callee value 1.0); numba's
+    cache in the packages' own folders here too (as in :func:`_run`'s processes)."""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     for pkg in _cache.PACKAGES:
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     numeric = tmp_path / "statespace" / "_numeric.py"
