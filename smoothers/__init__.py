@@ -23,7 +23,10 @@ RTS smoother), ``ttt`` (TrueSkill Through Time), ``statespace._pytensor_config``
 
 from .base import Smoother, SmootherFit, Timeline, timeline
 from .bradley_terry import BradleyTerry
+from .colley import Colley
+from .keener import Keener
 from .laplace import LaplaceSmoother
+from .massey import Massey
 from .rts import RTSSmoother
 from .ttt import TrueSkillThroughTime
 
@@ -51,12 +54,16 @@ REGISTRY = {
     "pymc": _pymc,
     "ttt": TrueSkillThroughTime,
     "rts": RTSSmoother,
+    "colley": Colley,
+    "massey": Massey,
+    "keener": Keener,
 }
 
 #: Registered but left out of the default method list: PyMC (minutes, not seconds, on real data)
 #: and the RTS smoother (its forecasts after the last game are the EKF's own, as a last node keeps
 #: its filtered belief: a frozen comparison would repeat the EKF's row).
-NOT_BY_DEFAULT = {"pymc", "rts"}
+#: Massey and Keener rate from each side's points, which the default simulated scenario lacks.
+NOT_BY_DEFAULT = {"pymc", "rts", "massey", "keener"}
 
-__all__ = ["LaplaceSmoother", "BradleyTerry", "PyMCSmoother", "RTSSmoother", "TrueSkillThroughTime", "Smoother",
-           "SmootherFit", "Timeline", "timeline", "REGISTRY", "NOT_BY_DEFAULT"]
+__all__ = ["LaplaceSmoother", "BradleyTerry", "Colley", "Massey", "Keener", "PyMCSmoother", "RTSSmoother",
+           "TrueSkillThroughTime", "Smoother", "SmootherFit", "Timeline", "timeline", "REGISTRY", "NOT_BY_DEFAULT"]
