@@ -20,7 +20,7 @@ rating is read off them; nothing about the opponent enters the update (no streng
 so it is not a filter of the skill model's likelihood but a moment estimate: scoring rates stand
 in for the skill. The time update discounts both sums by ``2^(-dt / half_life)`` (the classic
 form has no discount, ``half_life=None``), so that the rating follows a changing strength, as a
-random walk's drift does. A pseudo-count ``c`` (``prior_points``) on both sums,
+random walk's drift does (default 180 days). A pseudo-count ``c`` (``prior_points``) on both sums,
 ``r = x log((PF + c) / (PA + c))``, gives a newcomer rating 0 and no division by zero. Forecasts
 go through the model's observation kernels (logistic link, scale 1, its draw model); the update
 reads the points (``score_a``, ``score_b``), never the forecast. ``x``, ``c`` and the half-life
@@ -47,6 +47,8 @@ __all__ = ["Pythagorean"]
 EXPONENT = 2.37
 #: points added to both sums: about a sixth of an NFL game's, so a first game is not a certainty
 PRIOR_POINTS = 4.0
+#: days over which past points count half: last season's points count about a quarter by the next
+HALF_LIFE = 180.0
 #: the tuner's upper bound on the half-life; an untuned method without a half-life starts there
 HALF_LIFE_MAX = 36500.0
 
@@ -107,8 +109,8 @@ class Pythagorean(Filter):
     prior_points:
         ``c``, added to both sums (4 points). In ``[1e-6, 1e12]``.
     half_life:
-        Time (days for dated games, else the games' time unit) over which past points count half;
-        ``None`` (default): no discount, James's running totals. In ``[1e-6, 1e12]``.
+        Time (days for dated games, else the games' time unit) over which past points count half
+        (180); ``None``: no discount, James's running totals. In ``[1e-6, 1e12]``.
     home:
         Logits added to ``a``'s rating when it plays at home (0; ``|home| <= 1e300``).
     draw:
@@ -132,7 +134,7 @@ class Pythagorean(Filter):
     _reads_points = False
 
     def __init__(self, exponent: float = EXPONENT, *, prior_points: float = PRIOR_POINTS,
-                 half_life: float | None = None, home: float = 0.0, draw="half"):
+                 half_life: float | None = HALF_LIFE, home: float = 0.0, draw="half"):
         self.exponent = C.number("Pythagorean", "exponent", exponent, 0.01, 100.0)
         self.prior_points = C.number("Pythagorean", "prior_points", prior_points, 1e-6, 1e12)
         self.half_life = None if half_life is None else C.number("Pythagorean", "half_life", half_life, 1e-6,
