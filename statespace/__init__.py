@@ -32,6 +32,7 @@ _LAZY = {
     "compare": "compare",
     "FixedForecast": "fixed",
     "auto": "auto", "Auto": "auto",
+    "Blend": "blend",
 }
 #: public submodules
 _SUBMODULES = ("scenarios", "metrics", "datasets")
@@ -41,6 +42,7 @@ __all__ = [
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
     "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "FixedForecast", "auto", "Auto",
+    "Blend",
 ]
 __version__ = "0.1.0"
 

@@ -57,8 +57,9 @@ __all__ = ["ENTRY_POINT_GROUP", "Entry", "RegistryWarning", "register", "get", "
 #: The entry point group third-party packages register methods in.
 ENTRY_POINT_GROUP = "statespace.methods"
 
-#: Packages whose methods are built in, in listing order.
-BUILTIN_PACKAGES = ("filters", "smoothers")
+#: Packages whose methods are built in, in listing order (and ``statespace.blend``, whose ``REGISTRY``
+#: holds the blend of other methods: it sits on top of the filters, so it is no filter module).
+BUILTIN_PACKAGES = ("filters", "smoothers", "statespace.blend")
 
 #: Where each built-in method is declared, in listing order: the filter module whose ``METHODS``
 #: holds it, or the package whose ``REGISTRY`` holds it (the smoothers). :func:`get` of one of
@@ -86,6 +87,7 @@ BUILTIN_INDEX = {
     "colley": "smoothers",
     "massey": "smoothers",
     "keener": "smoothers",
+    "blend": "statespace.blend",
 }
 
 # a name must survive the CLI's method specs: "name:key=value,..."
@@ -243,7 +245,8 @@ def _resolve_builtin(name: str) -> Entry | None:
     factory = declared.get(name)
     if factory is None:
         return None
-    entry = Entry(_check_name(name), _check_factory(name, factory), name not in hidden, where.split(".")[0])
+    entry = Entry(_check_name(name), _check_factory(name, factory), name not in hidden,
+                  where if where in BUILTIN_PACKAGES else where.split(".")[0])
     _entries[name] = entry
     return entry
 
