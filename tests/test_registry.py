@@ -16,7 +16,7 @@ import pytest
 import filters
 import smoothers
 from filters import Elo
-from statespace import FixedForecast, cli, compare, registry, scenarios
+from statespace import FixedForecast, Games, cli, compare, registry, scenarios
 from statespace.protocols import Configurable, Fitted, Method, OnlineMethod, TunableMethod, is_online
 
 
@@ -330,6 +330,9 @@ def test_broken_entry_point_never_breaks_the_cli(fresh, monkeypatch, plugin, cap
 
 # ---------------------------------------------------------------------------- protocols
 SMALL = scenarios.get("balanced", seed=5).games.take(np.arange(150))
+# the same games with each side's points (a win 2-0, a draw 1-1), for methods that rate from scores
+SMALL_SCORED = Games.from_arrays(SMALL.time, SMALL.a_name, SMALL.b_name, neutral=SMALL.neutral,
+                                 score_a=2.0 * SMALL.score, score_b=2.0 - 2.0 * SMALL.score)
 
 
 @pytest.mark.filterwarnings("ignore:BradleyTerry. the maximum-likelihood fit does not exist")
@@ -338,11 +341,12 @@ def test_every_registered_method_satisfies_method_and_its_fit_fitted(name):
     method = registry.get(name)()
     assert isinstance(method, Method), name
     assert isinstance(method.name, str)
-    fitted = method.fit(SMALL)
+    games = SMALL_SCORED if getattr(method, "needs_scores", False) else SMALL
+    fitted = method.fit(games)
     assert isinstance(fitted, Fitted), name
-    assert fitted.method is method and fitted.games is SMALL
-    p = fitted.predict_proba(SMALL)
-    assert p.shape == (len(SMALL), 3) and np.allclose(p.sum(axis=1), 1.0)
+    assert fitted.method is method and fitted.games is games
+    p = fitted.predict_proba(games)
+    assert p.shape == (len(games), 3) and np.allclose(p.sum(axis=1), 1.0)
     assert {"player", "mean", "games"} <= set(fitted.ratings().columns)
     assert {"time", "player", "mean"} <= set(fitted.trajectories().columns)
     if name in filters.REGISTRY:
