@@ -85,6 +85,15 @@ them for the choice). In :func:`statespace.compare` use the method object :class
   same without ``tune=True``; ``Auto()`` without a split refuses to run online (it would choose on
   the held-out games).
 
+**A blend of the best** (``blend=True``, off by default): after the choice, the :data:`BLEND_TOP`
+best candidates by training score are pooled by :class:`statespace.Blend` (log-linear pooling,
+its weights fitted on the same choice games after the same burn-in), and the blend is returned
+instead of the single pick only when its training score is lower by more than :data:`TIE`. The
+blend's row (stage ``"blend"``, its weights as ``settings``) is in the table either way. Its
+weights are fitted on the games they are scored on, as each candidate's settings are tuned on
+them: an in-sample comparison, in which a blend that holds the pick as a special case is rarely
+worse; judge it on held-out games (``compare``).
+
 Like :mod:`statespace.cli` and :mod:`statespace.registry`, this module sits on top of
 everything: it imports the sibling package ``filters`` (when a candidate is built), and nothing
 below it in ``statespace`` imports it (the package names ``statespace.auto`` and
@@ -93,13 +102,15 @@ below it in ``statespace`` imports it (the package names ``statespace.auto`` and
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import _auto_search, _auto_variant
+from . import _auto_search, _auto_variant, metrics
 from ._auto_candidate import Candidate, fmt
 from ._auto_search import AutoResult, choose, first_stage
 from ._auto_variant import Variant
@@ -107,7 +118,7 @@ from .games import Games
 from .model import SkillModel
 
 __all__ = ["auto", "Auto", "AutoFit", "Variant", "Candidate", "AutoResult", "DEFAULT_POWERS", "BURN_IN",
-           "OBSERVATIONS", "DEFAULT_OBSERVATIONS", "MIN_GAMES", "TIE", "GOALS_MAX_MEAN"]
+           "OBSERVATIONS", "DEFAULT_OBSERVATIONS", "MIN_GAMES", "TIE", "GOALS_MAX_MEAN", "BLEND_TOP"]
 
 # the constants live with the code that uses them; their comments here are what the API reference shows
 #: Box–Cox powers of ``1 + margin`` tried for the margin weights by default (0: ``log(1 + margin)``)
@@ -128,6 +139,8 @@ PROGRESS_AFTER = _auto_search.PROGRESS_AFTER
 #: one with the fewest tuned settings among them is chosen (a drifting home advantage whose drift
 #: was tuned to its lower bound is the fixed one, and costs a setting)
 TIE = _auto_search.TIE
+#: with ``blend=True``, how many of the best candidates (by training score) are pooled
+BLEND_TOP = 3
 
 
 class Auto:
@@ -165,6 +178,10 @@ class Auto:
     progress:
         ``True``: one line per candidate on stderr; ``False``: none; ``None`` (default): once the
         work has taken more than :data:`PROGRESS_AFTER` seconds.
+    blend:
+        ``True``: also pool the :data:`BLEND_TOP` best candidates (:class:`statespace.Blend`) and
+        return the blend when its training score is lower by more than :data:`TIE` (see the module
+        docstring); default ``False``.
     """
 
     name = "auto"
@@ -173,7 +190,7 @@ class Auto:
     def __init__(self, *, split: float | None = None, burn_in: float = BURN_IN, objective: str | None = None,
                  observations: Sequence[str] | str | None = None, powers: Sequence[float] | None = None,
                  drifting_home: bool = True, reversion: bool = True, candidates: Sequence[Variant] | None = None,
-                 maxiter: int = 200, progress: bool | None = None):
+                 maxiter: int = 200, progress: bool | None = None, blend: bool = False):
         if split is not None and not (isinstance(split, (int, float, np.integer, np.floating))
                                       and not isinstance(split, bool) and 0 < split < 1):
             raise ValueError(f"auto: split must be None or a fraction strictly between 0 and 1, got {split!r}")
@@ -224,6 +241,9 @@ class Auto:
         self.candidates = candidates
         self.maxiter = int(maxiter)
         self.progress = progress
+        if blend not in (True, False):
+            raise ValueError(f"auto: blend must be True or False, got {blend!r}")
+        self.blend = bool(blend)
         #: the :class:`AutoResult` of the latest choice this object made (``None`` before any): what
         #: ``compare`` chose for it, which ``compare``'s table does not keep
         self.last: AutoResult | None = None
@@ -238,6 +258,8 @@ class Auto:
         for k in ("drifting_home", "reversion"):
             if not getattr(self, k):
                 shown.append(f"{k}=False")
+        if self.blend:
+            shown.append("blend=True")
         return f"Auto({', '.join(shown)})"
 
     @property
@@ -251,6 +273,8 @@ class Auto:
         _check_games(games)
         choice_games = games if self.split is None else _first_part(games, self.split)
         method = choose(self, choice_games)
+        if self.blend:
+            method = _blended(self, method, choice_games)
         return AutoFit(method, method.run(games), games)
 
     def run(self, games: Games) -> "AutoFit":
@@ -283,12 +307,14 @@ class Auto:
         me = self if not changes else Auto(**{**self._options(), **changes})
         _check_games(games)
         method = choose(me, games)
+        if me.blend:
+            method = _blended(me, method, games)
         self.last = method.tuning
         return method
 
     def _options(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("split", "burn_in", "objective", "observations", "powers",
-                                              "drifting_home", "reversion", "candidates", "maxiter", "progress")}
+                                              "drifting_home", "reversion", "candidates", "maxiter", "progress", "blend")}
 
 
 def _check_burn_in(burn_in) -> None:
@@ -300,6 +326,52 @@ def _check_burn_in(burn_in) -> None:
 def _check_games(games) -> None:
     if not isinstance(games, Games):
         raise TypeError(f"auto: expected statespace.Games, got {type(games).__name__}")
+
+
+def _blended(opts: Auto, method: Candidate, games: Games):
+    """With ``blend=True``: the :data:`BLEND_TOP` best candidates pooled on ``games``, their row added
+    to the table; the blend (weights fixed, ``tuning`` the updated :class:`AutoResult`) when its
+    training score beats the pick's by more than :data:`TIE`, else the pick."""
+    from .blend import Blend
+
+    result = method.tuning
+    table = result.table
+    ok = table[np.isfinite(table["train_score"].to_numpy(dtype=float))]
+    top = list(ok.index[:BLEND_TOP])
+    if len(top) < 2:
+        table.attrs["not_tried"] = [*table.attrs.get("not_tried", []), "blend: fewer than 2 candidates were tuned"]
+        return method
+    t0 = time.perf_counter()
+    fit = Blend({label: result.methods[label] for label in top}, burn_in=opts.burn_in).fit(games)
+    scored = np.sort(games.order[int(round(opts.burn_in * len(games))):])
+    y, p = games.score[scored], fit.proba[scored]
+    draws = table.attrs.get("draws", False)
+    score = float(getattr(metrics, result.objective_name)(y, p))
+    label = f"blend of the best {len(top)}"
+    better = score < result.objective - TIE
+    row = pd.DataFrame([{"stage": "blend", "observation": "-", "home": "-", "reversion": False, "power": np.nan,
+                         "objective": result.objective_name, "train_score": score, "delta": np.nan,
+                         "train_log_loss": metrics.log_loss(y, p),
+                         "train_log_loss_3": metrics.log_loss_3(y, p) if draws else np.nan, "chosen": False,
+                         "tune_seconds": time.perf_counter() - t0,
+                         "converged": fit.info["result"] is None or bool(fit.info["result"].success), "at_bound": (),
+                         "settings": dict(fit.info["weights"]), "error": ""}], index=pd.Index([label]))
+    attrs = dict(table.attrs)
+    table = pd.concat([table, row.astype({c: table[c].dtype for c in ("power", "train_score") if c in table})])
+    chosen = label if better else result.chosen
+    table["chosen"] = table.index == chosen
+    table["delta"] = table["train_score"] - table.loc[chosen, "train_score"]
+    table = table.sort_values("train_score", kind="stable", na_position="last")
+    table.attrs.update(attrs)
+    if not better:
+        result.table = table
+        return method
+    out = fit.blend
+    out.tuning = dataclasses.replace(result, params=dict(fit.info["weights"]), se={}, objective=score, table=table,
+                                     chosen=label, variant=None,
+                                     message=f"chose {label!r} (statespace.Blend of {', '.join(top)}) among "
+                                             f"{len(table)} candidates")
+    return out
 
 
 def _first_part(games: Games, split: float) -> Games:
@@ -314,7 +386,9 @@ class AutoFit:
     """What :func:`auto` returns: the chosen filter fitted on the games, and why it was chosen.
 
     - ``method``: the chosen, tuned :class:`Candidate` (``method.run(games)`` runs it online
-      through any games; ``method.model`` its :class:`~statespace.SkillModel`);
+      through any games; ``method.model`` its :class:`~statespace.SkillModel`), or with
+      ``blend=True`` possibly a :class:`statespace.Blend` of the best candidates, its weights fixed
+      (``variant`` then ``None``, ``settings`` its weights, ``model`` its first member's);
     - ``run``: its run through the games given (a ``FilterRun``); ``proba``: the one-step-ahead
       forecasts of those games (input row order); ``games``;
     - ``table``: every candidate (index: its label), best training score first: ``stage``,
@@ -348,8 +422,9 @@ class AutoFit:
         return self.result.chosen
 
     @property
-    def variant(self) -> Variant:
-        return self.method.variant
+    def variant(self) -> Variant | None:
+        """The chosen candidate's :class:`Variant` (``None`` when a blend was chosen)."""
+        return getattr(self.method, "variant", None)
 
     @property
     def candidates(self) -> dict[str, Candidate]:
@@ -401,6 +476,8 @@ class AutoFit:
         t = self.table
         ok = t[np.isfinite(t["train_score"])]
         others = ok[~ok["chosen"]]
+        if self.variant is not None:  # a candidate was chosen: the blend's row is not one of its rivals
+            others = others[others["stage"] != "blend"]
         if not len(others):
             return "the only candidate that could be tuned"
         mine = ok.loc[self.chosen]
@@ -424,13 +501,18 @@ class AutoFit:
                 "log_loss": "the expected-score log loss" + ("" if a.get("draws") else
                                                                ": the games have no draws, so it is the likelihood"),
                 "brier": "the Brier score of the expected score"}[self.objective]
-        lines = [f"statespace.auto chose: EKF, {self.chosen}",
+        picked = f"EKF, {self.chosen}" if self.variant is not None else \
+            f"{self.chosen} (statespace.Blend, log-linear pool of {', '.join(self.method.members)})"
+        lines = [f"statespace.auto chose: {picked}",
                  f"  compared on {a['n_games']:,} games (the first {a['burn_in']:.0%} a burn-in, {a['n_scored']:,} "
                  f"scored), one-step-ahead {self.objective}: {what}; lower is better"]
         lines.append("  why: " + self._why())
-        units = "points of the score" if self.variant.observation == "margin" else "rating points"
         shown = ", ".join(f"{k} {fmt(v)}" for k, v in self.settings.items())
-        lines.append(f"  tuned settings ({units}; variances per day): {shown}")
+        if self.variant is None:
+            lines.append(f"  weights: {shown}")
+        else:
+            units = "points of the score" if self.variant.observation == "margin" else "rating points"
+            lines.append(f"  tuned settings ({units}; variances per day): {shown}")
         bound = t.loc[self.chosen, "at_bound"]
         if bound:
             lines.append(f"  at a bound of its search box: {', '.join(bound)}")
@@ -458,7 +540,7 @@ def auto(games: Games, *, split: float | None = None, **options) -> AutoFit:
     """Choose the best-forecasting EKF variant on ``games`` (or on their first ``split``) and return
     it fitted on ``games``, with the table of candidates (see the module docstring; ``options``
     are those of :class:`Auto`: ``burn_in``, ``objective``, ``observations``, ``powers``,
-    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``).
+    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``).
 
     Example::
 

@@ -282,3 +282,55 @@ def test_cli_auto_user_errors_are_one_line_exit_2(capsys, argv, fragment):
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("statespace: error: ") and fragment in lines[0], err
+
+
+# ---------------------------------------------------------------------------------------- blend=True
+def _loglinear_expected_score(probas, weights):
+    """The two-outcome log-linear pool written out: P(win) ∝ Π E_k^w_k, P(loss) ∝ Π (1 - E_k)^w_k."""
+    win = np.prod([(p[:, 0] + p[:, 1] / 2) ** w for p, w in zip(probas, weights)], axis=0)
+    loss = np.prod([(1 - p[:, 0] - p[:, 1] / 2) ** w for p, w in zip(probas, weights)], axis=0)
+    e = win / (win + loss)
+    return np.column_stack([e, np.zeros_like(e), 1 - e])
+
+
+def test_blend_option_adds_a_row_and_returns_the_blend_only_when_better(reverting):
+    from statespace.auto import BLEND_TOP, TIE
+    from statespace.blend import Blend
+
+    fit = auto(reverting, blend=True, progress=False)
+    t = fit.table
+    (label,) = t.index[t["stage"] == "blend"]
+    candidates = [n for n in t.index if n != label]
+    weights = t.loc[label, "settings"]
+    assert list(weights) == list(t.loc[candidates].sort_values("train_score").index[:BLEND_TOP])
+    assert all(w >= 0 for w in weights.values())
+    # its training score: the pool of the candidates' one-step-ahead forecasts, scored after the burn-in
+    scored = np.sort(reverting.order[int(round(0.3 * len(reverting))):])
+    probas = [fit.candidates[n].run(reverting).proba[scored] for n in weights]
+    pooled = _loglinear_expected_score(probas, list(weights.values()))
+    assert t.loc[label, "train_score"] == pytest.approx(ss.metrics.log_loss(reverting.score[scored], pooled),
+                                                        rel=1e-9)
+    pick = t.loc[candidates, "train_score"].min()
+    better = t.loc[label, "train_score"] < pick - TIE
+    assert bool(t.loc[label, "chosen"]) == better
+    assert isinstance(fit.method, Blend if better else Candidate)
+    assert t["chosen"].sum() == 1 and fit.chosen == (label if better else fit.result.chosen)
+    assert label in fit.summary()
+    p = fit.predict_proba(reverting)
+    assert p.shape == (len(reverting), 3) and np.allclose(p.sum(axis=1), 1.0)
+    # without the option: no blend row
+    assert "blend" not in set(auto(reverting, progress=False).table["stage"])
+
+
+def test_blend_option_never_sees_the_held_out_games(adversarial):
+    games, bad = adversarial
+    honest = auto(games, split=0.5, reversion=False, blend=True, progress=False)
+    fooled = auto(bad, split=0.5, reversion=False, blend=True, progress=False)
+    _same_choice(honest.table, fooled.table)
+    assert "blend" in set(honest.table["stage"])
+
+
+def test_blend_option_is_checked(reverting):
+    with pytest.raises(ValueError, match="blend must be True or False"):
+        Auto(blend="yes")
+    assert "blend=True" in repr(Auto(blend=True))
