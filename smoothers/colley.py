@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import spsolve
+from scipy.sparse.linalg import LinearOperator, cg, splu
 
 from ._static import StaticRanking, Table
 
 __all__ = ["Colley", "colley_ratings"]
+
+#: Up to this many competitors ``C`` is factorised (exact); above it, Jacobi-preconditioned
+#: conjugate gradients solve it to ``CG_RTOL`` (``C``'s strict diagonal dominance keeps that fast),
+#: falling back to the factor if they do not converge.
+DIRECT_LIMIT = 2000
+CG_RTOL = 1e-13
 
 
 def colley_ratings(t: Table) -> np.ndarray:
@@ -31,12 +37,19 @@ def colley_ratings(t: Table) -> np.ndarray:
     ``n_i`` the games competitor ``i`` played, ``N_ij`` the games between ``i`` and ``j``, ``w_i``
     and ``l_i`` its wins and losses (a draw half of each, so ``w_i - l_i`` sums ``2 s - 1`` over its
     games, ``s`` its score 1, 1/2 or 0). ``C`` is symmetric and strictly diagonally dominant,
-    hence non-singular; it is solved as a sparse system."""
+    hence non-singular (and positive definite); it is solved as a sparse system, by a sparse LU
+    factor up to ``DIRECT_LIMIT`` competitors and by preconditioned conjugate gradients above."""
     played = t.played()
     C = (sp.identity(t.n, format="csr") * 2.0 + sp.diags(played) - t.pair_matrix()).tocsc()
     margin = t.weight * (2.0 * t.score - 1.0)
     b = 1.0 + (np.bincount(t.a, margin, minlength=t.n) - np.bincount(t.b, margin, minlength=t.n)) / 2.0
-    return np.atleast_1d(spsolve(C, b))
+    if t.n > DIRECT_LIMIT:
+        inv_diag = 1.0 / C.diagonal()
+        r, status = cg(C, b, rtol=CG_RTOL, atol=0.0, maxiter=10 * t.n,
+                       M=LinearOperator(C.shape, matvec=lambda v: inv_diag * v, dtype=float))
+        if status == 0:
+            return r
+    return np.atleast_1d(splu(C, permc_spec="MMD_AT_PLUS_A").solve(b))
 
 
 class Colley(StaticRanking):

@@ -177,6 +177,17 @@ def test_colley_equals_the_dense_textbook_solve(table):
         assert got[names[p]] == pytest.approx(expected[k], abs=1e-9)
 
 
+def test_colley_conjugate_gradients_agree_with_the_factor(monkeypatch):
+    import smoothers.colley as colley
+
+    games = league(seed=6, n_players=40, n_games=600)
+    direct = rating_of(Colley().fit(games))
+    monkeypatch.setattr(colley, "DIRECT_LIMIT", 0)
+    iterative = rating_of(Colley().fit(games))
+    for p, r in direct.items():
+        assert iterative[p] == pytest.approx(r, abs=1e-10)
+
+
 @SETTINGS
 @given(tables(connected=True), st.booleans())
 def test_massey_equals_the_dense_textbook_solve(table, home):
