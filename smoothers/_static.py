@@ -174,9 +174,10 @@ class StaticFit(SmootherFit):
     out-of-sample data (``link_diff``, ``link_home``, ``link_result``, ``link_rows``: the
     scored games' rows in the fit table) and what the kernel reports."""
 
-    def __init__(self, *args, link: Link, **kwargs):
+    def __init__(self, *args, link: Link, first_time: np.ndarray, **kwargs):
         super().__init__(*args, **kwargs)
         self.link = link
+        self.first_time = first_time  # each node's first fit game (its node time is the last)
 
     def ratings(self, at=None, *, centre: bool = False) -> pd.DataFrame:
         """Leaderboard ``player``, ``mean`` (the rating), ``games``, best first. A static rating is
@@ -189,10 +190,17 @@ class StaticFit(SmootherFit):
         return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
     def trajectories(self, *, centre: bool = False) -> pd.DataFrame:
-        """One row per competitor: ``time`` (its last fit game, days), ``player``, ``mean``."""
+        """``time`` (days), ``player``, ``mean``: each competitor's one rating at its first and at
+        its last fit game (one row when they coincide), so that plots draw it as a flat line."""
         tl = self.timeline
         mean = self.mean - (self.mean.mean() if centre and self.mean.size else 0.0)
-        return pd.DataFrame({"time": tl.node_time, "player": tl.players[tl.node_player], "mean": mean})
+        first = self.first_time
+        two = first < tl.node_time
+        time = np.concatenate([first, tl.node_time[two]])
+        node = np.concatenate([np.arange(tl.n_nodes), np.flatnonzero(two)])
+        order = np.lexsort((time, node))
+        return pd.DataFrame({"time": time[order], "player": tl.players[tl.node_player[node[order]]],
+                             "mean": mean[node[order]]})
 
 
 class StaticRanking(Smoother):
@@ -315,9 +323,12 @@ class StaticRanking(Smoother):
         last = np.full(games.players.size, -np.inf)
         np.maximum.at(last, games.a, days)
         np.maximum.at(last, games.b, days)
+        first = np.full(games.players.size, np.inf)
+        np.minimum.at(first, games.a, days)
+        np.minimum.at(first, games.b, days)
         node_of = np.full(games.players.size, -1, dtype=np.int64)
         node_of[active] = np.arange(active.size)
         tl = Timeline(games.players, active.astype(np.int64), last[active], np.full(active.size, -1, dtype=np.int64),
                       np.zeros(active.size), node_of[games.a], node_of[games.b])
         return StaticFit(self, games, tl, r[active], np.zeros(active.size), link.model(float(self.newcomer)),
-                         self.times, info=info, static=True, link=link)
+                         self.times, info=info, static=True, link=link, first_time=first[active])

@@ -80,7 +80,7 @@ def massey_ratings(t: Table, home: bool = True) -> tuple[np.ndarray, float | Non
 
 
 class Massey(StaticRanking):
-    """Massey's least-squares ratings (Massey 1997): ``r_a - r_b (+ h home) = score_a - score_b``.
+    """Massey's least-squares ratings (Massey 1997) from margins: r_a - r_b (+ h home) = score_a - score_b.
 
     Ratings are in points (margin units) and sum to zero in every connected group of competitors
     (a competitor without games gets 0). ``home=True`` (default) fits Massey's home advantage

@@ -401,6 +401,13 @@ def test_newcomers_get_the_average_rating_and_the_fitted_face():
         assert d[0] == pytest.approx(cls.newcomer - dict(zip(board["player"], board["mean"]))["t00"])
         traj = fit.trajectories()
         assert set(traj["player"]) == set(board["player"])
+        # each rating is flat from the competitor's first to its last fit game
+        frame = games.to_frame()
+        days = games.days()
+        for p, rows in traj.groupby("player"):
+            played = days[(frame["a"] == p) | (frame["b"] == p)]
+            assert list(rows["time"]) == sorted({played.min(), played.max()})
+            assert rows["mean"].nunique() == 1
 
 
 # ---------------------------------------------------------------------------- compare, registry, errors
