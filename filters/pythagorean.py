@@ -130,6 +130,8 @@ class Pythagorean(Filter):
     _site = _site
     _apply = _apply
     rule = K.RULE_CUSTOM
+    #: it rates from each side's points (``score_a``, ``score_b``), which the games must have
+    needs_scores = True
     #: whether the model says it reads the points (only on the copy a run uses, see :meth:`_run`)
     _reads_points = False
 
@@ -204,7 +206,9 @@ class Pythagorean(Filter):
         """:meth:`Filter._run` by a copy whose model reads the points (see :class:`_Points`)."""
         if isinstance(games, Games):
             self.check_games(games)
-        return Filter._run(self._points_reader(), games, initial, state, record)
+        run = Filter._run(self._points_reader(), games, initial, state, record)
+        run.method = self  # a replay (trajectories) comes back through here
+        return run
 
     def update(self, state, batch):
         """:meth:`Filter.update` by a copy whose model reads the points (see :class:`_Points`)."""

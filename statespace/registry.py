@@ -68,15 +68,15 @@ BUILTIN_PACKAGES = ("filters", "smoothers", "statespace.blend")
 #: is still found by the full discovery, and tests/test_registry.py checks that the index agrees
 #: with it.
 BUILTIN_INDEX = {
+    "dwz": "filters.dwz",
+    "ecf": "filters.ecf",
     "ekf": "filters.ekf",
     "elo": "filters.elo",
     "elo_fide": "filters.elo",
     "glicko": "filters.glicko",
     "glicko2": "filters.glicko",
-    "stephenson": "filters.stephenson",
-    "ecf": "filters.ecf",
-    "dwz": "filters.dwz",
     "pythagorean": "filters.pythagorean",
+    "stephenson": "filters.stephenson",
     "trueskill": "filters.trueskill",
     "wenglin": "filters.wenglin",
     "laplace": "smoothers",

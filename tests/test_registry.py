@@ -162,7 +162,7 @@ def test_filters_registry_is_every_module_methods():
     for module in modules:
         expected.update(getattr(sys.modules[f"filters.{module}"], "METHODS", {}))
     assert filters.REGISTRY == expected
-    assert filters.NOT_BY_DEFAULT == set()
+    assert filters.NOT_BY_DEFAULT == {"pythagorean"}  # rates from each side's points, which the default scenario lacks
     assert {"Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "EKF", "REGISTRY"} <= set(filters.__all__)
 
 
@@ -353,7 +353,7 @@ def test_every_registered_method_satisfies_method_and_its_fit_fitted(name):
         assert isinstance(method, OnlineMethod) and isinstance(method, TunableMethod)
         assert isinstance(method, Configurable)
         assert is_online(method)
-        assert method.run(SMALL).proba.shape == (len(SMALL), 3)
+        assert method.run(games).proba.shape == (len(games), 3)
         assert type(method.with_params()) is type(method)
         assert repr(type(method)(**method.get_params())) == repr(method)
     else:
