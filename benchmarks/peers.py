@@ -599,7 +599,10 @@ def scripts_part(args, stem: Path) -> dict:
         if args.quick and not in_quick:
             res[script] = {"status": "skipped with --quick"}
             continue
-        cmd = [sys.executable, str(path)] + (["--quick"] if args.quick else [])
+        # each script's own files go beside this report, not to its default place in benchmarks/results
+        own = {"bench_loading.py": ["--json", str(stem.with_name(f"{stem.name}-bench_loading.json"))],
+               "bench_laplace_scale.py": ["--no-save"]}.get(script, [])
+        cmd = [sys.executable, str(path)] + (["--quick"] if args.quick else []) + own
         progress(f"running {' '.join(cmd[1:])}")
         w0 = time.perf_counter()
         try:

@@ -16,7 +16,11 @@ import smoothers
 
 import filters
 from statespace import Games, cli, scenarios
+from statespace import blend
 from statespace.cli import CLIError, main, parse_method, parse_methods, parse_periods
+
+#: registered but not compared by default (each package's own list)
+NOT_BY_DEFAULT = smoothers.NOT_BY_DEFAULT | filters.NOT_BY_DEFAULT | blend.NOT_BY_DEFAULT
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +124,7 @@ def test_compare_default_prints_header_and_table(capsys):
     rows = [line.split()[0] for line in body[:body.index("")]]
     import smoothers
 
-    assert sorted(rows) == sorted(set(cli.registry()) - smoothers.NOT_BY_DEFAULT - filters.NOT_BY_DEFAULT)
+    assert sorted(rows) == sorted(set(cli.registry()) - NOT_BY_DEFAULT)
     assert "best" in out
 
 
@@ -130,7 +134,7 @@ def test_compare_json_one_record_per_method(capsys):
     data = json.loads(out)
     assert data["n_games"] == 600 and data["n_test"] == 180 and data["mode"] == "frozen"
     records = data["methods"]
-    assert sorted(r["method"] for r in records) == sorted(set(cli.registry()) - smoothers.NOT_BY_DEFAULT - filters.NOT_BY_DEFAULT)
+    assert sorted(r["method"] for r in records) == sorted(set(cli.registry()) - NOT_BY_DEFAULT)
     losses = [r["log_loss"] for r in records]
     assert losses == sorted(losses)
     for r in records:
@@ -363,7 +367,7 @@ def test_parse_methods_grouping():
     named = parse_methods(["elo:k=24,home=60,elo_fide,elo:k=10"])
     assert list(named) == ["elo:k=24,home=60", "elo_fide", "elo:k=10"]
     assert named["elo:k=10"].k == 10
-    assert set(parse_methods(None)) == set(cli.registry()) - smoothers.NOT_BY_DEFAULT - filters.NOT_BY_DEFAULT
+    assert set(parse_methods(None)) == set(cli.registry()) - NOT_BY_DEFAULT
     assert set(parse_methods(None)) == set(cli.registry(default_only=True))
 
 
