@@ -184,12 +184,19 @@ class Filter(Settings):
     _update: ClassVar[Any] = None
     #: how many leading state columns a run records after each game (None: all of them)
     record_columns: ClassVar[int | None] = None
+    #: the kernels read each side's points (``score_a``, ``score_b``) although the model's
+    #: observation is win/draw/loss (a filter that rates from points, as Pythagorean does)
+    needs_scores: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ to implement
     @property
     def model(self) -> SkillModel:  # pragma: no cover - abstract
         """The :class:`statespace.SkillModel` this filter assumes, in its own units."""
         raise NotImplementedError
+
+    def _reads_scores(self) -> bool:
+        """Whether a run hands ``score_a`` and ``score_b`` to the kernels."""
+        return self.needs_scores or self.model.observation.needs_scores
 
     def theta(self) -> np.ndarray:
         """Parameter vector passed to the kernels: :meth:`kernel_value` of each name in
@@ -366,7 +373,7 @@ class Filter(Settings):
         self.check_games(batch)
         self._check_time_base(state, batch)
         out, ids = self._aligned(state, batch)
-        g = _GameArrays.of(batch, ids, None, self.model.observation.needs_scores)
+        g = _GameArrays.of(batch, ids, None, self._reads_scores())
         derivs, forecast, obs = self.observation_kernels()
         cls = type(self)
         theta = self.theta()
@@ -449,7 +456,7 @@ class Filter(Settings):
             st, ids = self._aligned(state, games, initial)
         # the state's last-appearance times are now in this table's time base
         st = dataclasses.replace(st, time_base=games.time_base)
-        g = _GameArrays.of(games, None if state is None else ids, self.times(games), self.model.observation.needs_scores)
+        g = _GameArrays.of(games, None if state is None else ids, self.times(games), self._reads_scores())
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k if record else 0))

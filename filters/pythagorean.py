@@ -29,13 +29,11 @@ are fitted on training games by :meth:`~filters.base.Filter.tune`.
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
 
 from statespace import Games, SkillModel
-from statespace.outcome import Outcome
 
 from . import _checks as C
 from . import _kernels as K
@@ -47,7 +45,8 @@ __all__ = ["Pythagorean"]
 EXPONENT = 2.37
 #: points added to both sums: about a sixth of an NFL game's, so a first game is not a certainty
 PRIOR_POINTS = 4.0
-#: days over which past points count half: last season's points count about a quarter by the next
+#: days over which past points count half: last season's points count about a quarter by the next.
+#: What ``tune`` chooses on the first 90% of the NFL games (from starts at 60 and 365 days alike)
 HALF_LIFE = 180.0
 #: the tuner's upper bound on the half-life; an untuned method without a half-life starts there
 HALF_LIFE_MAX = 36500.0
@@ -92,13 +91,6 @@ def _apply(x, count, theta, i, scratch):
     x[i, _RATING] = theta[_X] * math.log((x[i, _PF] + theta[_C]) / (x[i, _PA] + theta[_C]))
 
 
-class _Points(Outcome):
-    """Win/draw/loss forecast as :class:`~statespace.Outcome`, from a model that reads each side's
-    points: the run loop then hands ``score_a`` and ``score_b`` to the kernels."""
-
-    needs_scores = True
-
-
 class Pythagorean(Filter):
     """Pythagorean expectation with log5 (see the module docstring).
 
@@ -132,8 +124,6 @@ class Pythagorean(Filter):
     rule = K.RULE_CUSTOM
     #: it rates from each side's points (``score_a``, ``score_b``), which the games must have
     needs_scores = True
-    #: whether the model says it reads the points (only on the copy a run uses, see :meth:`_run`)
-    _reads_points = False
 
     def __init__(self, exponent: float = EXPONENT, *, prior_points: float = PRIOR_POINTS,
                  half_life: float | None = HALF_LIFE, home: float = 0.0, draw="half"):
@@ -168,11 +158,8 @@ class Pythagorean(Filter):
     @property
     def model(self) -> SkillModel:
         """Logistic link at scale 1 (the rating is a logit), the chosen draw model, no drift."""
-        m = SkillModel(link="logistic", scale=1.0, prior_mean=0.0, prior_var=0.0, drift=0.0, draw=self.draw,
-                       home=self.home)
-        if self._reads_points:
-            object.__setattr__(m, "observation", _Points(m.link, m.draw))
-        return m
+        return SkillModel(link="logistic", scale=1.0, prior_mean=0.0, prior_var=0.0, drift=0.0, draw=self.draw,
+                          home=self.home)
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``exponent`` in [0.2, 30], ``prior_points`` in [0.01, 1000], ``half_life`` in [7, 36500]
@@ -196,23 +183,6 @@ class Pythagorean(Filter):
             rows = np.flatnonzero(bad)[:5].tolist()
             raise ValueError(f"pythagorean: columns 'score_a' and 'score_b' must be finite points >= 0; rows {rows} "
                              f"are not")
-
-    def _points_reader(self) -> "Pythagorean":
-        twin = copy.copy(self)
-        twin._reads_points = True
-        return twin
-
-    def _run(self, games, initial, state, record):
-        """:meth:`Filter._run` by a copy whose model reads the points (see :class:`_Points`)."""
-        if isinstance(games, Games):
-            self.check_games(games)
-        run = Filter._run(self._points_reader(), games, initial, state, record)
-        run.method = self  # a replay (trajectories) comes back through here
-        return run
-
-    def update(self, state, batch):
-        """:meth:`Filter.update` by a copy whose model reads the points (see :class:`_Points`)."""
-        return Filter.update(self._points_reader(), state, batch)
 
     def prior_row(self) -> np.ndarray:
         return np.array([0.0, 0.0, 0.0])
