@@ -209,17 +209,31 @@ class StaticRanking(Smoother):
     competitor without games), ``needs_scores`` and implements :meth:`rate`.
 
     ``link_blocks``: the number of consecutive time blocks the fit games are cut into to fit the
-    link out of sample (an integer >= 2; default 5)."""
+    link out of sample (an integer >= 2; default 5).
+
+    ``window``: rate from the games of the last ``window`` days only (time units for games without
+    dates) before the point rated from — the end of the fit games for the final ratings, a block's
+    first game for the link's history — as the rules are written for one season's table; ``None``
+    (default): every fit game, whatever its age."""
 
     name: ClassVar[str] = "static"
     newcomer: ClassVar[float] = 0.0
     needs_scores: ClassVar[bool] = False
 
-    def __init__(self, *, link_blocks: int = 5):
+    def __init__(self, *, link_blocks: int = 5, window: float | None = None):
         if isinstance(link_blocks, bool) or not isinstance(link_blocks, (int, np.integer)) or link_blocks < 2:
             raise ValueError(f"{self.name}: link_blocks must be a whole number >= 2 (the link is fitted on every "
                              f"block after the first, from the ratings of the games before it), got {link_blocks!r}")
         self.link_blocks = int(link_blocks)
+        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating))
+                                   or not 0 < window < np.inf):
+            raise ValueError(f"{self.name}: window must be a positive number of days (the games rated from: the "
+                             f"last window days) or None (all of them), got {window!r}")
+        self.window = None if window is None else float(window)
+
+    def _recent(self, rows: np.ndarray, days: np.ndarray, end: float) -> np.ndarray:
+        """Those of ``rows`` within the last ``window`` days before ``end`` (all without a window)."""
+        return rows if self.window is None else rows[days[rows] > end - self.window]
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -302,7 +316,7 @@ class StaticRanking(Smoother):
             n_before = int(np.searchsorted(t_sorted, t_sorted[cuts[j]], side="left"))
             if n_before == 0:
                 continue
-            r, _ = self._ratings_of(games, np.sort(order[:n_before]))
+            r, _ = self._ratings_of(games, self._recent(np.sort(order[:n_before]), days, t_sorted[cuts[j]]))
             diffs.append(r[games.a[block]] - r[games.b[block]])
             homes.append((~games.neutral[block]).astype(float))
             ys.append(games.score[block])
@@ -311,7 +325,7 @@ class StaticRanking(Smoother):
         cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
         d, h, y, w = cat(diffs), cat(homes), cat(ys), cat(ws)
         link = fit_link(d, h, y, w, draws=bool(np.any(games.score == 0.5)), has_home=bool(np.any(~games.neutral)))
-        r, info = self._ratings_of(games, np.arange(n))
+        r, info = self._ratings_of(games, self._recent(np.arange(n), days, float(t_sorted[-1]) if n else 0.0))
         info = {**info, "link": link, "link_diff": d, "link_home": h, "link_result": y,
                 "link_rows": cat(scored).astype(np.int64)}
         return self._fitted(games, r, link, info)

@@ -63,8 +63,8 @@ class Colley(StaticRanking):
     name = "colley"
     newcomer = 0.5
 
-    def __init__(self, *, link_blocks: int = 5):
-        super().__init__(link_blocks=link_blocks)
+    def __init__(self, *, link_blocks: int = 5, window: float | None = None):
+        super().__init__(link_blocks=link_blocks, window=window)
 
     def rate(self, t: Table) -> tuple[np.ndarray, dict]:
         return colley_ratings(t), {}

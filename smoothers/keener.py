@@ -87,14 +87,15 @@ class Keener(StaticRanking):
     newcomer = 100.0
     needs_scores = True
 
-    def __init__(self, *, tol: float = 1e-10, max_iter: int = 100_000, link_blocks: int = 5):
+    def __init__(self, *, tol: float = 1e-10, max_iter: int = 100_000, link_blocks: int = 5,
+                 window: float | None = None):
         if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) or not 0 < tol < 1:
             raise ValueError(f"keener: tol must be a number in (0, 1), got {tol!r}")
         if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
             raise ValueError(f"keener: max_iter must be a whole number >= 1, got {max_iter!r}")
         self.tol = float(tol)
         self.max_iter = int(max_iter)
-        super().__init__(link_blocks=link_blocks)
+        super().__init__(link_blocks=link_blocks, window=window)
 
     def rate(self, t: Table) -> tuple[np.ndarray, dict]:
         r, iterations = keener_ratings(t, self.tol, self.max_iter)

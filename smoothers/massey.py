@@ -94,11 +94,11 @@ class Massey(StaticRanking):
     newcomer = 0.0
     needs_scores = True
 
-    def __init__(self, *, home: bool = True, link_blocks: int = 5):
+    def __init__(self, *, home: bool = True, link_blocks: int = 5, window: float | None = None):
         if not isinstance(home, (bool, np.bool_)):
             raise ValueError(f"massey: home must be True or False, got {home!r}")
         self.home = bool(home)
-        super().__init__(link_blocks=link_blocks)
+        super().__init__(link_blocks=link_blocks, window=window)
 
     def rate(self, t: Table) -> tuple[np.ndarray, dict]:
         r, h = massey_ratings(t, self.home)

@@ -317,10 +317,13 @@ def _cmd_rate(args, out, err) -> int:
           f"{what}", file=out)
     print(file=out)
     cells = [["rank", "competitor", "rating"] + (["sd"] if "sd" in table else []) + ["games"]]
+    # one decimal on the Elo scale; more where the ratings spread less (Colley's lie in [0, 1])
+    spread = float(np.ptp(table["rating"])) if len(table) > 1 else 0.0
+    places = 1 if not 0 < spread < 10 else min(6, 2 - int(math.floor(math.log10(spread))))
     for r in table.itertuples(index=False):
-        row = [str(r.rank), str(r.competitor), f"{r.rating:.1f}"]
+        row = [str(r.rank), str(r.competitor), f"{r.rating:.{places}f}"]
         if "sd" in table:
-            row.append(f"{r.sd:.1f}")
+            row.append(f"{r.sd:.{places}f}")
         row.append(str(r.games))
         cells.append(row)
     widths = [max(len(c[j]) for c in cells) for j in range(len(cells[0]))]

@@ -442,7 +442,7 @@ def test_cli_rate_methods_and_compare(capsys):
 
     assert main(["rate", "--scenario", "balanced", "--method", "colley", "--top", "3"]) == 0
     out = capsys.readouterr().out
-    assert "Colley(link_blocks=5)" in out
+    assert "Colley(link_blocks=5, window=None)" in out
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
     assert any(line.startswith("keener") and "not compared by default" in line for line in out.splitlines())
@@ -465,6 +465,9 @@ def test_no_scores_is_an_error_naming_the_columns(cls):
     (lambda: Massey(home="yes"), "home"),
     (lambda: Keener(tol=0.0), "tol"),
     (lambda: Keener(max_iter=0), "max_iter"),
+    (lambda: Colley(window=0), "window"),
+    (lambda: Massey(window=float("inf")), "window"),
+    (lambda: Keener(window="season"), "window"),
 ])
 def test_bad_settings_name_the_setting(make, fragment):
     with pytest.raises(ValueError, match=fragment):
@@ -473,6 +476,34 @@ def test_bad_settings_name_the_setting(make, fragment):
 
 def test_settings_round_trip():
     m = Keener(tol=1e-9, max_iter=50, link_blocks=3)
-    assert m.get_params() == {"tol": 1e-9, "max_iter": 50, "link_blocks": 3}
+    assert m.get_params() == {"tol": 1e-9, "max_iter": 50, "link_blocks": 3, "window": None}
     assert m.with_params(link_blocks=4).link_blocks == 4
-    assert Massey(home=False).get_params() == {"home": False, "link_blocks": 5}
+    assert Massey(home=False).get_params() == {"home": False, "link_blocks": 5, "window": None}
+    assert Colley(window=365).with_params(window=30).window == 30.0
+
+
+@pytest.mark.parametrize("cls", [Colley, Massey, Keener])
+def test_a_window_rates_from_the_recent_games_only(cls):
+    """With ``window=w`` the final ratings are a plain fit of the games of the last ``w`` days
+    (a competitor absent from them gets the average rating), and each link block's differences
+    come from the ``w`` days before the block's first game."""
+    games = league(seed=3)
+    days = games.days()
+    w = 90.0
+    fit = cls(window=w).fit(games)
+    recent = np.flatnonzero(days > days.max() - w)
+    ref = rating_of(cls().fit(games.take(recent)))
+    got = rating_of(fit)
+    for name in games.players:
+        assert got[name] == pytest.approx(ref.get(name, cls.newcomer), abs=1e-9)
+    order = games.order
+    cuts = np.round(np.linspace(0, len(games), 6)).astype(int)
+    for j in range(1, 5):
+        block = order[cuts[j]:cuts[j + 1]]
+        start = days[block].min()
+        before = np.flatnonzero((days < start) & (days > start - w))
+        ref = rating_of(cls().fit(games.take(before)))
+        expect = [ref.get(a, cls.newcomer) - ref.get(b, cls.newcomer)
+                  for a, b in zip(games.a_name[block], games.b_name[block])]
+        got_d = fit.info["link_diff"][cuts[j] - cuts[1]:cuts[j + 1] - cuts[1]]
+        np.testing.assert_allclose(got_d, expect, rtol=1e-9, atol=1e-9)
