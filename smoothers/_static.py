@@ -19,7 +19,8 @@ at ``scale = 1 / beta``, home advantage ``gamma / beta`` and a threshold draw ma
 Fitting the link on the games the ratings were computed from overstates its confidence (every
 game has already pulled its competitors' ratings apart in the direction of its result), so the
 link is fitted out of sample within the fit games: they are cut, in time order, into
-``link_blocks`` consecutive blocks of (nearly) equal counts; for every block after the first the
+``link_blocks`` consecutive blocks of (nearly) equal counts (with a ``window``, blocks as long as
+the window, see :class:`StaticRanking`); for every block after the first the
 ratings are computed from the fit games strictly earlier than the block's first game, and the
 block's rating differences (a competitor without earlier games gets the rule's average rating,
 as a newcomer does at forecast time) and results are collected. The first block has no history
@@ -214,7 +215,9 @@ class StaticRanking(Smoother):
     ``window``: rate from the games of the last ``window`` days only (time units for games without
     dates) before the point rated from — the end of the fit games for the final ratings, a block's
     first game for the link's history — as the rules are written for one season's table; ``None``
-    (default): every fit game, whatever its age."""
+    (default): every fit game, whatever its age. With a window the link's blocks are as long as the
+    window, the last ``link_blocks - 1`` of them before the end of the fit games (each rated from
+    the window before it), so that the link is fitted at the horizon it forecasts at."""
 
     name: ClassVar[str] = "static"
     newcomer: ClassVar[float] = 0.0
@@ -304,8 +307,13 @@ class StaticRanking(Smoother):
         order = games.order
         days = games.days()
         t_sorted = days[order]
-        k = min(self.link_blocks, n)
-        cuts = np.round(np.linspace(0, n, k + 1)).astype(np.int64)
+        if self.window is None:
+            k = min(self.link_blocks, n)
+            cuts = np.round(np.linspace(0, n, k + 1)).astype(np.int64)
+        else:  # blocks as long as the window, the last ``link_blocks - 1`` before the end are scored
+            k = self.link_blocks
+            starts = t_sorted[-1] - self.window * np.arange(k - 1, 0, -1) if n else np.zeros(0)
+            cuts = np.concatenate([[0], np.searchsorted(t_sorted, starts, side="right"), [n]]).astype(np.int64)
         diffs, homes, ys, ws, scored = [], [], [], [], []
         for j in range(1, k):
             block = order[cuts[j]:cuts[j + 1]]

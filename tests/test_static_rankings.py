@@ -485,25 +485,32 @@ def test_settings_round_trip():
 @pytest.mark.parametrize("cls", [Colley, Massey, Keener])
 def test_a_window_rates_from_the_recent_games_only(cls):
     """With ``window=w`` the final ratings are a plain fit of the games of the last ``w`` days
-    (a competitor absent from them gets the average rating), and each link block's differences
-    come from the ``w`` days before the block's first game."""
+    (a competitor absent from them gets the average rating); the link's blocks are the last four
+    spans of ``w`` days, each block's differences from the ``w`` days before its first game."""
     games = league(seed=3)
     days = games.days()
-    w = 90.0
+    w = 60.0  # four windows and the history of the first fit in the league's 300 days
     fit = cls(window=w).fit(games)
     recent = np.flatnonzero(days > days.max() - w)
     ref = rating_of(cls().fit(games.take(recent)))
     got = rating_of(fit)
     for name in games.players:
         assert got[name] == pytest.approx(ref.get(name, cls.newcomer), abs=1e-9)
-    order = games.order
-    cuts = np.round(np.linspace(0, len(games), 6)).astype(int)
-    for j in range(1, 5):
-        block = order[cuts[j]:cuts[j + 1]]
+    # the link's blocks: the last four windows before the end, each rated from the window before it
+    end = days.max()
+    edges = [end - 4 * w, end - 3 * w, end - 2 * w, end - w, np.inf]
+    scored = 0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        block = np.flatnonzero((days > lo) & (days <= hi))
+        block = block[np.argsort(days[block], kind="stable")]
         start = days[block].min()
         before = np.flatnonzero((days < start) & (days > start - w))
         ref = rating_of(cls().fit(games.take(before)))
-        expect = [ref.get(a, cls.newcomer) - ref.get(b, cls.newcomer)
-                  for a, b in zip(games.a_name[block], games.b_name[block])]
-        got_d = fit.info["link_diff"][cuts[j] - cuts[1]:cuts[j + 1] - cuts[1]]
-        np.testing.assert_allclose(got_d, expect, rtol=1e-9, atol=1e-9)
+        expect = {r: ref.get(a, cls.newcomer) - ref.get(b, cls.newcomer)
+                  for r, a, b in zip(block, games.a_name[block], games.b_name[block])}
+        rows = fit.info["link_rows"][scored:scored + block.size]
+        assert set(rows.tolist()) == set(block.tolist())
+        got_d = fit.info["link_diff"][scored:scored + block.size]
+        np.testing.assert_allclose(got_d, [expect[r] for r in rows], rtol=1e-9, atol=1e-9)
+        scored += block.size
+    assert scored == fit.info["link_rows"].size
