@@ -7,6 +7,9 @@ References (none shares code with filters/ecf.py):
   grading page (mjh.orpheusweb.co.uk/nulcc/grading.htm: a player graded 150 against one graded 100
   counts the opponents as 140 and 110; the new grade equals the mean of the capped opponents'
   grades plus the percentage score minus 50);
+- the ECF Arbiter Seminar's grading slides (materials by the Chief Arbiters' Association, "Inexperienced
+  players often ask arbiters how grades are calculated"): the game grades of a 150-graded player
+  against 90, 130, 150 and 200, the two outer ones taken as 110 and 190;
 - the rule for fewer than 30 games ("n games at the player's previous grade", the ECF's method
   before 2011 as the Bronowski Trophy's note "Grading developments 2011-12" describes it),
   transcribed below in plain Python (``ecf_reference``);
@@ -51,6 +54,18 @@ def test_wikipedia_worked_example():
 def test_north_london_example_caps_the_opponents_at_40():
     got = one_game(150.0, 100.0, 0.0, games_required=1)      # 150 loses: 110 - 50; 100 wins: 140 + 50
     assert got["A"] == pytest.approx(60.0) and got["B"] == pytest.approx(190.0)
+
+
+@pytest.mark.parametrize("opponent, taken_as", [(90.0, 110.0), (130.0, 130.0), (150.0, 150.0), (200.0, 190.0)])
+def test_arbiter_seminar_table_for_a_player_graded_150(opponent, taken_as):
+    """The ECF Arbiter Seminar's grading slides (Chief Arbiters' Association, "Calculating grades":
+    a 150-graded player's game grade against 90 (taken as 110), 130, 150 and 200 (taken as 190):
+    win 160 / 180 / 200 / 240, draw 110 / 130 / 150 / 190, loss 60 / 80 / 100 / 140)."""
+    table = {90.0: (160.0, 110.0, 60.0), 130.0: (180.0, 130.0, 80.0), 150.0: (200.0, 150.0, 100.0),
+             200.0: (240.0, 190.0, 140.0)}
+    for score, expected in zip((1.0, 0.5, 0.0), table[opponent]):
+        assert one_game(150.0, opponent, score, games_required=1)["A"] == pytest.approx(expected)
+        assert expected - 50.0 * (2.0 * score - 1.0) == taken_as  # the slide's "taken as" column
 
 
 def ecf_reference(periods, grades0, n_required=30.0, initial=100.0):
