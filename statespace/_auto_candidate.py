@@ -20,6 +20,9 @@ from .settings import Settings
 #: margins' spread): prior N(1500, 200^2), drift 10 per day, home 50, reversion 1e-3 per day,
 #: home drift 1 per day
 _PRIOR_SD, _DRIFT, _HOME, _REVERSION, _HOME_DRIFT = 200.0, 10.0, 50.0, 1e-3, 1.0
+#: the Goals dispersion's start and upper bound: variance lambda + kappa lambda^2, so 0.1 adds a
+#: tenth of a side's mean squared (negative binomial of size 10), 2 far beyond football's
+DISPERSION_START, DISPERSION_MAX = 0.1, 2.0
 
 
 def _raw_weights(games: Games, power: float) -> np.ndarray:
@@ -37,11 +40,11 @@ class Candidate(Settings):
     their margins (with the scale ``weight_mean`` fixed when the choice was made) and runs
     ``filters.EKF(model)`` through them. Besides the EKF's settings, :meth:`tunable` has the
     observation's own: Margin's ``sd`` (and ``draw_width`` where the games have draws), Goals'
-    ``base``.
+    ``base`` and ``dispersion``.
     """
 
     online: ClassVar[bool] = True
-    _OBS_PARAMS = ("sd", "draw_width", "base")
+    _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion")
 
     def __init__(self, variant: Variant, model: SkillModel, weight_mean: float | None = None):
         if not isinstance(variant, Variant):
@@ -83,6 +86,7 @@ class Candidate(Settings):
             out["draw_width"] = obs.draw_width
         elif isinstance(obs, Goals):
             out["base"] = obs.base
+            out["dispersion"] = obs.dispersion
         elif type(m.draw).__name__ == "Threshold":
             out["draw_param"] = m.draw.margin
         if self.variant.power is not None:
@@ -127,7 +131,7 @@ class Candidate(Settings):
         """The EKF's (:meth:`filters.EKF.tunable`) and the observation's: Margin ``sd`` in
         ``[0.05, 5]`` times the model's scale (the margins' sd when the choice set it) and
         ``draw_width`` in ``[0.001, 1]`` times it where the games have draws; Goals ``base`` within
-        3 of its start."""
+        3 of its start and ``dispersion`` in ``[0, DISPERSION_MAX]`` (0: Poisson)."""
         out = dict(self.ekf.tunable(games))
         obs = self.skill_model.observation
         s = self.skill_model.scale
@@ -137,6 +141,7 @@ class Candidate(Settings):
                 out["draw_width"] = (1e-3 * s, 1.0 * s)
         elif isinstance(obs, Goals):
             out["base"] = (obs.base - 3.0, obs.base + 3.0)
+            out["dispersion"] = (0.0, DISPERSION_MAX)
         return out
 
     def param_value(self, name: str) -> float:
@@ -146,7 +151,7 @@ class Candidate(Settings):
 
     def with_params(self, **changes) -> "Candidate":
         """A new candidate with some of the model's numbers changed (the EKF's names, and ``sd``,
-        ``draw_width``, ``base`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
+        ``draw_width``, ``base``, ``dispersion`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
         variant = changes.pop("variant", self.variant)
         weight_mean = changes.pop("weight_mean", self.weight_mean)
         model = changes.pop("model", self.skill_model)
@@ -186,7 +191,7 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     (draws as half a win when they have none). Margin: skills in points, the model's scale the
     margins' sd ``s`` (which sets the tuning bounds), the starting values scaled by
     ``s / 173.7``, the observation's sd ``s`` and draw width 0.5 (0 without draws). Goals: the
-    base rate the mean count per side."""
+    base rate the mean count per side, dispersion :data:`DISPERSION_START`."""
     draws = info["draws"]
     home = _HOME if v.home != "none" else 0.0
     if v.observation == "margin":
@@ -200,7 +205,7 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     else:
         if v.observation == "goals":
             mean = float(np.mean(np.concatenate([games.score_a, games.score_b])))
-            obs, draw = Goals(base=math.log(max(mean, 1e-3))), "none"
+            obs, draw = Goals(base=math.log(max(mean, 1e-3)), dispersion=DISPERSION_START), "none"
         else:
             obs = None
             if draws:

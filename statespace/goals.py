@@ -1,8 +1,9 @@
-"""``Goals``: a game observed as each side's count of goals (or points), Poisson.
+"""``Goals``: a game observed as each side's count of goals (or points), Poisson or, with a
+dispersion, negative binomial.
 
-The win/draw/loss forecast follows from the distribution of the difference of two Poisson
-counts (Skellam), with the Gaussian uncertainty of the skill difference integrated out by
-quadrature over the skill difference.
+The win/draw/loss forecast follows from the distribution of the difference of the two counts
+(Skellam for Poisson counts), with the Gaussian uncertainty of the skill difference integrated out
+by quadrature over the skill difference.
 """
 
 from __future__ import annotations
@@ -50,22 +51,36 @@ _f8 = types.float64
 
 
 @njit(cache=True)
-def skellam_outcome(rate_a, rate_b):
-    """``(P(X > Y), P(X = Y), P(X < Y))`` for independent ``X ~ Poisson(rate_a)``,
-    ``Y ~ Poisson(rate_b)`` (the Skellam distribution of ``X - Y`` summed over its sign;
-    Karlis and Ntzoufras 2003).
+def _log_p0(rate, kappa):
+    """``log P(X = 0)``: ``-rate`` (Poisson), ``-log(1 + kappa rate) / kappa`` (negative binomial)."""
+    return -rate if kappa == 0.0 else -math.log1p(kappa * rate) / kappa
+
+
+@njit(cache=True)
+def _ratio(rate, kappa, k):
+    """``P(X = k + 1) / P(X = k)``: ``rate (1 + kappa k) / ((k + 1) (1 + kappa rate))``."""
+    return rate * (1.0 + kappa * k) / ((k + 1.0) * (1.0 + kappa * rate))
+
+
+@njit(cache=True)
+def count_outcome(rate_a, rate_b, kappa):
+    """``(P(X > Y), P(X = Y), P(X < Y))`` for independent counts ``X``, ``Y`` of means ``rate_a``,
+    ``rate_b``: Poisson at ``kappa = 0`` (the Skellam distribution of ``X - Y`` summed over its
+    sign; Karlis and Ntzoufras 2003), else negative binomial with variance ``rate + kappa rate^2``.
 
     ``P(X > Y) = sum_x p_a(x) P(Y <= x - 1)``, ``P(X < Y) = sum_y p_b(y) P(X <= y - 1)``,
     ``P(X = Y) = sum_k p_a(k) p_b(k)``: sums of positive terms only, so small probabilities keep
-    their relative precision. The pmf runs by ``p(k) = p(k - 1) rate / k`` from ``p(0) = e^-rate``
-    (by ``log p(k) = log p(k - 1) + log rate - log k`` above :data:`PRODUCT_RATE`); past the larger rate the tail after ``k`` is below
-    ``p(k) r / (1 - r)``, ``r = rate / (k + 2)``, and the sums stop once both tails are below
-    :data:`TAIL`. Beyond :data:`CERTAIN` the result is certain; above :data:`MAX_RATE` the
-    difference is taken as normal.
+    their relative precision. The pmf runs by ``p(k + 1) = p(k) rate (1 + kappa k) / ((k + 1)
+    (1 + kappa rate))`` from ``p(0) = e^-rate`` (``(1 + kappa rate)^(-1 / kappa)``), by logarithms
+    where ``p(0)`` is below :data:`PRODUCT_RATE`'s ``e^-700``. Past the larger rate the mass after
+    ``k`` is below ``p(k) q / (1 - q)`` with ``q`` the largest ratio still to come (the ratio at
+    ``k``, or its limit ``kappa rate / (1 + kappa rate)`` where it rises, ``kappa > 1``), and the
+    sums stop once both are below :data:`TAIL`. Beyond :data:`CERTAIN` standard deviations of the
+    difference the result is certain; above :data:`MAX_RATE` the difference is taken as normal.
     """
-    if not (rate_a > 0.0 and rate_b > 0.0 and rate_a < math.inf and rate_b < math.inf):
+    if not (rate_a > 0.0 and rate_b > 0.0 and rate_a < math.inf and rate_b < math.inf and kappa >= 0.0):
         return math.nan, math.nan, math.nan
-    sd = math.sqrt(rate_a + rate_b)
+    sd = math.sqrt(rate_a * (1.0 + kappa * rate_a) + rate_b * (1.0 + kappa * rate_b))
     gap = (rate_a - rate_b) / sd
     if gap > CERTAIN:
         return 1.0, 0.0, 0.0
@@ -75,14 +90,14 @@ def skellam_outcome(rate_a, rate_b):
         pw = 0.5 * math.erfc(-(gap - 0.5 / sd) / math.sqrt(2.0))
         pl = 0.5 * math.erfc(-(-gap - 0.5 / sd) / math.sqrt(2.0))
         return pw, max(1.0 - pw - pl, 0.0), pl
-    # below PRODUCT_RATE exp(-rate) is a normal double, so the pmf can run by products
-    by_products = max(rate_a, rate_b) < PRODUCT_RATE
-    la = math.log(rate_a)
-    lb = math.log(rate_b)
-    lpa = -rate_a
-    lpb = -rate_b
+    lpa = _log_p0(rate_a, kappa)
+    lpb = _log_p0(rate_b, kappa)
+    # above e^-700 the pmf can run by products (no underflow of p(0))
+    by_products = min(lpa, lpb) > -PRODUCT_RATE
     pa = math.exp(lpa)
     pb = math.exp(lpb)
+    limit_a = kappa * rate_a / (1.0 + kappa * rate_a)
+    limit_b = kappa * rate_b / (1.0 + kappa * rate_b)
     cdf_a = 0.0  # P(X <= k - 1)
     cdf_b = 0.0
     pw = 0.0
@@ -96,55 +111,86 @@ def skellam_outcome(rate_a, rate_b):
         pd += pa * pb
         cdf_a += pa
         cdf_b += pb
+        ra = _ratio(rate_a, kappa, k)
+        rb = _ratio(rate_b, kappa, k)
         if k + 2.0 > top:
-            ra = rate_a / (k + 2.0)
-            rb = rate_b / (k + 2.0)
-            if pa * ra / (1.0 - ra) < TAIL and pb * rb / (1.0 - rb) < TAIL:
+            qa = max(ra, limit_a)
+            qb = max(rb, limit_b)
+            if qa < 1.0 and qb < 1.0 and pa * qa / (1.0 - qa) < TAIL and pb * qb / (1.0 - qb) < TAIL:
                 break
-        k += 1
         if by_products:
-            pa *= rate_a / k
-            pb *= rate_b / k
+            pa *= ra
+            pb *= rb
         else:
-            lk = math.log(k)
-            lpa += la - lk
-            lpb += lb - lk
+            lpa += math.log(ra)
+            lpb += math.log(rb)
             pa = math.exp(lpa)
             pb = math.exp(lpb)
+        k += 1
     total = pw + pd + pl
     return pw / total, pd / total, pl / total
 
 
-# params = [base, scale]
+@njit(cache=True)
+def skellam_outcome(rate_a, rate_b):
+    """:func:`count_outcome` of two Poisson counts (``kappa = 0``)."""
+    return count_outcome(rate_a, rate_b, 0.0)
+
+
+@njit(cache=True)
+def _side(x, eta, kappa):
+    """A count ``x`` of mean ``lambda = e^eta``: ``(log p(x), dl/deta, d2l/deta2)`` with
+
+    ``l = x eta - lambda - log x!`` (Poisson, ``kappa = 0``), else the negative binomial's
+    ``l = log Gamma(x + r) - log Gamma(r) - log x! + x (eta - log r) - (x + r) log(1 + kappa lambda)``,
+    ``r = 1 / kappa``, written as ``sum_{j < x} log(1 + kappa j) + x eta - (x + 1 / kappa)
+    log(1 + kappa lambda) - log x!`` for whole ``x`` (no cancellation of large log-gammas);
+    ``dl/deta = (x - lambda) / (1 + kappa lambda)``,
+    ``d2l/deta2 = -lambda (1 + kappa x) / (1 + kappa lambda)^2``
+    (Hilbe 2011, "Negative binomial regression", the NB2 model)."""
+    lam = math.exp(eta)
+    if kappa == 0.0:
+        return x * eta - lam - math.lgamma(x + 1.0), x - lam, -lam
+    u = 1.0 + kappa * lam
+    if x == math.floor(x) and x <= 1000.0:
+        acc = 0.0
+        for j in range(int(x)):
+            acc += math.log1p(kappa * j)
+    else:
+        r = 1.0 / kappa
+        acc = math.lgamma(x + r) - math.lgamma(r) - x * math.log(r)
+    l = acc + x * eta - (x + 1.0 / kappa) * math.log1p(kappa * lam) - math.lgamma(x + 1.0)
+    return l, (x - lam) / u, -lam * (1.0 + kappa * x) / (u * u)
+
+
+# params = [base, scale, dispersion]
 
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
-    rate_a = math.exp(params[0] + c * d)
-    rate_b = math.exp(params[0] - c * d)
-    return c * ((score_a - rate_a) - (score_b - rate_b)), -c * c * (rate_a + rate_b)
+    _, ga, ha = _side(score_a, params[0] + c * d, params[2])
+    _, gb, hb = _side(score_b, params[0] - c * d, params[2])
+    return c * (ga - gb), c * c * (ha + hb)
 
 
 @kernel(LIK_SIG)
 def goals_loglik(params, score, score_a, score_b, d):
-    """With ``u = d / (2 scale)``, ``lambda_a = exp(base + u)``, ``lambda_b = exp(base - u)``:
-    ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``,
-    ``dl/dd = ((x - lambda_a) - (y - lambda_b)) / (2 scale)``,
-    ``d2l/dd2 = -(lambda_a + lambda_b) / (2 scale)^2`` (``x, y`` = score_a, score_b)."""
+    """With ``u = d / (2 scale)``, ``eta_a = base + u``, ``eta_b = base - u`` the log-means of
+    the two counts ``x, y`` (score_a, score_b): ``l = l_side(x, eta_a) + l_side(y, eta_b)``,
+    ``dl/dd = (g_a - g_b) / (2 scale)``, ``d2l/dd2 = (h_a + h_b) / (2 scale)^2`` with each side's
+    log pmf and its derivatives ``g``, ``h`` in ``eta`` from :func:`_side`; Poisson,
+    ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``, at
+    dispersion 0."""
     c = 0.5 / params[1]
-    log_a = params[0] + c * d
-    log_b = params[0] - c * d
-    rate_a = math.exp(log_a)
-    rate_b = math.exp(log_b)
-    l = (score_a * log_a - rate_a - math.lgamma(score_a + 1.0)
-         + score_b * log_b - rate_b - math.lgamma(score_b + 1.0))
-    return l, c * ((score_a - rate_a) - (score_b - rate_b)), -c * c * (rate_a + rate_b)
+    la, ga, ha = _side(score_a, params[0] + c * d, params[2])
+    lb, gb, hb = _side(score_b, params[0] - c * d, params[2])
+    return la + lb, c * (ga - gb), c * c * (ha + hb)
 
 
 @kernel(FORECAST_SIG)
 def goals_forecast(params, d, var):
-    """:func:`skellam_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
+    """:func:`count_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
 
     The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
     are ``e^base`` and the difference has sd ``sqrt(2 e^base)``: there they move over a width
@@ -154,7 +200,7 @@ def goals_forecast(params, d, var):
     """
     c = 0.5 / params[1]
     if var <= 0.0:
-        return skellam_outcome(math.exp(params[0] + c * d), math.exp(params[0] - c * d))
+        return count_outcome(math.exp(params[0] + c * d), math.exp(params[0] - c * d), params[2])
     sd = math.sqrt(var)
     width_u = min(1.0, 1.0 / math.sqrt(2.0 * math.exp(params[0])))
     step = min(MAX_STEP, 0.5 * width_u / (c * sd))
@@ -167,7 +213,7 @@ def goals_forecast(params, d, var):
         z = k * step
         weight = math.exp(-0.5 * z * z)
         x = d + sd * z
-        w, dr, lo = skellam_outcome(math.exp(params[0] + c * x), math.exp(params[0] - c * x))
+        w, dr, lo = count_outcome(math.exp(params[0] + c * x), math.exp(params[0] - c * x), params[2])
         pw += weight * w
         pd += weight * dr
         pl += weight * lo
@@ -183,13 +229,17 @@ class Goals(Observation):
         score_b ~ Poisson(lambda_b),  log lambda_b = base - d / (2 scale)
 
     independently (Maher 1982, "Modelling association football scores", Statistica
-    Neerlandica 36, with attack and defence folded into one skill per side). ``d`` already holds
+    Neerlandica 36, with attack and defence folded into one skill per side); with a
+    ``dispersion`` ``kappa > 0`` each count is negative binomial with the same mean and variance
+    ``lambda + kappa lambda^2`` (the NB2 model; Hilbe 2011, "Negative binomial regression"; for
+    football scores Reep, Pollard and Benjamin 1971): goals more spread out than Poisson, as
+    between sides of very unequal strength, without pulling ``base`` down. ``d`` already holds
     the model's home advantage, so ``home`` is a log-rate ratio times ``2 scale``. A skill
     difference of ``scale`` multiplies a's rate by ``e^(1/2)`` and divides b's by it: the
     log-ratio of the two rates is ``d / scale``.
 
-    Win/draw/loss: the sign of ``score_a - score_b``, a Skellam variable (Karlis and Ntzoufras
-    2003, "Analysis of sports data by using bivariate Poisson models", JRSS D 52); with skill
+    Win/draw/loss: the sign of ``score_a - score_b``, a Skellam variable at dispersion 0 (Karlis and
+    Ntzoufras 2003, "Analysis of sports data by using bivariate Poisson models", JRSS D 52); with skill
     uncertainty ``d ~ N(mean, var)`` averaged by quadrature over ``d`` (:func:`goals_forecast`). No exact tilted
     moments (:meth:`moments` raises ``NotImplementedError``).
 
@@ -198,11 +248,15 @@ class Goals(Observation):
     base:
         Log of each side's expected count when the sides are level (``d = 0``):
         ``log(1.35)`` for about 1.35 goals a side, as in association football.
+    dispersion:
+        ``kappa >= 0``: 0 (default) for Poisson counts; above, negative binomial with variance
+        ``lambda + kappa lambda^2`` (``kappa = 1 / size``).
 
-    Kernel parameters (:meth:`vector`): ``[base, scale]``.
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion]``.
     """
 
     base: float
+    dispersion: float = 0.0
 
     name = "goals"
     needs_scores = True
@@ -215,25 +269,34 @@ class Goals(Observation):
         if not ok or not math.isfinite(float(self.base)):
             raise ValueError(f"base must be a finite number (the log of a side's expected count), got {self.base!r}")
         object.__setattr__(self, "base", float(self.base))
+        object.__setattr__(self, "dispersion", _positive_number("dispersion", self.dispersion, allow_zero=True))
 
     def vector(self, scale: float) -> np.ndarray:
-        return np.array([self.base, _positive_number("scale", scale, allow_zero=False)])
+        return np.array([self.base, _positive_number("scale", scale, allow_zero=False), self.dispersion])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
         """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
-        PyMC's model of the games sums): with ``u = d / (2 scale)``, ``log lambda_a = base + u``,
-        ``log lambda_b = base - u``, the Poisson log pmf of both counts,
-        ``x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``
-        (``x, y`` = ``score_a``, ``score_b``; the formula of :func:`goals_loglik`). ``score`` and
-        ``theta`` are not read. PyTensor is imported here, when a graph is built."""
+        PyMC's model of the games sums): with ``u = d / (2 scale)``, ``eta_a = base + u``,
+        ``eta_b = base - u``, the log pmf of both counts: Poisson,
+        ``x eta_a - e^eta_a - log x! + y eta_b - e^eta_b - log y!`` (``x, y`` = ``score_a``,
+        ``score_b``), or at dispersion ``kappa = 1 / r > 0`` the negative binomial's
+        ``log Gamma(x + r) - log Gamma(r) - log x! + x (eta - log r) - (x + r) log(1 + kappa e^eta)`` per
+        side (the formulas of :func:`goals_loglik`). ``score`` and ``theta`` are not read.
+        PyTensor is imported here, when a graph is built."""
         configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
 
         c = 0.5 / _positive_number("scale", scale, allow_zero=False)
-        log_a = self.base + c * d
-        log_b = self.base - c * d
-        return (score_a * log_a - pt.exp(log_a) - pt.gammaln(score_a + 1.0)
-                + score_b * log_b - pt.exp(log_b) - pt.gammaln(score_b + 1.0))
+        kappa = self.dispersion
+
+        def side(x, eta):
+            if kappa == 0.0:
+                return x * eta - pt.exp(eta) - pt.gammaln(x + 1.0)
+            r = 1.0 / kappa
+            return (pt.gammaln(x + r) - math.lgamma(r) - pt.gammaln(x + 1.0) + x * (eta - math.log(r))
+                    - (x + r) * pt.log1p(kappa * pt.exp(eta)))
+
+        return side(score_a, self.base + c * d) + side(score_b, self.base - c * d)
 
     def _check_record(self, score, score_a, score_b) -> None:
         super()._check_record(score, score_a, score_b)

@@ -307,10 +307,65 @@ def test_goals_predictive_loglik_against_quadrature():
         assert float(o.log_predictive(np.nan, d, var, sa, sb, scale=scale)) == pytest.approx(math.log(z), rel=1e-9)
 
 
+@pytest.mark.parametrize("kappa", [0.05, 0.3, 1.7])
+def test_negative_binomial_goals_against_scipy_and_mpmath(kappa):
+    """Dispersion ``kappa``: each count negative binomial with mean ``lambda`` and variance
+    ``lambda + kappa lambda^2``, i.e. scipy's ``nbinom(n=1/kappa, p=1/(1 + kappa lambda))``."""
+    base, scale = math.log(1.35), 2.0
+    o = Goals(base=base, dispersion=kappa)
+    rng = np.random.default_rng(3)
+    sa, sb = rng.integers(0, 9, 40).astype(float), rng.integers(0, 9, 40).astype(float)
+    d = rng.normal(0, 2, 40)
+    l, g, h = o.loglik(np.nan, d, sa, sb, scale=scale)
+    r = 1.0 / kappa
+    la, lb = np.exp(base + d / (2 * scale)), np.exp(base - d / (2 * scale))
+    want = stats.nbinom.logpmf(sa, r, 1 / (1 + kappa * la)) + stats.nbinom.logpmf(sb, r, 1 / (1 + kappa * lb))
+    np.testing.assert_allclose(l, want, rtol=1e-12)
+    mpmath.mp.dps = 30
+
+    def side(x, eta):
+        lam = mpmath.exp(eta)
+        return (mpmath.loggamma(x + r) - mpmath.loggamma(r) - mpmath.loggamma(x + 1) + x * (eta - mpmath.log(r))
+                - (x + r) * mpmath.log(1 + kappa * lam))
+
+    for i in range(6):
+        def f(x, i=i):
+            return side(sa[i], base + x / (2 * scale)) + side(sb[i], base - x / (2 * scale))
+        assert g[i] == pytest.approx(float(mpmath.diff(f, d[i], 1)), rel=1e-10, abs=1e-14)
+        assert h[i] == pytest.approx(float(mpmath.diff(f, d[i], 2)), rel=1e-10)
+
+
+@pytest.mark.parametrize("base, d, kappa", [(math.log(1.4), 0.0, 0.1), (math.log(1.4), 1.3, 0.5), (0.0, -3.0, 2.0),
+                                            (math.log(22.0), 0.4, 0.05), (math.log(0.2), 2.0, 1.0)])
+def test_negative_binomial_outcome_against_the_double_sum(base, d, kappa):
+    ra, rb = math.exp(base + d / 2), math.exp(base - d / 2)
+    r = 1.0 / kappa
+    k = np.arange(3000)
+    pa = stats.nbinom.pmf(k, r, 1 / (1 + kappa * ra))
+    pb = stats.nbinom.pmf(k, r, 1 / (1 + kappa * rb))
+    joint = np.outer(pa, pb)
+    want = [np.tril(joint, -1).sum(), np.trace(joint), np.triu(joint, 1).sum()]
+    np.testing.assert_allclose(Goals(base=base, dispersion=kappa).proba(d), want, rtol=1e-10, atol=1e-15)
+
+
+def test_dispersion_zero_is_poisson_and_tiny_dispersion_is_close():
+    rng = np.random.default_rng(4)
+    sa, sb = rng.integers(0, 7, 20).astype(float), rng.integers(0, 7, 20).astype(float)
+    d = rng.normal(0, 1, 20)
+    poisson, tiny = Goals(0.3), Goals(0.3, dispersion=1e-9)
+    assert Goals(0.3, dispersion=0) == poisson
+    for a, b in zip(poisson.loglik(np.nan, d, sa, sb), tiny.loglik(np.nan, d, sa, sb)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(poisson.proba(d, 0.3), tiny.proba(d, 0.3), atol=1e-8)
+
+
 def test_goals_validates():
     for bad in (float("nan"), float("inf"), "0.3", None):
         with pytest.raises(ValueError, match="base"):
             Goals(base=bad)
+    for bad in (-0.1, float("inf"), "0.1", True):
+        with pytest.raises(ValueError, match="dispersion"):
+            Goals(base=0.0, dispersion=bad)
     with pytest.raises(ValueError, match=">= 0"):
         Goals(base=0.0).loglik(1.0, 0.0, -1.0, 0.0)
     with pytest.raises(ValueError, match="score_a"):
@@ -405,7 +460,7 @@ def test_model_with_margin_and_goals():
     with pytest.raises(ValueError, match="link"):
         SkillModel("probit", observation=Goals(base=0.0))
     goals = SkillModel(scale=2.0, observation=Goals(base=0.25))
-    assert goals.obs_vector().tolist() == [0.25, 2.0]
+    assert goals.obs_vector().tolist() == [0.25, 2.0, 0.0]  # base, scale, dispersion (Poisson)
     assert float(goals.expected_score(0.0)) == pytest.approx(0.5, abs=1e-14)
 
 
@@ -483,7 +538,7 @@ def test_outcome_symbolic_loglik_is_the_compiled_kernels(link, draw, scale):
 
 
 @pytest.mark.parametrize("obs, scale", [(Margin(13.5), 1.0), (Margin(0.7, 0.0), 2.0), (Goals(math.log(1.35)), 1.0),
-                                        (Goals(0.3), 173.7178)])
+                                        (Goals(0.3), 173.7178), (Goals(0.3, dispersion=0.4), 2.0)])
 def test_margin_and_goals_symbolic_loglik_are_the_compiled_kernels(obs, scale):
     """Margin's Gaussian log density and Goals' two Poisson log pmfs in PyTensor equal the
     compiled kernels and scipy, in value and derivative."""
@@ -497,9 +552,13 @@ def test_margin_and_goals_symbolic_loglik_are_the_compiled_kernels(obs, scale):
     np.testing.assert_allclose(grad, g, rtol=1e-12, atol=1e-15)
     if isinstance(obs, Margin):
         ref = stats.norm.logpdf(sa - sb, d, obs.sd)
-    else:
+    elif obs.dispersion == 0:
         u = d / (2 * scale)
         ref = stats.poisson.logpmf(sa, np.exp(obs.base + u)) + stats.poisson.logpmf(sb, np.exp(obs.base - u))
+    else:
+        u, k = d / (2 * scale), obs.dispersion
+        ref = (stats.nbinom.logpmf(sa, 1 / k, 1 / (1 + k * np.exp(obs.base + u)))
+               + stats.nbinom.logpmf(sb, 1 / k, 1 / (1 + k * np.exp(obs.base - u))))
     np.testing.assert_allclose(value, ref, rtol=1e-12)
 
 
