@@ -41,6 +41,19 @@ def has_data(name: str | None = None) -> bool:
 needs_data = pytest.mark.skipif(not has_data(), reason=f"real data sets not found at {DATA_DIR}")
 
 
+def with_points(games, seed: int = 0):
+    """``games`` with each side's points, consistent with the results (the winner a Poisson margin
+    of at least 1 ahead, a draw level): for methods that rate from points (``needs_scores``)."""
+    from statespace import Games
+
+    rng = np.random.default_rng(seed)
+    low = rng.poisson(1.5, len(games)).astype(float)
+    margin = 1.0 + rng.poisson(1.0, len(games))
+    sa = np.where(games.score == 1.0, low + margin, low)
+    sb = np.where(games.score == 0.0, low + margin, low)
+    return Games.from_arrays(games.time, games.a_name, games.b_name, neutral=games.neutral, score_a=sa, score_b=sb)
+
+
 def compiled_and_python_runs(script: str, timeout: float = 600) -> tuple[dict, dict]:
     """The JSON that ``script`` prints, run once compiled and once with ``NUMBA_DISABLE_JIT=1``
     (the kernels as plain Python): for the "compiled and uncompiled runs agree" tests."""

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import pytest
 
 from statespace import _cache
@@ -59,6 +60,7 @@ def copy(tmp_path, monkeypatch):
     """The three packages copied without their caches, with the probe (callee value 1.0); numba's
     cache in the packages' own folders here too (as in :func:`_run`'s processes)."""
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", "")  # read when numba was imported (xdist workers set it)
     for pkg in _cache.PACKAGES:
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     numeric = tmp_path / "statespace" / "_numeric.py"

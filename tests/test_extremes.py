@@ -22,7 +22,7 @@ import statespace as ss
 from filters import EKF, REGISTRY, Elo, Glicko, Glicko2, Stephenson, TrueSkill, WengLin
 from statespace import Davidson, SkillModel, Threshold
 
-from conftest import data_path, has_data
+from conftest import data_path, has_data, with_points
 
 BIG = sys.float_info.max
 #: period_days from here: the tables' times reach about 1e17, and a time over period_days that
@@ -357,6 +357,8 @@ def home_scenario():
 def test_every_filter_runs_at_the_corners_of_its_tuning_box(name):
     method = REGISTRY[name]()
     games = home_scenario()
+    if getattr(method, "needs_scores", False):
+        games = with_points(games)
     if not hasattr(method, "tunable") or not hasattr(method, "run"):
         pytest.skip(f"{name} is not a filter")
     for corner in corners(method.tunable(games)):

@@ -18,6 +18,8 @@ import filters
 from filters import _kernels as K
 from statespace import Games, _jit
 
+from conftest import with_points
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -56,13 +58,15 @@ def test_importing_the_packages_compiles_no_kernel_and_loads_no_optimiser():
     assert out["heavy"] == []
 
 
-def _games(n_players: int = 12, n: int = 400, seed: int = 3, periods: bool = False) -> Games:
+def _games(n_players: int = 12, n: int = 400, seed: int = 3, periods: bool = False, points: bool = False) -> Games:
     rng = np.random.default_rng(seed)
     a = rng.integers(0, n_players, n)
     b = (a + rng.integers(1, n_players, n)) % n_players
     score = rng.choice([1.0, 0.5, 0.0], size=n)
     g = Games.from_arrays(np.sort(rng.uniform(0, 40, n)), a, b, score,
                           neutral=rng.random(n) < 0.5)
+    if points:
+        g = with_points(g)
     return g.with_periods(5.0) if periods else g
 
 
@@ -73,7 +77,7 @@ METHODS = {**filters.REGISTRY, "ekf_full": lambda: filters.EKF(covariance="full"
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_the_specialised_loop_agrees_with_the_generic_one(name, periods, monkeypatch):
     method = METHODS[name]()
-    games = _games(periods=periods)
+    games = _games(periods=periods, points=getattr(method, "needs_scores", False))
     fast = method.run(games)
     monkeypatch.setattr(_jit, "SPECIALISE", False)
     slow = method.run(games)
