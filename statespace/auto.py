@@ -68,11 +68,12 @@ work has taken more than a few seconds (``progress=True`` always, ``False`` neve
 
 Goals is opt-in (``observations="all"``, or a list naming ``"goals"``) for its cost, not its
 forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over
-about twenty Skellam sums per game, so its tuning takes 7–19 times Margin's (measured by
+about twenty sums over the two counts per game (longer with the negative binomial's dispersion,
+which auto tunes), so its tuning takes 30–90 times Margin's (measured by
 ``benchmarks/real_data.py``, ``benchmarks/results/real_data-2026-12-01.md``, 2-core machine
-shared with other work: 81 s against 4 s on international football's 44,568 training games,
-where Goals scored 0.0008 better than Margin on the training games' three-outcome log loss; 198 s
-against 28 s on English football's 187,225, where it scored 0.0008 worse).
+shared with the test suite: 229 s against 2.7 s on international football's 44,568 training games,
+where Goals scored 0.0029 better than Margin on the training games' three-outcome log loss; 650 s
+against 20 s on English football's 187,225, where it scored 0.00013 better).
 
 **No peeking.** ``auto`` sees only the games it is given (with ``split``, only the first part of
 them for the choice). In :func:`statespace.compare` use the method object :class:`Auto`:
