@@ -420,3 +420,21 @@ def proba_site_kernel(proba):
         return proba(forecast, obs, x, a, b, at_home, theta)
 
     return site_proba
+
+
+def load_shared(root, name: str, prefix: str = ""):
+    """``<root>/<name>/games.csv`` as ``Games`` (rows the reader drops are dropped quietly: ATP has
+    3 rows of a player against himself), or ``None`` with a note on stderr when it is absent."""
+    import sys
+    import warnings
+    from pathlib import Path
+
+    import statespace
+
+    path = Path(root) / name / "games.csv"
+    if not path.is_file():
+        print(f"{prefix}{name}: not found at {path}; skipped", file=sys.stderr)
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
+        return statespace.Games.from_csv(path, errors="drop")

@@ -46,7 +46,6 @@ import io  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -54,6 +53,8 @@ import pandas as pd  # noqa: E402
 
 import statespace  # noqa: E402
 from statespace import Blend, Games, metrics  # noqa: E402
+
+from _common import load_shared  # noqa: E402  (benchmarks/ is the script's folder, first on sys.path)
 from filters import EKF, Elo, Glicko2, TrueSkill  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,13 +66,7 @@ QUICK_MAXITER = 15
 
 
 def load(root: Path, name: str) -> Games | None:
-    path = root / name / "games.csv"
-    if not path.is_file():
-        print(f"{name}: not found at {path}; skipped", file=sys.stderr)
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
-        return Games.from_csv(path, errors="drop")
+    return load_shared(root, name)
 
 
 def members(train: Games) -> dict:

@@ -89,6 +89,8 @@ import pandas as pd  # noqa: E402
 import statespace  # noqa: E402
 from statespace import Auto, FixedForecast, Games, SkillModel, Threshold, metrics  # noqa: E402
 from statespace.auto import TIE, Candidate, Variant  # noqa: E402
+
+from _common import load_shared  # noqa: E402  (benchmarks/ is the script's folder, first on sys.path)
 from filters import Elo, Glicko, Glicko2, TrueSkill, WengLin  # noqa: E402
 from smoothers import BradleyTerry, LaplaceSmoother  # noqa: E402
 
@@ -136,14 +138,7 @@ class Row:
 
 # ---------------------------------------------------------------------------------------- data
 def load(root: Path, name: str) -> Games | None:
-    path = root / name / "games.csv"
-    if not path.is_file():
-        print(f"\n{name}: not found at {path}; skipped", file=sys.stderr)
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
-        games = Games.from_csv(path, errors="drop")  # ATP: 3 rows of a player against himself
-    return games
+    return load_shared(root, name, prefix="\n")
 
 
 def has_margin(games: Games) -> bool:
