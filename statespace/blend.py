@@ -401,7 +401,8 @@ class Blend(Settings):
             raise ValueError("Blend() has neither fixed weights nor a split, so running it through these games would "
                              "fit its weights on all of them, held-out games included: in compare(..., mode='online') "
                              "pass tune=True (the blend is then tuned and weighted on the training part), or give "
-                             "Blend(split=...) the same split as compare")
+                             "Blend(split=...) the same split as compare (statespace compare: --tune, or "
+                             "blend:split=0.7 with --split 0.7)")
         return self.fit(games)
 
     def _weigh(self, games: Games, runs: dict) -> dict:
