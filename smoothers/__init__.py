@@ -32,6 +32,7 @@ from .ttt import TrueSkillThroughTime
 
 
 def _pymc(**kwargs):
+    """Full Bayesian fit of the random-walk model by NUTS in PyMC: smoothers.PyMCSmoother, imported when built (its settings are PyMCSmoother's)."""
     from .pymc_smoother import PyMCSmoother
 
     return PyMCSmoother(**kwargs)

@@ -294,6 +294,11 @@ def test_help_and_listings(capsys):
     code, out, err = run(capsys, "methods")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == list(cli.registry())
+    # every method says what it is (pymc's factory once printed nothing after its name)
+    for line in out.splitlines():
+        name, _, rest = line.partition(" ")
+        words = rest.split("[settings:")[0].replace("(not compared by default)", "").split()
+        assert len(words) >= 3, line
 
 
 # ---------------------------------------------------------------------------- rate
