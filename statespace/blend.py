@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -391,7 +392,10 @@ class Blend(Settings):
                 fitting = games.split(self.split)[0]
             except ValueError as exc:
                 raise ValueError(f"blend: split={self.split}: {exc}") from None
-            fitting_runs = {label: m.run(fitting) for label, m in self.members.items()}
+            # an online member's forecasts of the first games are the same in a run through them
+            # alone and in the run through all games, so the fitting part reads that run's rows
+            first = np.sort(games.order[:len(fitting)])
+            fitting_runs = {label: SimpleNamespace(proba=run.proba[first]) for label, run in runs.items()}
         return BlendFit(self, games, runs, self._weigh(fitting, fitting_runs))
 
     def run(self, games: Games) -> "BlendFit":

@@ -280,3 +280,15 @@ def test_cli_blend_spec(capsys):
     code = cli.main(["compare", "--scenario", "balanced", "--methods", "blend:members=elo+laplace"])
     out, err = capsys.readouterr()
     assert code == 2 and "'laplace'" in err and "not an online method" in err
+
+
+@pytest.mark.parametrize("periods", [False, True])
+def test_split_weights_equal_those_fitted_on_the_first_part_alone(periods):
+    """``Blend(split=...)`` reads the fitting part's forecasts from the run through all games: the
+    weights are those of runs through the first part alone (rating periods cut by the split too)."""
+    games = ss.scenarios.drifting().games
+    games = games.with_periods(7.0) if periods else games
+    blend = Blend("glicko2+trueskill", split=0.7)
+    fitting = games.split(0.7)[0]
+    alone = blend._weigh(fitting, {label: m.run(fitting) for label, m in blend.members.items()})["weights"]
+    np.testing.assert_allclose(blend.fit(games).weights.to_numpy(), list(alone.values()), rtol=1e-10)
