@@ -2,14 +2,16 @@
 
 ::
 
-    statespace compare [--data CSV | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
+    statespace compare [--data CSV | --dataset NAME | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
                        [--drop-invalid] [--json] [--plot PNG]
                        [--seed N]
-    statespace rate (CSV | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
+    statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
                     [--json]
+    statespace datasets [--fetch NAME]
     statespace scenarios
     statespace methods
+    statespace lab [--host 127.0.0.1] [--port N] [--open]
 
 ``--auto`` adds :func:`statespace.auto`'s choice (the EKF variant with the best one-step-ahead
 likelihood, chosen and tuned on the training part only) as the row ``auto`` of ``compare``, or
@@ -67,10 +69,21 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------------------- data
 def _load(args, err) -> tuple[Any, str, Any]:
     """Games from ``--data``/CSV or a scenario; returns (games, description, simulation or None)."""
-    from .games import DroppedRowsWarning, Games
+    from .games import Games
 
     path = args.data
-    if path is not None:
+    if getattr(args, "dataset", None) is not None:
+        from . import datasets
+
+        if args.dataset not in datasets.DATASETS:
+            raise CLIError(f"unknown data set {args.dataset!r}; choose one of {', '.join(datasets.DATASETS)} "
+                           f"(see statespace datasets)")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            games = datasets.load(args.dataset, errors="drop" if args.drop_invalid else "raise")
+        _report_warnings(caught, err)
+        source, sim = f"data set {args.dataset}", None
+    elif path is not None:
         if os.path.isdir(path):
             raise CLIError(f"{path} is a folder, not a games CSV file")
         with warnings.catch_warnings(record=True) as caught:
@@ -81,11 +94,7 @@ def _load(args, err) -> tuple[Any, str, Any]:
                 raise CLIError(f"cannot read {path}: {exc.strerror}") from None
             except UnicodeDecodeError as exc:
                 raise CLIError(f"cannot read {path} as text: {exc}") from None
-        for w in caught:
-            if issubclass(w.category, DroppedRowsWarning):
-                print(f"{PROG}: warning: {_one_line(str(w.message))}", file=err)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        _report_warnings(caught, err)
         source, sim = path, None
     else:
         from . import scenarios
@@ -103,6 +112,18 @@ def _load(args, err) -> tuple[Any, str, Any]:
         except ValueError as exc:  # GamesError included
             raise CLIError(f"--periods {args.periods}: {exc}") from None
     return games, source, sim
+
+
+def _report_warnings(caught, err) -> None:
+    """Dropped rows and fetched-data checks as one ``warning:`` line each; others re-raised."""
+    from ._fetch import ChecksumWarning
+    from .games import DroppedRowsWarning
+
+    for w in caught:
+        if issubclass(w.category, (DroppedRowsWarning, ChecksumWarning)):
+            print(f"{PROG}: warning: {_one_line(str(w.message))}", file=err)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _plural(n: int, word: str) -> str:
@@ -269,10 +290,11 @@ def _write_comparison_plot(path, table, games, methods, sim, source, err) -> Non
 def _cmd_rate(args, out, err) -> int:
     if args.top < 0:
         raise CLIError(f"--top must be >= 0 (0 = everyone), got {args.top}")
-    if args.data is None and args.scenario is None:
-        raise CLIError("give a games CSV file (or --scenario NAME)")
-    if args.data is not None and args.scenario is not None:
-        raise CLIError("give either a games CSV file or --scenario, not both")
+    given = [x for x in (args.data, args.dataset, args.scenario) if x is not None]
+    if not given:
+        raise CLIError("give a games CSV file (or --dataset NAME, or --scenario NAME)")
+    if len(given) > 1:
+        raise CLIError("give one of a games CSV file, --dataset and --scenario, not several")
     if args.auto and args.method is not None:
         raise CLIError(f"give either --method or --auto, not both (--method {args.method})")
     games, source, _ = _load(args, err)
@@ -375,6 +397,29 @@ def _cmd_scenarios(args, out, err) -> int:
     return 0
 
 
+def _cmd_datasets(args, out, err) -> int:
+    from . import datasets
+
+    if args.fetch is not None:
+        if args.fetch not in datasets.DATASETS:
+            raise CLIError(f"unknown data set {args.fetch!r}; choose one of {', '.join(datasets.DATASETS)}")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            where = datasets.fetch(args.fetch, progress=True)
+        _report_warnings(caught, err)
+        print(f"{args.fetch}: {where}", file=out)
+        return 0
+    table = datasets.catalogue()
+    width = max(map(len, table["name"]))
+    for row in table.itertuples():
+        print(f"{row.name.ljust(width)}  {row.games:>7,} games  {row.competitors:>5,} competitors  {row.span}  "
+              f"{row.where:<20}  licence: {row.licence}", file=out)
+        print(f"{''.ljust(width)}  {row.title}; source {row.source}", file=out)
+    print(f"load one with statespace.datasets.load(NAME), or --dataset NAME in compare and rate; "
+          f"statespace datasets --fetch NAME downloads one now", file=out)
+    return 0
+
+
 def _cmd_methods(args, out, err) -> int:
     known = registry()
     default = set(registry(default_only=True))
@@ -441,6 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "every registered method.")
     src = c.add_mutually_exclusive_group()
     src.add_argument("--data", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
+    src.add_argument("--dataset", metavar="NAME", help="a real data set by name (see `statespace datasets`)")
     src.add_argument("--scenario", metavar="NAME", help="built-in simulated scenario (see `statespace scenarios`)")
     c.add_argument("--methods", action="append", metavar="LIST",
                    help="comma-separated methods, each name or name:key=value,... "
@@ -470,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rate", help="fit a method on all games and print a leaderboard",
                        description="Fit one method on all games and print the leaderboard.")
     r.add_argument("data", nargs="?", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
+    r.add_argument("--dataset", metavar="NAME", help="rate a real data set by name (see `statespace datasets`)")
     r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV")
     r.add_argument("--seed", type=_seed, default=0, help="seed of the scenario (default 0)")
     r.add_argument("--method", default=None, metavar="SPEC",
@@ -483,6 +530,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     r.set_defaults(func=_cmd_rate)
 
+    d = sub.add_parser("datasets", help="list the real data sets (shipped or fetched on first use)",
+                       description="List the real data sets with their size, span, licence and where each is; "
+                                   "--fetch NAME downloads one from its public source into the user cache.")
+    d.add_argument("--fetch", metavar="NAME", help="download data set NAME now")
+    d.set_defaults(func=_cmd_datasets)
     s = sub.add_parser("scenarios", help="list the built-in simulated scenarios")
     s.set_defaults(func=_cmd_scenarios)
     m = sub.add_parser("methods", help="list the registered methods and their settings")
@@ -497,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise CLIError("choose a command: compare, rate, scenarios or methods (see statespace --help)")
+            raise CLIError("choose a command: compare, rate, datasets, scenarios, methods or lab (see statespace --help)")
         return args.func(args, out, err)
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0

@@ -1,43 +1,57 @@
-"""The real game-result data sets, found by name.
+"""The real game-result data sets, loaded by name.
 
-The examples, the real-data notebook and the benchmarks read four public data sets (international
-football, the NFL with FiveThirtyEight's published forecasts, English league football, ATP tennis),
-each normalised to one ``games.csv`` with the columns :class:`statespace.Games` reads (``time, a, b,
-score`` and, where the source has them, ``neutral``, ``score_a``, ``score_b``, ...). The files are
-not shipped inside the package. :func:`load` reads ``<data home>/<name>/games.csv``, where the
-data home is, first found:
+Four public data sets of pairwise results, each normalised to the columns :class:`statespace.Games`
+reads (``time, a, b, score`` and, where the source has them, ``neutral``, ``score_a``, ``score_b``,
+...):
+
+- ``intl_football`` (men's international football, CC0 1.0) and ``nfl`` (the NFL with
+  FiveThirtyEight's published pre-game forecasts, MIT) are **shipped inside the package**, their
+  licences (both permit redistribution) beside them in ``statespace/data/<name>/LICENSE``;
+- ``england_football`` (GPL >= 2) and ``atp_tennis`` (CC BY-NC-SA 4.0, non-commercial) are
+  **fetched on first use** from their public sources at a pinned commit (with pooch) into the user
+  cache, normalised, and checked against the games this version was tested on (a content hash, see
+  :mod:`statespace._fetch`).
+
+:func:`load` looks, first found:
 
 1. the ``root`` argument: a data root holding ``<name>/games.csv``, the data set's folder, or the
-   CSV file itself;
-2. the folder named by the environment variable ``STATESPACE_DATA``;
-3. ``<user cache>/statespace/datasets`` (``$XDG_CACHE_HOME`` or ``~/.cache``; the platform's
-   cache folder on macOS and Windows).
+   CSV file itself (nothing else is tried);
+2. the folder named by the environment variable ``STATESPACE_DATA``, when it holds the file;
+3. the copy shipped in the package;
+4. ``<user cache>/statespace/datasets/<name>/games.csv`` (``$XDG_CACHE_HOME`` or ``~/.cache``;
+   the platform's cache folder on macOS and Windows), fetched there on first use.
 
-A data set that is not there raises :class:`DatasetNotFound`, whose message names the file looked
-for, the data set's public source and licence, and where to put it. :func:`catalogue` lists the
-data sets with their size, span, source and licence, and whether each is present.
+A data set that cannot be found or fetched raises :class:`DatasetNotFound`, whose message names
+the file looked for, the public source and licence, and where to put the file by hand.
+:func:`catalogue` (and ``statespace datasets``) lists them with size, span, licence and where each
+is. :func:`reference` gives a data set's published forecasts (FiveThirtyEight's for the NFL) as a
+:class:`statespace.FixedForecast` aligned with the loaded games.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._cache import user_cache_dir
 
-__all__ = ["Dataset", "DATASETS", "DatasetNotFound", "ENV", "data_home", "path", "load", "catalogue"]
+__all__ = ["Dataset", "DATASETS", "DatasetNotFound", "ENV", "data_home", "path", "load", "reference", "fetch",
+           "catalogue"]
 
 #: Environment variable naming a data root (a folder holding ``<name>/games.csv``).
 ENV = "STATESPACE_DATA"
 GAMES_FILE = "games.csv"
+#: the package folder of the shipped data sets (``<name>/games.csv.gz`` and its ``LICENSE``)
+SHIPPED = Path(__file__).resolve().parent / "data"
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """One data set: its ``name`` (the folder), a ``title``, its size and span as published with
-    it, the public ``source`` it was normalised from, its ``licence``, and ``files`` it holds
-    besides ``games.csv``."""
+    """One data set: its ``name``, a ``title``, its size and span, the public ``source`` it was
+    normalised from, its ``licence``, ``files`` it holds besides ``games.csv``, and whether it is
+    ``shipped`` in the package (else fetched on first use)."""
 
     name: str
     title: str
@@ -47,14 +61,16 @@ class Dataset:
     source: str
     licence: str
     files: tuple[str, ...] = ()
+    shipped: bool = False
 
 
 DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("intl_football", "men's international football (a is the home side unless neutral)", 49_520, 337,
-            "1872-2026", "https://github.com/martj42/international_results (results.csv)", "CC0 1.0"),
+            "1872-2026", "https://github.com/martj42/international_results (results.csv)", "CC0 1.0",
+            shipped=True),
     Dataset("nfl", "NFL games with FiveThirtyEight's published pre-game Elo forecasts", 16_810, 123, "1920-2021",
             "https://github.com/fivethirtyeight/nfl-elo-game (data/nfl_games.csv)", "MIT",
-            files=("fivethirtyeight_nfl_games.csv",)),
+            files=("fivethirtyeight_nfl_games.csv",), shipped=True),
     Dataset("england_football", "English league football, tiers 1-4", 208_028, 147, "1888-2025",
             "https://github.com/jalapic/engsoccerdata (data/england.rda)", "GPL (>= 2)"),
     Dataset("atp_tennis", "ATP tour-level main-draw matches", 193_728, 7_504, "1968-2024",
@@ -64,7 +80,8 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
 
 
 class DatasetNotFound(FileNotFoundError):
-    """A data set's file is not where :func:`load` looked; the message says where to get it."""
+    """A data set's file is neither where :func:`load` looked nor could be fetched; the message
+    says where to get it and where to put it."""
 
 
 def _dataset(name: str) -> Dataset:
@@ -75,14 +92,18 @@ def _dataset(name: str) -> Dataset:
 
 
 def data_home(root: str | os.PathLike | None = None) -> Path:
-    """The data root: ``root`` if given, else ``$STATESPACE_DATA``, else
-    ``<user cache>/statespace/datasets`` (nothing is created); :class:`DatasetNotFound` when none
-    applies (no variable and no home directory)."""
+    """The data root searched before the shipped copies: ``root`` if given, else
+    ``$STATESPACE_DATA``, else ``<user cache>/statespace/datasets`` (nothing is created);
+    :class:`DatasetNotFound` when none applies (no variable and no home directory)."""
     if root is not None:
         return Path(root).expanduser()
     env = os.environ.get(ENV, "").strip()
     if env:
         return Path(env).expanduser()
+    return _cache_home()
+
+
+def _cache_home() -> Path:
     cache = user_cache_dir("datasets", create=False)
     if cache is None:  # no home directory (some containers): only a path or the variable can say
         raise DatasetNotFound(f"no data home: this user has no home directory; set {ENV} to a folder "
@@ -90,50 +111,141 @@ def data_home(root: str | os.PathLike | None = None) -> Path:
     return Path(cache)
 
 
+def _in_root(name: str, root: Path, file: str, explicit: bool) -> Path | None:
+    candidates = [root / name / file, root / file]
+    if explicit and file == GAMES_FILE:
+        candidates.insert(0, root)
+    return next((c for c in candidates if c.is_file()), None)
+
+
 def path(name: str, root: str | os.PathLike | None = None, file: str = GAMES_FILE) -> Path:
-    """Where data set ``name``'s ``file`` is looked for. ``root`` may be a data root, the data
-    set's folder, or (for ``games.csv``) the CSV itself; the first that exists is returned, else
-    the data-root location (which :func:`load` then reports as missing)."""
+    """Where data set ``name``'s ``file`` is (see the module docstring for the order): ``root``
+    may be a data root, the data set's folder, or (for ``games.csv``) the CSV itself. When it is
+    nowhere, the place it would be fetched to (or, with ``root``, looked for), which :func:`load`
+    then fills or reports as missing."""
     ds = _dataset(name)
     if file != GAMES_FILE and file not in ds.files:
         raise ValueError(f"data set {name!r} has no file {file!r}; it has: {', '.join((GAMES_FILE, *ds.files))}")
-    home = data_home(root)
-    candidates = [home / name / file, home / file]
-    if root is not None and file == GAMES_FILE:
-        candidates.insert(0, home)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    return home / name / file
+    if root is not None:
+        home = Path(root).expanduser()
+        return _in_root(name, home, file, explicit=True) or home / name / file
+    env = os.environ.get(ENV, "").strip()
+    if env:
+        found = _in_root(name, Path(env).expanduser(), file, explicit=False)
+        if found is not None:
+            return found
+    if ds.shipped:
+        return SHIPPED / name / f"{file}.gz"
+    return _cache_home() / name / file
 
 
-def load(name: str, root: str | os.PathLike | None = None, *, errors: str = "drop"):
+def _not_found(ds: Dataset, where: Path, why: str = "") -> DatasetNotFound:
+    how = ("is fetched on first use from its public source" if not ds.shipped else "is shipped with statespace")
+    return DatasetNotFound(
+        f"data set {ds.name!r} not found at {where}{why}. It {how}: {ds.source} (licence: {ds.licence}). "
+        f"To use it offline, put it there as a CSV with columns time, a, b, score (see the data format in the "
+        f"docs), or set {ENV} to a folder holding {ds.name}/{GAMES_FILE}, or pass its path.")
+
+
+def fetch(name: str, *, force: bool = False, progress: bool = True) -> Path:
+    """Download data set ``name`` from its public source into the user cache (see the module
+    docstring) and return the path of its ``games.csv``; an existing copy is kept unless
+    ``force``. Shipped data sets need no fetching: their packaged path is returned.
+    :class:`DatasetNotFound` when the download fails (offline), saying where to put the file."""
+    from . import _fetch
+
+    ds = _dataset(name)
+    if ds.shipped:
+        return SHIPPED / name / f"{GAMES_FILE}.gz"
+    folder = _cache_home() / name
+    target = folder / GAMES_FILE
+    if target.is_file() and not force:
+        return target
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return _fetch.fetch(name, folder, progress=progress)
+    except (_fetch.FetchError, OSError) as exc:
+        raise _not_found(ds, target, f" and could not be fetched ({exc})") from None
+
+
+def load(name: str, root: str | os.PathLike | None = None, *, errors: str = "drop", download: bool = True):
     """The games of data set ``name`` as :class:`statespace.Games` (see the module docstring for
     where it is looked for). Invalid rows are dropped with a :class:`statespace.DroppedRowsWarning`
     naming them (``errors="drop"``; ATP has three rows of a player against himself), or raise
-    with ``errors="raise"``. :class:`DatasetNotFound` when the file is absent."""
+    with ``errors="raise"``. A fetched data set absent from the cache is downloaded first
+    (``download=False``: raise instead). :class:`DatasetNotFound` when it cannot be had.
+
+    >>> from statespace import datasets
+    >>> games = datasets.load("intl_football")
+    >>> len(games) > 49_000
+    True
+    """
     from .games import Games
 
     ds = _dataset(name)
     where = path(name, root)
     if not where.is_file():
-        raise DatasetNotFound(
-            f"data set {name!r} not found at {where}. It is not shipped with statespace: get it from "
-            f"{ds.source} (licence: {ds.licence}), as a CSV with columns time, a, b, score (see the "
-            f"data format in the docs), and put it at {where}; or set {ENV} to a folder holding "
-            f"{name}/{GAMES_FILE}, or pass its path.")
+        if root is not None or ds.shipped or not download:
+            raise _not_found(ds, where)
+        where = fetch(name)
     return Games.from_csv(where, errors=errors)
+
+
+def reference(name: str, games=None):
+    """The published forecasts of data set ``name`` as a :class:`statespace.FixedForecast` aligned
+    with ``games`` (default: ``load(name)``), so that they sit in :func:`statespace.compare`'s
+    table on exactly the same games. Only the NFL has them: FiveThirtyEight's pre-game Elo
+    probability that ``a`` (their ``team1``) wins, column ``elo_prob1``."""
+    import pandas as pd
+
+    from .fixed import FixedForecast
+
+    ds = _dataset(name)
+    if "fivethirtyeight_nfl_games.csv" not in ds.files:
+        raise ValueError(f"data set {name!r} has no published forecasts; only 'nfl' has (FiveThirtyEight's)")
+    if games is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            games = load(name)
+    src = pd.read_csv(path(name, file="fivethirtyeight_nfl_games.csv"), dtype={"team1": str, "team2": str})
+    if games.row.size and games.row.max() >= len(src):
+        raise ValueError(f"games has rows beyond the {len(src):,} of {name!r}'s published forecasts: "
+                         f"load the games with datasets.load({name!r})")
+    frame = games.to_frame()
+    same = (src["team1"].to_numpy()[games.row] == frame["a"].to_numpy()) & \
+           (src["team2"].to_numpy()[games.row] == frame["b"].to_numpy())
+    if not same.all():
+        raise ValueError(f"the published forecasts do not match these games in {int((~same).sum())} rows: "
+                         f"load the games with datasets.load({name!r})")
+    return FixedForecast(src["elo_prob1"].to_numpy(float)[games.row], games, name="FiveThirtyEight")
 
 
 def catalogue(root: str | os.PathLike | None = None):
     """A DataFrame of the data sets: name, title, games, competitors, span, licence, source,
-    whether ``games.csv`` is present under the data root, and its path."""
+    ``where`` (``shipped``, ``cached``, ``data home`` or ``fetched on first use``), whether
+    ``games.csv`` is ``present``, and its ``path``."""
     import pandas as pd
 
     rows = []
     for ds in DATASETS.values():
         where = path(ds.name, root)
+        present = where.is_file()
+        if not present:
+            kind = "missing" if root is not None else "fetched on first use"
+        elif where.is_relative_to(SHIPPED):
+            kind = "shipped"
+        elif where.is_relative_to(_safe_cache()):
+            kind = "cached"
+        else:
+            kind = "data home"
         rows.append({"name": ds.name, "title": ds.title, "games": ds.games, "competitors": ds.competitors,
-                     "span": ds.span, "licence": ds.licence, "source": ds.source, "present": where.is_file(),
-                     "path": str(where)})
+                     "span": ds.span, "licence": ds.licence, "source": ds.source, "where": kind,
+                     "present": present, "path": str(where)})
     return pd.DataFrame(rows)
+
+
+def _safe_cache() -> Path:
+    try:
+        return _cache_home()
+    except DatasetNotFound:
+        return Path("/nonexistent-statespace-cache")
