@@ -1,0 +1,62 @@
+"""``statespace lab``: the command that serves the rating lab (:func:`statespace.lab.serve`).
+
+::
+
+    statespace lab [--host 127.0.0.1] [--port 0] [--open]
+
+``statespace.cli`` wires it in with :func:`add_parser` (which sets :func:`main` as the
+subcommand's function). Errors follow the command line's rule: one line
+``statespace: error: ...`` on stderr and exit status 2 (FastAPI or uvicorn missing, a port that
+cannot be bound, a port out of range).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .._specs import PROG, _one_line
+
+__all__ = ["add_parser", "main"]
+
+
+def _port(text: str) -> int:
+    """A TCP port: a whole number from 0 (a free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, got {text!r}")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``lab`` subcommand to ``subparsers`` (of ``statespace.cli.build_parser``)."""
+    p = subparsers.add_parser("lab", help="serve the local web rating lab and its JSON API",
+                              description="Serve the rating lab: a page to enter games and starting ratings, run "
+                                          "Elo, FIDE Elo, Glicko-1, Glicko-2, TrueSkill and the EKF side by side, "
+                                          "and see leaderboards, rating histories and odds; and its JSON API "
+                                          "(POST /api/v1/rate, POST /api/v1/compare, GET /openapi.json). Needs "
+                                          'the extra lab: pip install "statespace-ratings[lab]".')
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: a free port, printed)")
+    p.add_argument("--open", action="store_true", dest="open_browser", help="open the page in the system's browser")
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args, out, err) -> int:
+    """Serve until interrupted; 0 when stopped, 2 (one line on ``err``) on a user error."""
+    from . import INSTALL_HINT, missing_dependencies, serve
+
+    missing = missing_dependencies()
+    if missing:
+        print(f"{PROG}: error: the rating lab needs {' and '.join(missing)}: {INSTALL_HINT}", file=err)
+        return 2
+    try:
+        serve(args.host, args.port, open_browser=args.open_browser, out=out)
+    except OSError as exc:
+        print(f"{PROG}: error: cannot listen on {args.host}:{args.port}: {_one_line(exc.strerror or exc)}", file=err)
+        return 2
+    return 0
