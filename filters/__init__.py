@@ -5,6 +5,7 @@ Every filter shares one interface (:class:`filters.base.Filter`) and one compile
 """
 
 from statespace.registry import collect as _collect
+from statespace.settings import BoundWarning, DrawWarning
 
 from .base import Filter, FilterRun, FilterState
 from .ekf import EKF, ScalarEKF  # noqa: F401  (built by EKF(covariance=...); importable by name)
@@ -24,4 +25,4 @@ REGISTRY, NOT_BY_DEFAULT = _collect(__name__)
 #: the filter classes users construct (the EKF's covariance forms, ScalarEKF and FullEKF, are built by
 #: ``EKF(covariance=...)``)
 __all__ = ["Filter", "FilterRun", "FilterState", "EKF", "Elo", "Glicko", "Glicko2", "Stephenson", "TrueSkill",
-           "WengLin", "REGISTRY", "NOT_BY_DEFAULT"]
+           "WengLin", "REGISTRY", "NOT_BY_DEFAULT", "BoundWarning", "DrawWarning"]

@@ -10,7 +10,10 @@ competitor's skill has a Gaussian belief ``N(mu, sigma^2)``; a game is decided b
   unit of elapsed time (``dynamics="time"``: the random-walk reading, so idle time matters).
 - ``draw_probability``: the share of draws between equal competitors; it sets the margin
   ``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` for the n players of the two sides
-  (``sqrt(2) * beta * ...`` one-vs-one).
+  (``sqrt(2) * beta * ...`` one-vs-one). Left out (``None``, the default) it is learned from the
+  games the filter is fit, run or tuned on: 0 when they have no draw (and are too many for that to
+  be chance), else the classic :data:`DRAW_PROBABILITY` = 0.10 (which ``tune`` then fits); see
+  :mod:`filters._draws`.
 
 Forecast of a one-vs-one game, with ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` and
 ``d = mu_a - mu_b (+ home)``: ``win = Phi((d - eps) / c)``, ``loss = Phi((-d - eps) / c)``, draw the
@@ -44,12 +47,14 @@ from . import _checks as C
 from . import _kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, PARAMS, SIGMA, GaussianBeliefFilter, prior_var
 from ._common import shape_like
+from ._draws import LearnedDraws
 from ._ep import rate_teams
 
 __all__ = ["TrueSkill", "draw_margin"]
 
 _MU, _SIGMA = 0, 1
-#: the share of draws between equal competitors (sets the draw margin)
+#: the share of draws between equal competitors (sets the draw margin): the classic default, used
+#: where the games have draws (and where no games are at hand) when ``draw_probability`` is left out
 DRAW_PROBABILITY = 0.10
 
 
@@ -116,7 +121,7 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     return p
 
 
-class TrueSkill(GaussianBeliefFilter):
+class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     """TrueSkill (Herbrich, Minka and Graepel 2006) as a filter of the probit model.
 
     Parameters
@@ -130,7 +135,24 @@ class TrueSkill(GaussianBeliefFilter):
         Dynamics noise (default ``sigma / 100``), added as variance ``tau^2`` before each game, or
         per unit of time with ``dynamics="time"``.
     draw_probability:
-        Draw rate between equal competitors (0.10), which sets the draw margin.
+        Draw rate between equal competitors, in ``[0, 1)``, which sets the draw margin. ``None``
+        (default): learned from the games the filter is fit, run or tuned on — 0 when they have
+        no draw and are too many for that to be chance (the forecasts at 0.10 give a table
+        without draws less than 1e-3 of chance: about 150 games at the default settings), so no
+        forecast wastes probability on draws that never happen and ``tune`` scores the
+        two-outcome log loss; else the classic :data:`DRAW_PROBABILITY` = 0.10 (the
+        ``trueskill`` package's default; ``tune`` fits the rate from there on games with draws).
+        Only whether the games have a draw is read, not their draw rate, so an online run's
+        forecasts learn no rate from later games. The value used is on the result:
+        ``fit(games).method.draw_probability`` (its ``get_params()`` and ``repr``), or
+        :meth:`resolved`. Where no games are at hand (``rate``, ``quality``, ``proba_1vs1``,
+        ``model``, the state verbs ``update`` and ``predict_proba``) the classic 0.10 applies.
+
+        An explicit value above 0 is honoured on any games, not refused: it is a valid model (and
+        the reference library's default, which reproductions need), and a short table or a
+        walk-forward window lacks draws by chance. A run on games without a draw warns
+        (:class:`statespace.settings.DrawWarning`, naming the fix) when its own forecasts make
+        a table without draws implausible by the same test (see :mod:`filters._draws`).
     dynamics:
         ``"game"`` (classic: ``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period
         when the games have periods, else per ``period_days`` days).
@@ -141,7 +163,7 @@ class TrueSkill(GaussianBeliefFilter):
     ``rating = mu - 3 sigma`` (a lower bound, not the skill estimate).
 
     Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
-    ``[0, 1e150]``, ``|mu|`` and ``|home|`` at most 1e300, ``draw_probability`` in ``[0, 1)``,
+    ``[0, 1e150]``, ``|mu|`` and ``|home|`` at most 1e300, ``draw_probability`` in ``[0, 1)`` or ``None``,
     ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a ``sigma`` or
     ``beta`` below 1e-150 acts as 1e-150.
     """
@@ -150,16 +172,19 @@ class TrueSkill(GaussianBeliefFilter):
     params = PARAMS
     _proba = _proba
     _site = _site
+    _draw_setting = "draw_probability"
+    _draw_default = DRAW_PROBABILITY
 
     def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float | None = None,
-                 tau: float | None = None, draw_probability: float = DRAW_PROBABILITY, *, dynamics: str = "game",
+                 tau: float | None = None, draw_probability: float | None = None, *, dynamics: str = "game",
                  home: float = 0.0, period_days: float = 1.0):
         self._init_belief("TrueSkill", mu, sigma, beta, tau, dynamics, home, period_days)
-        self.draw_probability = C.number("TrueSkill", "draw_probability", draw_probability, 0.0, 1.0,
-                                         hi_open=True)
+        self.draw_probability = None if draw_probability is None else C.number(
+            "TrueSkill", "draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
 
     def _describe(self) -> str:
-        parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={self.draw_probability:g}"]
+        p = self.draw_probability
+        parts = [f"beta={self.beta:g}", f"tau={self.tau:g}", f"draw_probability={'None' if p is None else format(p, 'g')}"]
         return ", ".join(parts + self._describe_belief())
 
     def _draw_bounds(self, games) -> dict[str, tuple[float, float]]:
@@ -167,8 +192,9 @@ class TrueSkill(GaussianBeliefFilter):
 
     @property
     def draw_margin(self) -> float:
-        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)``."""
-        return draw_margin(self.draw_probability, self.beta_kernel, 2)
+        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)`` (at 0.10 while
+        ``draw_probability`` is left to the games: :meth:`resolved` fixes it)."""
+        return draw_margin(self._draw_value, self.beta_kernel, 2)
 
     @property
     def model(self) -> SkillModel:
@@ -229,7 +255,7 @@ class TrueSkill(GaussianBeliefFilter):
         if not (isinstance(min_delta, (int, float)) and math.isfinite(min_delta) and min_delta > 0):
             raise ValueError(f"min_delta must be a finite number > 0, got {min_delta!r}")
         w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
-        eps_one = draw_margin(self.draw_probability, self.beta_kernel, 1)
+        eps_one = draw_margin(self._draw_value, self.beta_kernel, 1)
         out = rate_teams(teams, ranks, w, self.beta_kernel, self.tau, eps_one, min_delta, max_iter)
         if not all(math.isfinite(mu) and math.isfinite(sd) for team in out for mu, sd in team):
             # the messages are kept in natural parameters, mu / sigma^2: past 1e308 they overflow

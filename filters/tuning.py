@@ -17,12 +17,20 @@ Objectives (per game, averaged):
 
 The default (``objective=None``, see :func:`default_objective`) is ``"log_loss_3"`` when the
 method's :class:`statespace.SkillModel` has a draw model with a parameter (``Threshold``: the EKF
-with ``draw=("threshold", margin)``, TrueSkill, Weng–Lin Thurstone–Mosteller; or ``Davidson``),
-and ``"log_loss"`` otherwise (no draws, or draws scored as half a win: Elo, Glicko, Glicko-2,
-Weng–Lin Bradley–Terry / Plackett–Luce, the default EKF). The expected score hardly depends on a
-draw margin, so the expected-score loss leaves that parameter (and its effect on the update)
-loosely identified; the three-outcome likelihood pins it down. The objective used is recorded
-in :attr:`TuneResult.objective_name`.
+with ``draw=("threshold", margin)``, TrueSkill, Weng–Lin Thurstone–Mosteller; or ``Davidson``)
+and the games have draws, and ``"log_loss"`` otherwise (no draws in the games, no draw model, or
+draws scored as half a win: Elo, Glicko, Glicko-2, Weng–Lin Bradley–Terry / Plackett–Luce, the
+default EKF). The expected score hardly depends on a draw margin, so the expected-score loss
+leaves that parameter (and its effect on the update) loosely identified; the three-outcome
+likelihood pins it down. On games without a draw there is no draw parameter to identify (none is
+tuned) and ``"log_loss"`` is the two-outcome log-likelihood itself. The objective used is
+recorded in :attr:`TuneResult.objective_name`.
+
+Settings a method learns from the games (``TrueSkill(draw_probability=None)``: 0 on games
+without a draw) are fixed first, on the tuning games (the method's ``resolved(games)``), so the
+tuned method carries the numbers it was tuned with. A fitted setting that ends on a bound of its
+search box is named in :attr:`TuneResult.on_bound` and reported with a
+:class:`statespace.settings.BoundWarning` suggesting wider ``bounds=``.
 
 Standard errors come from the curvature of the summed loss at the optimum (the inverse of the
 numerical Hessian of ``n * objective``), which is the usual asymptotic standard error when the
@@ -33,35 +41,45 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from statespace import Davidson, Games, Threshold, metrics
-from statespace.settings import TuneResult
+from statespace.settings import BoundWarning, DrawWarning, TuneResult
 
-__all__ = ["tune", "OBJECTIVES", "default_objective", "resolve_objective"]
+from ._draws import caller_stacklevel
+
+__all__ = ["tune", "OBJECTIVES", "default_objective", "resolve_objective", "at_bound", "BoundWarning"]
 
 OBJECTIVES = ("log_loss", "log_loss_3", "brier")
 
 
-def default_objective(method) -> str:
+def default_objective(method, games: Games | None = None) -> str:
     """The objective :func:`tune` uses when none is given: ``"log_loss_3"`` (the three-outcome
     log-likelihood) when ``method.model`` has a threshold or Davidson draw model, whose parameter
-    only the three-outcome likelihood identifies; ``"log_loss"`` (expected score, a draw as 0.5)
-    for every other method (no draws, draws as half a win, or no ``model`` at all).
+    only the three-outcome likelihood identifies, and ``games`` (when given) have a draw;
+    ``"log_loss"`` (expected score, a draw as 0.5) for every other method (no draws, draws as half
+    a win, or no ``model`` at all) and on games without a draw, where it is the two-outcome
+    log-likelihood and no draw parameter is tuned.
 
     The rule looks at the draw model's type, not its parameter: a threshold margin of 0 still
-    gets ``"log_loss_3"``, since tuning starts it inside its bounds."""
+    gets ``"log_loss_3"`` on games with draws, since tuning starts it inside its bounds."""
     draw = getattr(getattr(method, "model", None), "draw", None)
-    return "log_loss_3" if isinstance(draw, (Threshold, Davidson)) else "log_loss"
+    if not isinstance(draw, (Threshold, Davidson)):
+        return "log_loss"
+    if games is not None and not np.any(games.score == 0.5):
+        return "log_loss"
+    return "log_loss_3"
 
 
-def resolve_objective(method, objective: str | None = None) -> str:
+def resolve_objective(method, objective: str | None = None, games: Games | None = None) -> str:
     """``objective`` checked against :data:`OBJECTIVES`, or :func:`default_objective` of
-    ``method`` when it is ``None``: the one place where a default objective is chosen."""
+    ``method`` (on ``games``, when given) when it is ``None``: the one place where a default
+    objective is chosen."""
     if objective is None:
-        return default_objective(method)
+        return default_objective(method, games)
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (or None for the "
                          f"method's default); got {objective!r}")
@@ -92,14 +110,23 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     ``params``: names to fit (default: the method's :meth:`tunable` set). ``bounds``: mapping
     ``name -> (low, high)`` overriding the defaults. ``objective``: one of :data:`OBJECTIVES`;
     ``None`` (default) means ``"log_loss_3"`` when the method's model has a threshold or Davidson
-    draw model and ``"log_loss"`` otherwise (:func:`default_objective`); the result's
-    ``objective_name`` says which was used. ``burn_in``: the share of the earliest games
-    (in time order) run through the filter but left out of the objective, so that settings
+    draw model and the games have draws, and ``"log_loss"`` otherwise (:func:`default_objective`);
+    the result's ``objective_name`` says which was used. ``burn_in``: the share of the earliest
+    games (in time order) run through the filter but left out of the objective, so that settings
     are not chosen for how fast they forget the starting ratings.
+
+    Settings the method learns from the games (its ``resolved(games)``, e.g. TrueSkill's
+    ``draw_probability=None``) are fixed on ``games`` first. Fitted settings that end on a bound
+    of their search box are listed in the result's ``on_bound`` (its ``repr`` marks them) and
+    reported with a :class:`~statespace.settings.BoundWarning`; a standard error the curvature
+    leaves undefined is NaN (shown as ``n/a``).
     """
-    objective = resolve_objective(method, objective)
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    resolved = getattr(method, "resolved", None)
+    if callable(resolved):
+        method = resolved(games)
+    objective = resolve_objective(method, objective, games)
     default = method.tunable(games)
     names = list(default) if params is None else list(params)
     unknown = [p for p in names if p not in default]
@@ -145,15 +172,27 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     t0 = time.perf_counter()
     from scipy.optimize import minimize  # here, so that importing filters does not load the optimiser
 
-    res = minimize(f, to_x(start), method="L-BFGS-B", bounds=x_bounds,
-                   options={"maxiter": maxiter, "eps": 1e-4})
-    best = from_x(res.x)
+    with warnings.catch_warnings():
+        # an explicit draw setting on games without draws: said once, by the run at the optimum below
+        warnings.simplefilter("ignore", DrawWarning)
+        res = minimize(f, to_x(start), method="L-BFGS-B", bounds=x_bounds,
+                       options={"maxiter": maxiter, "eps": 1e-4})
+        best = from_x(res.x)
+        se = _standard_errors(method, games, objective, best, box, scored) if standard_errors else {}
     value, _ = _score(method.with_params(**best), games, objective, scored)
-    se = _standard_errors(method, games, objective, best, box, scored) if standard_errors else {}
     seconds = time.perf_counter() - t0
     n_scored = len(games) if scored is None else len(scored)
+    on_bound = at_bound(best, box)
     result = TuneResult(best, se, value, objective, n_scored, pd.DataFrame(trace_rows), seconds,
-                        bool(res.success), str(res.message), start)
+                        bool(res.success), str(res.message), start, dict(box), on_bound)
+    if on_bound:
+        said = "; ".join(f"{k}={best[k]:.6g} at its {side} bound {b:.6g}"
+                         for k in on_bound for side, b in [result.bound_of(k)])
+        warnings.warn(f"{getattr(method, 'name', type(method).__name__)}: tuned setting"
+                      f"{'s' if len(on_bound) > 1 else ''} on a bound of the search box ({said}): the box, not "
+                      f"the games, probably stopped {'them' if len(on_bound) > 1 else 'it'}; widen it with "
+                      f"bounds={{{', '.join(repr(k) + ': (low, high)' for k in on_bound)}}}",
+                      BoundWarning, stacklevel=caller_stacklevel())
     tuned = method.with_params(**best)
     tuned.tuning = result
     return tuned, result

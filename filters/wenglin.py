@@ -70,6 +70,7 @@ from . import _checks as C
 from . import _kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
 from ._common import shape_like
+from ._draws import LearnedDraws
 
 __all__ = ["WengLin"]
 
@@ -82,7 +83,8 @@ _MU, _SIGMA = 0, 1
 #: the floor of the variance-shrink factor (the paper's value): sigma^2 never falls below KAPPA of
 #: itself in one game
 KAPPA = 1e-4
-#: Thurstone-Mosteller's default draw margin in skill units (openskill's)
+#: Thurstone-Mosteller's classic draw margin in skill units (openskill's): used where the games have
+#: draws (and where no games are at hand) when ``epsilon`` is left out
 EPSILON = 0.1
 # model codes
 BT, TM, PL = 0, 1, 2
@@ -163,7 +165,7 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     return p
 
 
-class WengLin(GaussianBeliefFilter):
+class WengLin(LearnedDraws, GaussianBeliefFilter):
     """Weng and Lin's (2011) Bayesian approximation filters: Bradley-Terry, Thurstone-Mosteller
     (full pair) and Plackett-Luce.
 
@@ -185,9 +187,17 @@ class WengLin(GaussianBeliefFilter):
         Lower bound of the variance-shrink factor (1e-4, the paper's value), keeping
         ``sigma^2 > 0``; in ``(0, 1]``.
     epsilon:
-        Thurstone-Mosteller only: the draw margin in skill units (default 0.1, openskill's
-        default). Bradley-Terry and Plackett-Luce score a draw as ``s = 1/2`` (a shared rank)
-        and take no margin.
+        Thurstone-Mosteller only: the draw margin in skill units. ``None`` (default): learned from
+        the games the filter is fit, run or tuned on — 0 when they have no draw and are too many
+        for that to be chance (the forecasts at 0.1 give a table without draws less than 1e-3 of
+        chance: about 600 games at the default settings), else openskill's :data:`EPSILON` = 0.1
+        (which ``tune`` fits from there on games with draws); the value used is on the result
+        (``fit(games).method.epsilon``), and where no games are at hand (``rate``, ``model``, the
+        state verbs) 0.1 applies. An explicit margin above 0 is honoured; a run on games without a
+        draw warns (:class:`statespace.settings.DrawWarning`) when its own forecasts make that
+        implausible (as for TrueSkill's ``draw_probability``; see :mod:`filters._draws`).
+        Bradley-Terry and Plackett-Luce score a draw as ``s = 1/2`` (a shared rank) and take no
+        margin.
     dynamics:
         ``"game"`` (``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period when the
         games have periods, else per ``period_days`` days).
@@ -205,7 +215,7 @@ class WengLin(GaussianBeliefFilter):
     ``rating = mu - 3 sigma`` (openskill's ``ordinal()``).
 
     Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
-    ``[0, 1e150]``, ``|mu|``, ``|home|`` at most 1e300, ``epsilon`` in ``[0, 1e150]``, ``kappa`` in
+    ``[0, 1e150]``, ``|mu|``, ``|home|`` at most 1e300, ``epsilon`` in ``[0, 1e150]`` (or ``None``), ``kappa`` in
     ``(0, 1]``, ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a
     ``sigma`` or ``beta`` below 1e-150 acts as 1e-150.
 
@@ -217,6 +227,8 @@ class WengLin(GaussianBeliefFilter):
     params = PARAMS
     _proba = _proba
     _site = _site
+    _draw_setting = "epsilon"
+    _draw_default = EPSILON
 
     def __init__(self, model: str = "bradley_terry", mu: float = MU, sigma: float = SIGMA,
                  beta: float | None = None, tau: float | None = None, kappa: float = KAPPA,
@@ -232,7 +244,7 @@ class WengLin(GaussianBeliefFilter):
         self.kappa = C.number("WengLin", "kappa", kappa, 0.0, 1.0, lo_open=True)
         if self.model_code == TM:
             # a margin in skill units, bounded as an sd is: its ratio to the smallest scale stays finite
-            self.epsilon = C.length("WengLin", "epsilon", EPSILON if epsilon is None else epsilon, zero=True)
+            self.epsilon = None if epsilon is None else C.length("WengLin", "epsilon", epsilon, zero=True)
         elif epsilon is not None:
             raise ValueError(f"WengLin: epsilon (a draw margin) applies to model='thurstone_mosteller' "
                              f"only; {self.model_name} scores a draw as half a win")
@@ -240,6 +252,9 @@ class WengLin(GaussianBeliefFilter):
             self.epsilon = 0.0
 
     _param_aliases = {"model": "model_name"}
+
+    def _models_draws(self) -> bool:
+        return self.model_code == TM
 
     def _draw_bounds(self, games) -> dict[str, tuple[float, float]]:
         if self.model_code == TM and np.any(games.score == 0.5):
@@ -256,7 +271,7 @@ class WengLin(GaussianBeliefFilter):
         parts = [f"model={self.model_name!r}", f"mu={self.mu:g}", f"sigma={self.sigma:g}", f"beta={self.beta:g}",
                  f"tau={self.tau:g}", f"kappa={self.kappa:g}"]
         if self.model_code == TM:
-            parts.append(f"epsilon={self.epsilon:g}")
+            parts.append(f"epsilon={'None' if self.epsilon is None else format(self.epsilon, 'g')}")
         return ", ".join(parts + self._describe_belief())
 
     @property
@@ -271,18 +286,18 @@ class WengLin(GaussianBeliefFilter):
         link, ``SkillModel("logistic", scale=c).proba(d)`` for the logistic one."""
         if self.model_code == TM:
             return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
-                              Threshold(self.epsilon), self.home)
+                              Threshold(self._draw_value), self.home)
         return SkillModel("logistic", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
                           "half", self.home)
 
     def kernel_value(self, name: str) -> float:
-        return self.epsilon if name == "draw_margin" else super().kernel_value(name)
+        return self._draw_value if name == "draw_margin" else super().kernel_value(name)
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
         """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (no home; sigma may be 0)."""
         (a,), (b,) = C.parse_teams("WengLin", [[a], [b]], zero_sigma=True)[0]
-        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta_kernel, self.epsilon,
+        return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta_kernel, self._draw_value,
                               self.model_code)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
@@ -291,7 +306,7 @@ class WengLin(GaussianBeliefFilter):
         (a,), (b,) = C.parse_teams("WengLin", [[a], [b]])[0]
         t2 = self.tau**2
         ma, va, mb, vb = _posterior(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
-                                    0.5 if drawn else 1.0, 0.0, self.beta_kernel, self.epsilon, self.kappa,
+                                    0.5 if drawn else 1.0, 0.0, self.beta_kernel, self._draw_value, self.kappa,
                                     self.model_code)
         return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(va))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(vb))))
 
@@ -353,7 +368,7 @@ class WengLin(GaussianBeliefFilter):
                     if q == i:
                         continue
                     s = 1.0 if r[i] < r[q] else (0.5 if r[i] == r[q] else 0.0)
-                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta_kernel, self.epsilon,
+                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta_kernel, self._draw_value,
                                  self.model_code)
                     omega[i] += o
                     delta[i] += d

@@ -261,6 +261,10 @@ class _CsvBatches:
         return checked, cols
 
 
+#: what a row error ends with: the way to read the other rows, in Python and on the command line
+DROP_HINT = '; to skip invalid rows, pass errors="drop" (statespace compare/rate: --drop-invalid)'
+
+
 class DroppedRowsWarning(UserWarning):
     """Invalid rows were dropped because the caller asked for ``errors="drop"``."""
 
@@ -533,7 +537,8 @@ class Games:
         ``score_a`` and ``score_b``; with both of these, ``score`` may be left out).
 
         ``errors="raise"`` (default) raises :class:`GamesError` naming the rows and column of
-        every problem; ``errors="drop"`` drops invalid rows, warns with
+        every problem, and the way past them (:data:`DROP_HINT`: ``errors="drop"``, on the command
+        line ``--drop-invalid``); ``errors="drop"`` drops invalid rows, warns with
         :class:`DroppedRowsWarning` saying how many and which, and records them in ``dropped``.
         """
         if errors not in ("raise", "drop"):
@@ -666,7 +671,7 @@ class Games:
                     f"{p.reason} ({_describe_rows(p.rows, p.values, line_offset, _source)})"
                     for p in problems]
             all_rows = sorted(set(np.concatenate([p.rows for p in problems]).tolist()))
-            raise GamesError("invalid games: " + " | ".join(msgs), rows=all_rows, column=problems[0].column)
+            raise GamesError("invalid games: " + " | ".join(msgs) + DROP_HINT, rows=all_rows, column=problems[0].column)
 
         dropped = pd.DataFrame(
             [(int(r), p.column, p.reason) for p in problems for r in p.rows],

@@ -1,17 +1,30 @@
 """The settings protocol every method shares (filters and smoothers alike): read the constructor
 arguments back (:meth:`Settings.get_params`), rebuild with some changed
 (:meth:`Settings.with_params`), say what :meth:`tune` may fit (:meth:`Settings.tunable`), and the
-record a tuned method carries (:class:`TuneResult`)."""
+record a tuned method carries (:class:`TuneResult`), and the warnings about settings the games
+speak against (:class:`BoundWarning`, :class:`DrawWarning`)."""
 
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pandas as pd
 
-__all__ = ["Settings", "TuneResult"]
+__all__ = ["Settings", "TuneResult", "BoundWarning", "DrawWarning"]
+
+
+class BoundWarning(UserWarning):
+    """A tuned setting ended on a bound of its search box (``tune``): the box, not the games,
+    probably stopped it; widen ``bounds=`` (``TuneResult.on_bound`` names them)."""
+
+
+class DrawWarning(UserWarning):
+    """A method forecasts draws (an explicit draw probability or margin above 0) on games without
+    a single draw, more than its own forecasts make plausible; leaving the setting out learns 0 from
+    such games."""
 
 
 class Settings:
@@ -71,9 +84,13 @@ class Settings:
 
 @dataclass
 class TuneResult:
-    """Outcome of a ``tune``: fitted ``params``, their standard errors ``se``, the best value of
-    the objective (``objective``) and its name (``objective_name``), every evaluation in
-    ``trace`` (one row per setting tried), ``seconds``."""
+    """Outcome of a ``tune``: fitted ``params``, their standard errors ``se`` (NaN where the
+    curvature leaves one undefined; shown as ``n/a``), the best value of the objective
+    (``objective``) and its name (``objective_name``), every evaluation in ``trace`` (one row per
+    setting tried), ``seconds``; ``bounds`` the search box (``{name: (low, high)}``) and
+    ``on_bound`` the names of the settings that ended on a bound of it (within 0.1%, on the log
+    scale for a box of positive numbers: :func:`filters.tuning.at_bound`), which the box rather
+    than the games probably stopped; ``repr`` marks them."""
 
     params: dict
     se: dict
@@ -85,8 +102,47 @@ class TuneResult:
     success: bool
     message: str = ""
     start: dict = field(default_factory=dict)
+    bounds: dict = field(default_factory=dict)
+    on_bound: tuple = ()
+
+    def bound_of(self, name: str) -> tuple[str, float] | None:
+        """``("lower" | "upper", value)`` of the bound ``name`` ended on, or ``None`` (not on a bound,
+        or its box unknown)."""
+        if name not in self.on_bound or name not in self.bounds:
+            return None
+        lo, hi = self.bounds[name]
+        v = self.params[name]
+        if lo > 0:  # searched on the log scale
+            return ("lower", lo) if abs(math.log(v / lo)) <= abs(math.log(hi / v)) else ("upper", hi)
+        return ("lower", lo) if abs(v - lo) <= abs(hi - v) else ("upper", hi)
+
+    def describe_params(self, digits: int = 6, se: bool = True) -> str:
+        """``name=value ± se`` for every fitted setting (``± n/a`` where the standard error is
+        undefined, NaN), each on a bound marked ``(at upper bound 400)``; ``se=False`` leaves the
+        standard errors out."""
+        parts = []
+        for k, v in self.params.items():
+            text = f"{k}={v:.{digits}g}"
+            if se and self.se:
+                text += f" ± {format_se(self.se.get(k, float('nan')))}"
+            bound = self.bound_of(k)
+            if bound is not None:
+                text += f" (at {bound[0]} bound {bound[1]:.{digits}g})"
+            elif k in self.on_bound:
+                text += " (at a bound)"
+            parts.append(text)
+        return ", ".join(parts)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v:.6g} ± {self.se.get(k, float('nan')):.2g}" for k, v in self.params.items())
-        return (f"TuneResult({shown}; {self.objective_name} {self.objective:.6f} on {self.n_games} games, "
-                f"{len(self.trace)} evaluations, {self.seconds:.2f} s)")
+        return (f"TuneResult({self.describe_params()}; {self.objective_name} {self.objective:.6f} on {self.n_games} "
+                f"games, {len(self.trace)} evaluations, {self.seconds:.2f} s)")
+
+
+def format_se(se, digits: int = 2) -> str:
+    """A standard error for people: ``digits`` significant digits, ``"n/a"`` when it is undefined
+    (NaN or infinite, as where the objective's curvature is not positive)."""
+    try:
+        value = float(se)
+    except (TypeError, ValueError):
+        return "n/a"
+    return f"{value:.{digits}g}" if math.isfinite(value) else "n/a"
