@@ -50,14 +50,15 @@ def playwright_api():
 def lab_url():
     """The lab served by uvicorn in a background thread on a free port of 127.0.0.1.
 
-    The example is rated once first, in this process, so that compiling the kernels (when numba's
-    cache is cold) is not counted in the page's timeouts."""
+    The two examples are rated once first, in this process, so that compiling the kernels (when
+    numba's cache is cold) is not counted in the page's timeouts."""
     uvicorn = pytest.importorskip("uvicorn")
     from statespace.lab import create_app, listen, url_of
     from statespace.lab.compute import rate
-    from statespace.lab.schema import RateRequest, glickman_example
+    from statespace.lab.schema import RateRequest, club_example, glickman_example
 
     rate(RateRequest.model_validate(glickman_example()))
+    rate(RateRequest.model_validate(club_example()))
 
     sock = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", access_log=False))
@@ -119,6 +120,12 @@ def test_glickmans_example_on_the_page(playwright_api, lab_url):
             shot = os.environ.get("STATESPACE_LAB_SCREENSHOT")
             if shot:
                 page.screenshot(path=shot, full_page=True)
+
+            # the club league, the other button: a leaderboard per method, three periods on the chart
+            page.click("#example-club")
+            page.wait_for_selector('td[data-method="trueskill"][data-player="Ana"][data-field="rating"]')
+            assert page.locator("#leaderboards .board").count() == 6
+            assert page.inner_text("#status").endswith("3 periods")
         finally:
             browser.close()
     hosts = {urlparse(u).hostname for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")}

@@ -14,8 +14,8 @@ competitor's RD grows by ``c^2`` per period between two periods they play (Glick
 ``sigma^2`` per idle period (Glicko-2), by ``drift`` per period (EKF); TrueSkill adds ``tau^2``
 before each game; Elo tracks no uncertainty.
 
-Like :mod:`statespace.cli`, this module sits on top of everything: it reaches the filters only
-through the registry.
+Like :mod:`statespace.cli`, this module sits on top of everything: it builds the methods through
+the registry, and reads ``filters.ekf.DEFAULT_MODEL`` for the EKF's settings.
 """
 
 from __future__ import annotations
