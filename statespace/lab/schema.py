@@ -266,7 +266,9 @@ class TrueSkillSettings(_Strict):
     tau: Optional[Finite] = Field(None, description="Dynamics noise added before each game (default sigma / 100); "
                                                     ">= 0.")
     draw_probability: Optional[Probability] = Field(None, description="Draw rate between equals, sets the draw "
-                                                                      "margin (default 0.1).")
+                                                                      "margin (default: filters.TrueSkill's, "
+                                                                      "learned from the games: 0 on many games "
+                                                                      "without a draw, else 0.1).")
 
 
 class EKFSettings(_Strict):
