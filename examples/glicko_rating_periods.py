@@ -28,7 +28,8 @@ the script prints three Markdown tables:
 and one line: Glicko-1 minus Glicko-2 at their defaults, paired.
 
 Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
-``statespace.datasets`` (read from ``$STATESPACE_DATA`` or the user cache, or a data root given
+``statespace.datasets`` (``intl_football`` and ``nfl`` ship with the package; England and ATP are
+fetched from their public sources on first use; or a data root given
 as an argument; ``statespace.datasets.catalogue()`` lists sources and licences; the three ATP
 rows with a competitor against itself are dropped, with a message), and the simulated ``drifting`` scenario of ``statespace.scenarios`` (seed 0; skills
 random-walk, so the forecast at the true skills is shown as the floor). Data sets that are
@@ -193,7 +194,7 @@ def measure(title: str, games: Games, split: float, home: float = 0.0,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Glicko-1/2 under different rating periods, scored online.")
     ap.add_argument("data", nargs="?", default=None,
-                    help="data root holding <name>/games.csv (default: $STATESPACE_DATA, else the user cache; "
+                    help="data root holding <name>/games.csv (default: the shipped copies and the user cache; "
                          "see statespace.datasets)")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")

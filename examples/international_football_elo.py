@@ -10,14 +10,13 @@ held-out game is forecast from all games before it, then learned from. Draws (ab
 games) count as half a win in the log loss and Brier score; Elo forecasts no draws, so the
 three-outcome log loss does not apply to it.
 
-The data are not shipped with the package: ``statespace.datasets.load("intl_football")`` reads
-them from ``$STATESPACE_DATA`` or the user cache (``~/.cache/statespace/datasets``), and says
-where to get them when they are absent; or pass a path (the CSV, its folder, or a data root).
+The data ship with the package: ``statespace.datasets.load("intl_football")`` reads them from
+inside it; or pass a path (another copy: the CSV, its folder, or a data root).
 
 Usage::
 
     python examples/international_football_elo.py
-    python examples/international_football_elo.py /path/to/intl_football/games.csv
+    python examples/international_football_elo.py my_copy/games.csv
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ COLUMNS = ["n_test", "log_loss", "brier", "accuracy", "accuracy_50", "delta_log_
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Compare Elo settings online on international football results.")
     ap.add_argument("path", nargs="?", default=None,
-                    help="games.csv, its folder or a data root (default: $STATESPACE_DATA, else the user cache; "
+                    help="games.csv, its folder or a data root (default: the copy shipped with the package; "
                          "see statespace.datasets)")
     ap.add_argument("--split", type=float, default=0.9, help="share of games (by time) before the scored part")
     args = ap.parse_args(argv)

@@ -34,7 +34,8 @@ three paired differences: ``trueskill`` minus ``wenglin_tm`` at TrueSkill's marg
 each scored game for five of the Gaussian-belief methods (how settled their beliefs are).
 
 Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
-``statespace.datasets`` (read from ``$STATESPACE_DATA`` or the user cache, or a data root given
+``statespace.datasets`` (``intl_football`` and ``nfl`` ship with the package; England and ATP are
+fetched from their public sources on first use; or a data root given
 as an argument; ``statespace.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
 with a player against himself). Data sets that are absent are skipped with a message; with none
 found the script exits with status 2.
@@ -131,7 +132,7 @@ def measure(title: str, games: Games, split: float) -> pd.DataFrame:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="TrueSkill and Weng-Lin on real games, scored online.")
     ap.add_argument("data", nargs="?", default=None,
-                    help="data root holding <name>/games.csv (default: $STATESPACE_DATA, else the user cache; "
+                    help="data root holding <name>/games.csv (default: the shipped copies and the user cache; "
                          "see statespace.datasets)")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")

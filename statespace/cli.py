@@ -69,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------------------- data
 def _load(args, err) -> tuple[Any, str, Any]:
     """Games from ``--data``/CSV or a scenario; returns (games, description, simulation or None)."""
-    from .games import Games
+    from .games import DroppedRowsWarning, Games
 
     path = args.data
     if getattr(args, "dataset", None) is not None:
@@ -130,11 +130,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def _finite(x):
+def _finite(x, text: bool = False):
+    """A number for JSON: a NaN or infinity (an undefined standard error, say) is ``None``
+    (``null``); with ``text=True`` a number for people, such a value ``"n/a"`` (never ``"nan"``)."""
     import numpy as np
 
     if isinstance(x, (float, np.floating)):
-        return None if not math.isfinite(float(x)) else float(x)
+        if not math.isfinite(float(x)):
+            return "n/a" if text else None
+        return float(x)
     if isinstance(x, np.integer):
         return int(x)
     return x
@@ -151,9 +155,14 @@ def _format_table(table) -> str:
     header = ["method", "log loss", "Brier", "accuracy"] + (["log loss 3"] if has3 else []) + \
         (["score log dens", "margin RMSE"] if scores else []) + ["fit s", "\u0394 log loss \u00b1 se"]
     rows = []
+
+    def num(v, spec):  # an undefined value (NaN: the paired se of one held-out game, say) is "n/a", not "nan"
+        v = _finite(v, text=True)
+        return v if isinstance(v, str) else format(v, spec)
+
     for name, r in table.iterrows():
-        delta = "best" if name == best else f"{r['delta_log_loss']:+.4f} \u00b1 {r['delta_se']:.4f}"
-        row = [str(name), f"{r['log_loss']:.4f}", f"{r['brier']:.4f}", f"{r['accuracy']:.4f}"]
+        delta = "best" if name == best else f"{num(r['delta_log_loss'], '+.4f')} \u00b1 {num(r['delta_se'], '.4f')}"
+        row = [str(name), num(r["log_loss"], ".4f"), num(r["brier"], ".4f"), num(r["accuracy"], ".4f")]
         if has3:
             row.append("-" if pd.isna(r["log_loss_3"]) else f"{r['log_loss_3']:.4f}")
         if scores:
@@ -361,7 +370,14 @@ def _auto_line(choice, where: str) -> str:
     """One line: what ``--auto`` chose, on which games and by what."""
     a = choice.table.attrs
     settings = choice.table.loc[choice.chosen, "settings"]
-    shown = ", ".join(f"{k}={v:.4g}" for k, v in settings.items())
+    bound = choice.table.loc[choice.chosen, "at_bound"] if "at_bound" in choice.table.columns else ()
+
+    def show(k, v):  # "n/a" for an undefined value; a setting the search box stopped is marked
+        v = _finite(v, text=True)
+        return (f"{k}={v if isinstance(v, str) else format(v, '.4g')}"
+                + (" (at a bound of its search box)" if k in tuple(bound or ()) else ""))
+
+    shown = ", ".join(show(k, v) for k, v in settings.items())
     return (f"auto chose EKF, {choice.chosen}: training {choice.objective_name} {choice.objective:.5f} "
             f"(chosen among {len(choice.table)} candidates, each tuned on {where}, {a['n_games']:,} games, the first "
             f"{a['burn_in']:.0%} a burn-in; {choice.seconds:.1f} s); {shown}")
@@ -376,6 +392,7 @@ def _auto_json(choice) -> dict:
                             "train_log_loss": _finite(r["train_log_loss"]),
                             "train_log_loss_3": _finite(r["train_log_loss_3"]), "chosen": bool(r["chosen"]),
                             "settings": {k: _finite(v) for k, v in r["settings"].items()},
+                            "at_bound": list(r["at_bound"]) if "at_bound" in r.index else [],
                             **({"error": r["error"]} if r["error"] else {})}
                            for name, r in table.iterrows()]}
 
@@ -539,6 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_scenarios)
     m = sub.add_parser("methods", help="list the registered methods and their settings")
     m.set_defaults(func=_cmd_methods)
+    from .lab.cli import add_parser as _add_lab_parser
+
+    _add_lab_parser(sub)
     return parser
 
 

@@ -23,7 +23,6 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"  # the development data sets, beside the repository
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("[0-9][0-9]_*.md"))
 TIMEOUT = 600  # seconds per cell
 
@@ -43,8 +42,7 @@ def kernel_env(tmp_path_factory):
     os.environ["JUPYTER_PATH"] = os.pathsep.join([str(base), *filter(None, [saved.get("JUPYTER_PATH")])])
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved.get("PYTHONPATH")])])
     os.environ.setdefault("MPLBACKEND", "Agg")
-    if DATA.is_dir():  # the real-data notebook reads the development data sets (statespace.datasets)
-        os.environ.setdefault("STATESPACE_DATA", str(DATA))
+    os.environ.pop("STATESPACE_DATA", None)  # the real-data notebook reads the shipped data sets
     flags = saved.get("PYTENSOR_FLAGS", "")
     if "compiledir" not in flags:
         cache = tmp_path_factory.getbasetemp().parent / "statespace-nb-pytensor"
@@ -80,16 +78,11 @@ def test_notebook_runs(path, kernel_env):
     print(f"{path.name}: {seconds:.1f} s, {figures} figure(s)")
 
 
-def test_real_data_notebook_falls_back_without_data(kernel_env, tmp_path, monkeypatch):
-    """Without the data sets the real-data notebook says so and runs on simulated stand-ins."""
-    path = ROOT / "docs" / "notebooks" / "07_real_data.md"
-    monkeypatch.setenv("STATESPACE_DATA", str(tmp_path / "no-data-here"))
-    nb = jupytext.read(path)
-    client = nbclient.NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError as exc:
-        pytest.fail(f"{path.name} without data failed:\n{exc}", pytrace=False)
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert "THE DATA SETS ARE NOT AVAILABLE" in text and "SIMULATED STAND-INS" in text
+def test_the_real_data_notebook_reads_the_shipped_data_sets_and_no_path():
+    """Notebook 07 loads international football and the NFL from the package (no stand-ins, no
+    folder outside the repository): it runs the same on any machine."""
+    text = (ROOT / "docs" / "notebooks" / "07_real_data.md").read_text()
+    assert 'ss.datasets.load("intl_football")' in text and 'ss.datasets.load("nfl")' in text
+    assert 'ss.datasets.reference("nfl"' in text
+    for word in ("STATESPACE_DATA", "stand-in", "simulate(", "../shared", "from_csv("):
+        assert word not in text, word
