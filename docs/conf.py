@@ -36,13 +36,16 @@ if "compiledir" not in os.environ.get("PYTENSOR_FLAGS", ""):
 def _kernel_for_this_interpreter() -> None:
     """Make the notebooks' ``python3`` kernel run *this* interpreter (the one with the project
     and its dependencies), whatever other ``python3`` kernelspecs the machine has: a kernelspec
-    in a folder that ``JUPYTER_PATH`` puts first."""
+    in a folder that ``JUPYTER_PATH`` puts first. Its inline figures are ``retina`` PNGs (twice
+    the pixels; myst-nb shows them at their size from the output's width and height), crisp on
+    high-density screens."""
     tag = hashlib.sha1(sys.executable.encode()).hexdigest()[:12]     # one folder per interpreter
     base = Path(tempfile.gettempdir()) / f"statespace-docs-kernel-{tag}"
     spec = base / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                 "--InlineBackend.figure_formats=retina"],
         "display_name": "Python 3 (statespace-ratings docs)", "language": "python"}))
     paths = os.environ.get("JUPYTER_PATH", "")
     if str(base) not in paths.split(os.pathsep):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games
+from statespace._display import FittedDisplay, Ratings, as_ratings
 from statespace._jit import kernel
 from statespace.observation import FORECAST_SIG
 
@@ -30,11 +31,15 @@ def moments_kernel(params, d, var):
     return d, var, _MARK
 
 
-class FilterRun:
+class FilterRun(FittedDisplay):
     """A filter run over a table of games: the fitted interface shared by every method.
 
     Attributes: ``method``, ``games``, ``state`` (final :class:`FilterState`), ``proba``
     (one-step-ahead win/draw/loss forecasts, input row order).
+
+    In Jupyter a run shows itself as its one-line summary (the filter with its settings, games,
+    competitors, span) above its leaderboard's best competitors; ``plot(players=...)`` draws
+    their rating trajectories (:class:`statespace._display.FittedDisplay`).
     """
 
     def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray,
@@ -181,10 +186,11 @@ class FilterRun:
         cols.update(m.derived_columns(values))
         return cols
 
-    def ratings(self) -> pd.DataFrame:
+    def ratings(self) -> Ratings:
         """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the method's own
         columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
-        are left out."""
+        are left out. A DataFrame (:class:`statespace._display.Ratings`) whose
+        ``attrs["summary"]`` is the run's one-line summary, its caption in Jupyter."""
         st = self.state
         st = st.split()[0]
         cols = self._columns(st.values)
@@ -195,7 +201,8 @@ class FilterRun:
         for c, v in cols.items():
             df[c] = v
         df = df[df["games"] > 0]
-        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        return as_ratings(df, self._summary())
 
     def trajectories(self) -> pd.DataFrame:
         """Long table of each competitor's state after each of its games (time order):

@@ -43,6 +43,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
 
 from statespace import Games, SkillModel
+from statespace._display import Ratings, as_ratings
 from statespace.outcome import Threshold
 
 from .base import Smoother, SmootherFit, Timeline
@@ -180,15 +181,17 @@ class StaticFit(SmootherFit):
         self.link = link
         self.first_time = first_time  # each node's first fit game (its node time is the last)
 
-    def ratings(self, at=None, *, centre: bool = False) -> pd.DataFrame:
+    def ratings(self, at=None, *, centre: bool = False) -> Ratings:
         """Leaderboard ``player``, ``mean`` (the rating), ``games``, best first. A static rating is
         the same at every time, so ``at`` changes nothing; ``centre=True`` subtracts the mean
-        rating."""
+        rating. A DataFrame (:class:`statespace._display.Ratings`) whose ``attrs["summary"]`` is
+        the fit's one-line summary, its caption in Jupyter."""
         tl = self.timeline
         mean = self.mean - (self.mean.mean() if centre and self.mean.size else 0.0)
         df = pd.DataFrame({"player": tl.players[tl.node_player], "mean": mean,
                            "games": self._games_count[tl.node_player]})
-        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        return as_ratings(df, self._summary())
 
     def trajectories(self, *, centre: bool = False) -> pd.DataFrame:
         """``time`` (days), ``player``, ``mean``: each competitor's one rating at its first and at

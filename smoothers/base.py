@@ -27,6 +27,7 @@ import pandas as pd
 from numba import njit
 
 from statespace import Games, SkillModel
+from statespace._display import FittedDisplay, Ratings, as_ratings
 from statespace.settings import Settings
 
 __all__ = ["Smoother", "Timeline", "SmootherFit", "timeline", "resumable", "extend_timeline"]
@@ -255,7 +256,7 @@ def extend_timeline(tl: Timeline, old: Games, games: Games,
     return Timeline(games.players, node_player, node_time, prev, dt, game_a, game_b), old_to, new_to
 
 
-class SmootherFit:
+class SmootherFit(FittedDisplay):
     """A fitted smoother: posterior means and variances (and optionally draws) of every node.
 
     Attributes: ``method``, ``games``, ``timeline``, ``mean``, ``var`` (per node), ``draws``
@@ -269,6 +270,10 @@ class SmootherFit:
     time) forecasts a known competitor from its node whatever the game's time, also before the
     first fitted game; otherwise a competitor has no node before its first game and starts
     there from the prior.
+
+    In Jupyter a fit shows itself as its one-line summary (the smoother with its settings, games,
+    competitors, span) above its leaderboard's best competitors; ``plot(players=...)`` draws
+    their trajectories (:class:`statespace._display.FittedDisplay`).
     """
 
     def __init__(self, method, games: Games, tl: Timeline, mean: np.ndarray, var: np.ndarray, model: SkillModel,
@@ -393,10 +398,12 @@ class SmootherFit:
         (da, ua), (db, ub) = sides
         return da - db + model.home * ~games.neutral, ua + ub
 
-    def ratings(self, at=None, *, centre: bool = False, level: float = 0.9) -> pd.DataFrame:
+    def ratings(self, at=None, *, centre: bool = False, level: float = 0.9) -> Ratings:
         """Leaderboard: ``player``, ``mean``, ``sd``, ``lower``/``upper`` (a central ``level``
         credible band), ``games``, at each competitor's last game or at time ``at`` (in the
-        games' time: a date or number). ``centre=True`` subtracts the mean over competitors."""
+        games' time: a date or number). ``centre=True`` subtracts the mean over competitors.
+        A DataFrame (:class:`statespace._display.Ratings`) whose ``attrs["summary"]`` is the
+        fit's one-line summary, its caption in Jupyter."""
         tl = self.timeline
         ids = np.arange(tl.players.size)
         if at is None:
@@ -416,7 +423,8 @@ class SmootherFit:
         df = pd.DataFrame({"player": tl.players, "mean": mean, "sd": sd, "lower": mean - z * sd,
                            "upper": mean + z * sd, "games": self._games_count})
         df = df[df["games"] > 0]
-        return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        return as_ratings(df, self._summary())
 
     def _times_at(self, at):
         probe = Games.from_arrays([at], ["_x_"], ["_y_"], [1.0])

@@ -80,7 +80,6 @@ import logging
 import math
 import os
 import signal
-import sys
 import threading
 import time
 import warnings
@@ -96,6 +95,7 @@ from statespace.model import Davidson, Threshold
 from ._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
 from ._pymc_model import build_model, laplace_start, nutpie_model, segment_cumsum, segment_starts
 from statespace._pytensor_config import configure_pytensor, default_compile_dir
+from statespace._progress import interactive
 from .base import Smoother, SmootherFit, timeline
 
 __all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
@@ -256,7 +256,9 @@ class PyMCSmoother(Smoother):
         bulk ESS as 1,000 (docs/benchmarks.md). ``cores=None`` (default): the chains run in
         parallel, one process (nutpie: one thread) per chain up to the number of CPU cores.
     progressbar:
-        ``None``: shown when stderr is a terminal.
+        The sampler's progress bar (PyMC's, or nutpie's): ``True`` shown, ``False`` not (and
+        PyMC's log kept quiet); ``None`` (default): shown when someone is watching, i.e. stderr is
+        a terminal or this runs in a Jupyter kernel (:func:`statespace._progress.interactive`).
     period_days:
         Time unit for games without rating periods: days / ``period_days``.
     compile_dir:
@@ -559,7 +561,7 @@ class PyMCSmoother(Smoother):
         t0 = time.perf_counter()
         times_fn = self._times_fn(games)
         tl = timeline(games, times_fn(games))
-        progress = sys.stderr.isatty() if self.progressbar is None else bool(self.progressbar)
+        progress = interactive() if self.progressbar is None else bool(self.progressbar)
         idata, _, free, partial = self._sample_or_interrupt(games, tl, progress)
         t_sampled = time.perf_counter()
 

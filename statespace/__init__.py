@@ -29,10 +29,11 @@ _LAZY = {
     "ELO_SCALE": "model", "SkillModel": "model",
     "DroppedRowsWarning": "games", "Games": "games", "GamesError": "games",
     "Simulation": "simulate", "simulate": "simulate",
-    "compare": "compare",
+    "compare": "compare", "Comparison": "compare",
     "FixedForecast": "fixed",
     "auto": "auto", "Auto": "auto",
     "Blend": "blend",
+    "BoundWarning": "settings", "DrawWarning": "settings",
 }
 #: public submodules
 _SUBMODULES = ("scenarios", "metrics", "datasets")
@@ -41,8 +42,9 @@ __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
-    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "FixedForecast", "auto", "Auto",
-    "Blend",
+    "BoundWarning", "DrawWarning",
+    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "FixedForecast", "auto",
+    "Auto", "Blend",
 ]
 __version__ = "0.1.0"
 

@@ -112,6 +112,7 @@ import numpy as np
 import pandas as pd
 
 from . import _auto_search, _auto_variant, metrics
+from ._display import FittedDisplay
 from ._auto_candidate import Candidate, fmt
 from ._auto_search import AutoResult, choose, first_stage
 from ._auto_variant import Variant
@@ -383,7 +384,7 @@ def _first_part(games: Games, split: float) -> Games:
 
 
 
-class AutoFit:
+class AutoFit(FittedDisplay):
     """What :func:`auto` returns: the chosen filter fitted on the games, and why it was chosen.
 
     - ``method``: the chosen, tuned :class:`Candidate` (``method.run(games)`` runs it online
@@ -404,7 +405,10 @@ class AutoFit:
     - ``chosen``: the chosen label; ``variant``; ``settings``; ``objective``; ``seconds``;
       ``candidates``: every candidate tuned, ``{label: Candidate}``;
     - the fitted face: ``predict_proba(games)``, ``ratings()``, ``trajectories()``;
-      ``summary()`` the choice as text (``print(fit.summary())``).
+      ``summary()`` the choice as text (``print(fit.summary())``);
+    - in Jupyter: the one-line summary (the chosen filter with its settings, games, competitors,
+      span), what was chosen among how many, and the leaderboard; ``plot(players=...)``: the
+      trajectories (:class:`statespace._display.FittedDisplay`).
     """
 
     def __init__(self, method: Candidate, run, games: Games):
@@ -472,6 +476,11 @@ class AutoFit:
     def __repr__(self) -> str:
         return (f"AutoFit(chose {self.chosen!r} among {len(self.table)} candidates by training {self.objective} "
                 f"{self.result.objective:.5f}; fitted on {len(self.games):,} games)")
+
+    def _notes(self) -> list[str]:
+        """Under the leaderboard in Jupyter: what was chosen, and where the reasons are."""
+        return [f"statespace.auto chose {self.chosen!r} among {len(self.table)} candidates by training "
+                f"{self.objective} {self.result.objective:.5f}; print(fit.summary()) says why"]
 
     def _why(self) -> str:
         t = self.table

@@ -80,6 +80,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
+from ._display import FittedDisplay
 from .games import Games
 from .model import SkillModel
 from .outcome import Davidson, Threshold
@@ -496,7 +497,7 @@ def _check_games(games) -> None:
 
 
 # ---------------------------------------------------------------------------- the fitted blend
-class BlendFit:
+class BlendFit(FittedDisplay):
     """What :meth:`Blend.fit` and :meth:`Blend.run` return.
 
     - ``method``: the :class:`Blend` fitted; ``blend``: the same blend with its weights (and
@@ -510,7 +511,9 @@ class BlendFit:
     - ``proba``: the pooled one-step-ahead forecasts of ``games`` (input row order); ``runs``:
       each member's run;
     - the fitted face: ``predict_proba(games)`` (frozen: each member's frozen forecasts, pooled);
-      ``ratings()``, ``trajectories()``, ``state`` and ``model``: the first member's.
+      ``ratings()``, ``trajectories()``, ``state`` and ``model``: the first member's;
+    - in Jupyter: the one-line summary (the blend, games, competitors, span), the weights and the
+      first member's leaderboard; ``plot(players=...)``: the first member's trajectories.
     """
 
     def __init__(self, method: Blend, games: Games, runs: dict, info: dict):
@@ -591,6 +594,13 @@ class BlendFit:
         if self.zero_weight:
             lines.append(f"  weight 0 (adds nothing to the forecasts): {', '.join(self.zero_weight)}")
         return "\n".join(lines)
+
+    def _notes(self) -> list[str]:
+        """Under the leaderboard in Jupyter: the weights, the training score, whose leaderboard."""
+        shown = ", ".join(f"{k} {w:.3g}" for k, w in self.info["weights"].items())
+        return [f"{self.method.pool} pool, weights {shown}; training {self.objective} {self.train_score:.5f} on "
+                f"{self.info['n_scored']:,} games", f"leaderboard and trajectories: the first member's, "
+                                                      f"{next(iter(self.runs))}"]
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k} {w:.3g}" for k, w in self.info["weights"].items())

@@ -18,6 +18,11 @@ games (in time order) trains, the rest is scored.
 Models that observe the score (``Margin``, ``Goals``) are also scored on their forecasts of the
 score, from each held-out game's predictive distribution of the skill difference (the columns
 ``score_log_density`` and ``margin_rmse``; see :func:`compare`).
+
+The result is a :class:`Comparison`, a :class:`pandas.DataFrame` that shows itself in Jupyter
+(the best log loss highlighted, a caption saying what was scored) and plots itself
+(``table.plot()``: :func:`statespace.plots.plot_comparison`). Long comparisons show a progress
+bar (``progress=``).
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
+from ._display import block_html, table_html
+from ._progress import bar, check_progress, note
 from .games import Games
 from .model import SkillModel
 from .protocols import Forecaster, is_online, is_tunable
 
-__all__ = ["compare", "MODES"]
+__all__ = ["compare", "Comparison", "MODES"]
 
 MODES = ("frozen", "online", "walk_forward")
 
@@ -79,10 +86,10 @@ def _blocks(test: Games, every) -> np.ndarray:
     return np.unique(codes, return_inverse=True)[1]
 
 
-def _walk_forward(method, games: Games, test: Games, every, scores: bool = False):
+def _walk_forward(method, games: Games, test: Games, every, scores: bool = False, tick=None):
     """Refit before each block of held-out games on everything before it; forecast the block.
     Returns the forecasts and, with ``scores``, each refit's :func:`_diff` of its block
-    (``None`` when a fit has none)."""
+    (``None`` when a fit has none). ``tick(k, n)``, when given, is called after block ``k`` of ``n``."""
     blocks = _blocks(test, every)
     proba = np.empty((len(test), 3))
     mean, var = np.empty(len(test)), np.empty(len(test))
@@ -91,7 +98,8 @@ def _walk_forward(method, games: Games, test: Games, every, scores: bool = False
     test_pos = pos.get_indexer(test.row)
     t_all = games.days()
     prev = None
-    for k in range(blocks.max() + 1):
+    n_blocks = int(blocks.max()) + 1
+    for k in range(n_blocks):
         in_block = np.flatnonzero(blocks == k)
         start = t_all[test_pos[in_block]].min()
         before = np.flatnonzero(t_all < start)
@@ -109,6 +117,8 @@ def _walk_forward(method, games: Games, test: Games, every, scores: bool = False
             if have:
                 mean[in_block], var[in_block] = moments
         prev = fitted
+        if tick is not None:
+            tick(k, n_blocks)
     return proba, ((mean, var) if have else None)
 
 
@@ -125,11 +135,13 @@ def _diff(fitted, games: Games):
     return None if predict_diff is None else predict_diff(games)
 
 
-def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None, scores: bool = False):
+def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None, scores: bool = False,
+              tick=None):
     """``(proba, seconds, moments)``: the held-out forecasts, the seconds to fit and forecast, and
     with ``scores`` the predictive ``(mean, var)`` of each held-out game's skill difference
     (``None`` without ``scores`` or when the fitted method has none). Reading the moments of an
-    online run replays it, which is not counted in the seconds."""
+    online run replays it, which is not counted in the seconds. ``tick``: passed to
+    :func:`_walk_forward` (called after each refit)."""
     t0 = time.perf_counter()
     online = is_online(method)
     moments = None
@@ -148,7 +160,7 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
             mean, var = run.diff_moments
             moments = mean[held_out], var[held_out]
     elif mode == "walk_forward":
-        proba, moments = _walk_forward(method, games, test, every, scores)
+        proba, moments = _walk_forward(method, games, test, every, scores, tick)
         seconds = time.perf_counter() - t0
     else:
         raise ValueError(f"method {method!r} has no online run; use mode='frozen' or 'walk_forward'")
@@ -156,7 +168,7 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
 
 
 def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, every=30, tune: bool = False,
-            tune_options: dict | None = None) -> pd.DataFrame:
+            tune_options: dict | None = None, progress: bool | None = None) -> "Comparison":
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``); each
@@ -198,64 +210,214 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     ``result.attrs["proba"]`` holds each method's (n_test, 3) forecasts,
     ``result.attrs["test"]`` the held-out ``Games`` and, with the score columns,
     ``result.attrs["diff_moments"]`` each scored method's ``(mean, var)`` of the held-out games'
-    skill differences.
+    skill differences; ``attrs["mode"]``, ``attrs["split"]`` and, in walk-forward mode,
+    ``attrs["every"]`` the arguments.
+
+    The result is a :class:`Comparison` (a DataFrame): in Jupyter it shows the table with the
+    best log loss highlighted and a caption (mode, split, held-out games, what ``delta_se``
+    means); ``result.plot()`` draws :func:`statespace.plots.plot_comparison`.
+
+    ``progress``: a progress bar on stderr (``tqdm``; in Jupyter, in the cell's output), one step
+    per method tuned, per method fitted or run and, in walk-forward mode, per refit block of a
+    method that refits. ``True`` always, ``False`` never, ``None`` (default) once the comparison
+    has taken more than :data:`statespace._progress.PROGRESS_AFTER` seconds (5), as
+    :func:`statespace.auto`'s ``progress``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    check_progress(progress, "compare")
     named = _named(methods)
     train, test = games.split(split)
-    y = test.score
     # score columns: where some method's model forecasts the score and the games have one
     score_columns = games.has_scores and any(_observes_scores(m) for m in named.values())
     rows, probas, losses, diffs = [], {}, {}, {}
     tuned = {}
-    for name, method in named.items():
-        tune_seconds = float("nan")
-        if tune and is_tunable(method, train):
-            t0 = time.perf_counter()
-            method = method.tune(train, **(tune_options or {}))
-            tune_seconds = time.perf_counter() - t0
-            tuned[name] = method.tuning
-        scores = score_columns and _observes_scores(method)
-        proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores)
-        probas[name] = proba
-        losses[name] = metrics.log_loss(y, proba, per_game=True)
-        row = {
-            "method": name, "n_test": len(test),
-            "log_loss": float(losses[name].mean()),
-            "brier": metrics.brier(y, proba),
-            "accuracy": metrics.accuracy(y, proba),
-            "accuracy_50": metrics.accuracy(y, proba, band=None),
-            "log_loss_3": metrics.log_loss_3(y, proba),
-        }
-        if score_columns:
-            row["score_log_density"] = row["margin_rmse"] = float("nan")
-            if moments is not None:
+    tuning = {name: tune and is_tunable(method, train) for name, method in named.items()}
+    n_blocks = []  # the number of walk-forward blocks, once a method needs it
+
+    def steps(method) -> int:
+        """The progress steps of a method's forecasts: one, or one per walk-forward refit."""
+        if mode != "walk_forward" or is_online(method):
+            return 1
+        if not n_blocks:
+            n_blocks.append(int(_blocks(test, every).max()) + 1)
+        return n_blocks[0]
+
+    total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
+    with bar(total, "compare", progress, unit="step") as pbar:
+        for name, method in named.items():
+            tune_seconds = float("nan")
+            if tuning[name]:
+                note(pbar, f"tuning {name}")
+                t0 = time.perf_counter()
+                planned = steps(method)
+                method = method.tune(train, **(tune_options or {}))
+                tune_seconds = time.perf_counter() - t0
+                tuned[name] = method.tuning
+                if steps(method) != planned:  # the tuned method refits where the given one did not, or back
+                    pbar.total += steps(method) - planned
+                pbar.update(1)
+            scores = score_columns and _observes_scores(method)
+            refits = steps(method) > 1
+
+            def tick(k, n, name=name):
+                pbar.update(1)
+                if k + 1 < n:
+                    note(pbar, f"{name}: refit {k + 2}/{n}")
+
+            note(pbar, f"{name}: refit 1/{steps(method)}" if refits else f"fitting {name}")
+            proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores,
+                                                tick if refits else None)
+            if not refits:
+                pbar.update(1)
+            probas[name] = proba
+            if score_columns and moments is not None:
                 diffs[name] = moments
-                obs, scale = method.model.observation, method.model.scale
-                row["score_log_density"] = metrics.score_log_density(obs, test, *moments, scale=scale)
-                try:
-                    row["margin_rmse"] = metrics.margin_rmse(obs, test, *moments, scale=scale)
-                except NotImplementedError:  # an extension's observation need not forecast the margin's mean
-                    pass
-        row["fit_seconds"] = seconds
-        if tune:
-            row["tune_seconds"] = tune_seconds
-        rows.append(row)
+            row, losses[name] = _row(name, method, proba, seconds, moments, test, score_columns)
+            if tune:
+                row["tune_seconds"] = tune_seconds
+            rows.append(row)
+        note(pbar, "done")
     table = pd.DataFrame(rows).set_index("method")
     best = table["log_loss"].idxmin()
     deltas = [metrics.paired_difference(losses[n], losses[best]) for n in table.index]
     table["delta_log_loss"] = [d for d, _ in deltas]
     table["delta_se"] = [s if n != best else 0.0 for n, (_, s) in zip(table.index, deltas)]
-    table = table.sort_values("log_loss", kind="stable")
+    table = Comparison(table.sort_values("log_loss", kind="stable"))
     table.attrs["proba"] = probas
     if score_columns:
         table.attrs["diff_moments"] = diffs
     table.attrs["test"] = test
     table.attrs["mode"] = mode
     table.attrs["split"] = split
+    if mode == "walk_forward":
+        table.attrs["every"] = every
     if tune:
         table.attrs["tuned"] = tuned
     return table
+
+
+def _row(name, method, proba, seconds, moments, test: Games, score_columns: bool) -> tuple[dict, np.ndarray]:
+    """One method's row of the table from its held-out forecasts, and its per-game log losses."""
+    y = test.score
+    losses = metrics.log_loss(y, proba, per_game=True)
+    row = {
+        "method": name, "n_test": len(test),
+        "log_loss": float(losses.mean()),
+        "brier": metrics.brier(y, proba),
+        "accuracy": metrics.accuracy(y, proba),
+        "accuracy_50": metrics.accuracy(y, proba, band=None),
+        "log_loss_3": metrics.log_loss_3(y, proba),
+    }
+    if score_columns:
+        row["score_log_density"] = row["margin_rmse"] = float("nan")
+        if moments is not None:
+            obs, scale = method.model.observation, method.model.scale
+            row["score_log_density"] = metrics.score_log_density(obs, test, *moments, scale=scale)
+            try:
+                row["margin_rmse"] = metrics.margin_rmse(obs, test, *moments, scale=scale)
+            except NotImplementedError:  # an extension's observation need not forecast the margin's mean
+                pass
+    row["fit_seconds"] = seconds
+    return row, losses
+
+
+# ---------------------------------------------------------------------------- the result
+#: the columns a Comparison shows in Jupyter: (column, heading, better: "min" or "max" or None)
+_SHOWN = (("log_loss", "log loss", "min"), ("brier", "Brier", "min"), ("accuracy", "accuracy", "max"),
+          ("log_loss_3", "log loss 3", "min"), ("score_log_density", "score log dens", "max"),
+          ("margin_rmse", "margin RMSE", "min"), ("fit_seconds", "fit s", None), ("tune_seconds", "tune s", None))
+
+_MODE_TEXT = {"frozen": "frozen forecasts (fitted on the training part, nothing learnt from held-out results)",
+              "online": "online forecasts (each game forecast from every game before it)",
+              "walk_forward": "walk-forward forecasts (smoothers refitted before each block{every}; filters online)"}
+
+
+class Comparison(pd.DataFrame):
+    """What :func:`compare` returns: the table (a :class:`pandas.DataFrame`, one row per method,
+    best log loss first; a thin subclass: every DataFrame operation works, keeps the class and
+    ``attrs``), which also
+
+    - shows itself in Jupyter: the scores, the best log loss highlighted (its row shaded, the
+      best value of each score in bold) and a caption saying the mode, the split, the number of
+      held-out games and what ``delta_se`` is (the paired standard error of each method's log
+      loss minus the best one's, over the same games);
+    - plots itself: :meth:`plot` is :func:`statespace.plots.plot_comparison` (calibration of
+      every method on the held-out games; with ``fitted``, its trajectories too). pandas' own
+      plotting of the table is :attr:`plot_frame` (``table.plot_frame.bar(y="log_loss")``);
+      a column's ``table["log_loss"].plot`` is pandas' as always.
+    """
+
+    @property
+    def _constructor(self):
+        return Comparison
+
+    def plot(self, fitted=None, truth=None, **options):
+        """:func:`statespace.plots.plot_comparison` of this table: ``fitted`` (optional) adds its
+        trajectories with ``truth``; ``options``: ``top``, ``bins``, ``title``. Returns the
+        Figure."""
+        from . import plots
+
+        return plots.plot_comparison(self, fitted, truth, **options)
+
+    @property
+    def plot_frame(self):
+        """pandas' plotting accessor of the table (``pandas.DataFrame.plot``), which :meth:`plot`
+        replaces on a Comparison."""
+        return pd.DataFrame(self).plot
+
+    def caption(self) -> str:
+        """What the table scored, in one paragraph (the caption shown in Jupyter)."""
+        a = self.attrs
+        parts = []
+        mode = a.get("mode")
+        if mode in _MODE_TEXT:
+            every = a.get("every")
+            every = "" if every is None else (f" of {every:g} days" if isinstance(every, (int, float)) else
+                                              f" of a {every}")
+            parts.append(_MODE_TEXT[mode].format(every=every))
+        test = a.get("test")
+        n_test = len(test) if test is not None else (int(self["n_test"].iloc[0]) if "n_test" in self and len(self)
+                                                     else None)
+        split = a.get("split")
+        if n_test is not None:
+            held = f"of {n_test:,} held-out games"
+            if isinstance(split, (int, float)):
+                held += f" (the last {1 - split:.0%} in time; split={split:g})"
+            parts.append(held)
+        text = " ".join(parts).strip()
+        text = (text[:1].upper() + text[1:] + ". ") if text else ""
+        text += ("Lower log loss and Brier are better; \u0394 log loss is each method's log loss minus the "
+                 "best one's, \u00b1 its paired standard error over the same games.")
+        return text
+
+    def _repr_html_(self) -> str | None:
+        """The table with the best log loss highlighted and the caption (pandas' own HTML with
+        the caption when the score columns are not all there)."""
+        if "log_loss" not in self.columns or not len(self):
+            table = super()._repr_html_()
+            return None if table is None else block_html(None, table, [self.caption()])
+        shown = [(c, h, b) for c, h, b in _SHOWN if c in self.columns and self[c].notna().any()]
+        deltas = "delta_log_loss" in self.columns and "delta_se" in self.columns
+        header = ["method"] + [h for _, h, _ in shown] + (["\u0394 log loss \u00b1 se"] if deltas else [])
+        best_row = int(np.nanargmin(self["log_loss"].to_numpy(dtype=float)))
+        best_cells = set()
+        for j, (c, _, better) in enumerate(shown, start=1):
+            v = self[c].to_numpy(dtype=float)
+            if better and np.isfinite(v).any():
+                target = np.nanmin(v) if better == "min" else np.nanmax(v)
+                best_cells |= {(i, j) for i in np.flatnonzero(v == target)}
+        rows = []
+        for i, (name, r) in enumerate(self.iterrows()):
+            row = [str(name)]
+            for c, _, _ in shown:
+                v = r[c]
+                row.append("\u2013" if pd.isna(v) else f"{v:.3f}" if c.endswith("seconds") else f"{v:.4f}")
+            if deltas:
+                row.append("best" if i == best_row else
+                           f"{r['delta_log_loss']:+.4f} \u00b1 {r['delta_se']:.4f}")
+            rows.append(row)
+        return block_html(None, table_html(header, rows, best_cells=best_cells, best_rows={best_row}),
+                          [self.caption()])

@@ -8,7 +8,16 @@ This module is not imported by ``import statespace``; import it when needed::
 
 Every function draws on ``ax`` when given (and returns it), or on a new figure. Without a
 display (and without ``MPLBACKEND`` set) the non-interactive Agg backend is used, so plots can
-always be written to files.
+always be written to files. Fitted results and :func:`statespace.compare`'s table draw these
+themselves: ``fitted.plot(players=[...])`` is :func:`plot_trajectories`, ``table.plot()``
+:func:`plot_comparison`.
+
+**Crisp on high-density screens.** In a Jupyter kernel with matplotlib's inline backend, the
+first figure these functions make switches the inline figures to ``"retina"`` PNGs (twice the
+pixels, shown at the same size) when the kernel still has the default format (``{"png"}``):
+a format chosen before (``%config InlineBackend.figure_formats = ...``) is left alone, and one
+chosen after stays (the switch happens once). Figures written to files take their resolution
+from ``savefig(..., dpi=...)``; 150 or more is crisp on such screens.
 """
 
 from __future__ import annotations
@@ -43,9 +52,44 @@ _LOGIT_PROBIT = 1.702
 
 
 # ---------------------------------------------------------------------------- helpers
+#: whether :func:`_crisp_inline` has run (it acts once per session)
+_CRISP_CHECKED = False
+
+
+def _crisp_inline() -> bool:
+    """Once per session: in a Jupyter kernel whose matplotlib backend is the inline one and whose
+    inline figure formats are still the default ``{"png"}``, switch them to ``{"retina"}``
+    (``matplotlib_inline``'s ``InlineBackend.figure_formats``). Returns whether it switched."""
+    global _CRISP_CHECKED
+    if _CRISP_CHECKED:
+        return False
+    _CRISP_CHECKED = True
+    from ._progress import in_notebook
+
+    if not in_notebook() or "inline" not in str(matplotlib.get_backend()).lower():
+        return False
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        from matplotlib_inline.config import InlineBackend
+    except ImportError:  # pragma: no cover - ipykernel's inline backend comes with matplotlib_inline
+        return False
+    cfg = InlineBackend.instance()
+    if set(cfg.figure_formats) != {"png"}:
+        return False
+    cfg.figure_formats = {"retina"}
+    set_matplotlib_formats("retina")
+    return True
+
+
+def _new_figure(**options):
+    """``plt.subplots(**options)``, after :func:`_crisp_inline`."""
+    _crisp_inline()
+    return plt.subplots(**options)
+
+
 def _new_axes(ax, figsize=(7.5, 4.5)):
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+        _, ax = _new_figure(figsize=figsize, layout="constrained")
     return ax
 
 
@@ -203,7 +247,7 @@ def plot_calibration(score, forecasts, bins: int = 10, ax=None):
 # ---------------------------------------------------------------------------- comparison
 def plot_comparison(table: pd.DataFrame, fitted: Fitted | None = None, truth: pd.DataFrame | None = None, *,
                     top: int = 6, bins: int = 10, title: str | None = None):
-    """Figure summing up a :func:`statespace.compare` result.
+    """Figure summing up a :func:`statespace.compare` result (also ``table.plot(fitted, truth)``).
 
     Left: calibration of every compared method on the held-out games
     (``table.attrs["proba"]`` and ``table.attrs["test"]``). Right, when ``fitted`` is given:
@@ -216,11 +260,11 @@ def plot_comparison(table: pd.DataFrame, fitted: Fitted | None = None, truth: pd
     test = table.attrs["test"]
     proba = {name: table.attrs["proba"][name] for name in table.index}
     if fitted is None:
-        fig, ax_cal = plt.subplots(figsize=(6.0, 5.5), layout="constrained")
+        fig, ax_cal = _new_figure(figsize=(6.0, 5.5), layout="constrained")
         ax_traj = None
     else:
-        fig, (ax_cal, ax_traj) = plt.subplots(1, 2, figsize=(14.0, 5.8), layout="constrained",
-                                              gridspec_kw={"width_ratios": [1, 1.6]})
+        fig, (ax_cal, ax_traj) = _new_figure(nrows=1, ncols=2, figsize=(14.0, 5.8), layout="constrained",
+                                             gridspec_kw={"width_ratios": [1, 1.6]})
     plot_calibration(test.score, proba, bins=bins, ax=ax_cal)
     mode = table.attrs.get("mode", "")
     ax_cal.set_title(f"Calibration on {len(test):,} held-out games"
