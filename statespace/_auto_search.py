@@ -17,7 +17,7 @@ from . import metrics
 from ._auto_candidate import Candidate, start_candidate
 from ._auto_variant import GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
 from .games import Games
-from .settings import TuneResult
+from .settings import BoundWarning, TuneResult
 
 if TYPE_CHECKING:
     from .auto import Auto
@@ -130,6 +130,7 @@ def choose(opts: Auto, games: Games) -> Candidate:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
+                warnings.simplefilter("ignore", BoundWarning)  # auto reports each candidate's settings on a bound
                 method = start.tune(games, objective=objective, burn_in=opts.burn_in, maxiter=opts.maxiter,
                                     standard_errors=False)
             proba = method.run(games).proba[scored]
