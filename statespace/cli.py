@@ -4,10 +4,10 @@
 
     statespace compare [--data CSV | --dataset NAME | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
-                       [--drop-invalid] [--json] [--plot PNG]
+                       [--drop-invalid] [--quiet] [--json] [--plot PNG]
                        [--seed N]
     statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
-                    [--json]
+                    [--quiet] [--json]
     statespace datasets [--fetch NAME]
     statespace scenarios
     statespace methods
@@ -202,7 +202,8 @@ def _cmd_compare(args, out, err) -> int:
             raise CLIError("--auto adds the row 'auto', and --methods names a method 'auto' already")
         # frozen: compare fits it on the training part; online and walk-forward: compare runs it
         # through every game, and the split (the same as compare's) keeps the choice to the training part
-        auto_method = Auto(split=None if args.mode == "frozen" or args.tune else args.split)
+        auto_method = Auto(split=None if args.mode == "frozen" or args.tune else args.split,
+                           progress=False if args.quiet else None)
         methods["auto"] = auto_method
     from .compare import compare
     from .games import GamesError
@@ -216,7 +217,8 @@ def _cmd_compare(args, out, err) -> int:
         if args.every is not None and args.mode != "walk_forward":
             raise CLIError(f"--every sets the blocks of --mode walk_forward; this is --mode {args.mode}")
         extra = {} if args.every is None else {"every": args.every}
-        table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune, **extra)
+        table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune,
+                        progress=False if args.quiet else None, **extra)
         seconds = time.perf_counter() - t0
     except GamesError as exc:
         raise CLIError(str(exc)) from None
@@ -311,7 +313,7 @@ def _cmd_rate(args, out, err) -> int:
     if args.auto:
         from .auto import Auto
 
-        method = Auto()
+        method = Auto(progress=False if args.quiet else None)
     else:
         if len(_split_specs(spec)) != 1:
             raise CLIError(f"--method takes one method, got {spec!r}")
@@ -525,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
                         "advantage, mean reversion, margin weights), each tuned and compared on the training part only")
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
+    quiet_help = "no progress on stderr (by default it shows once the work has taken a few seconds)"
+    c.add_argument("--quiet", action="store_true", help=quiet_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")
     c.add_argument("--seed", type=_seed, default=0, help="seed of the simulated scenario (default 0)")
@@ -544,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--top", type=int, default=20, metavar="N", help="show the best N (default 20; 0 = all)")
     r.add_argument("--periods", metavar="SPEC", help=periods_help)
     r.add_argument("--drop-invalid", action="store_true", help=drop_help)
+    r.add_argument("--quiet", action="store_true", help=quiet_help)
     r.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     r.set_defaults(func=_cmd_rate)
 

@@ -408,3 +408,25 @@ def test_real_data_atp_self_play_rows(capsys):
     assert "dropped 3 invalid rows" in err and "row 23688" in err
     header, rows = _board(out)
     assert len(rows) == 10 and "193,725 games" in out
+
+
+def test_quiet_turns_progress_off_in_compare_and_auto(monkeypatch, capsys):
+    """--quiet hands progress=False to compare and to auto (by default: None, shown once slow)."""
+    import sys
+
+    from statespace.cli import main
+
+    compare_module = sys.modules["statespace.compare"]  # the package's name `compare` is the function
+
+    seen = []
+    real = compare_module.compare
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("progress", "missing"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "compare", spy)
+    assert main(["compare", "--scenario", "drifting", "--methods", "elo", "--quiet"]) == 0
+    assert main(["compare", "--scenario", "drifting", "--methods", "elo"]) == 0
+    assert seen == [False, None]
+    assert capsys.readouterr().err == ""
