@@ -13,6 +13,14 @@ node ``N(mu, sigma^2)``, consecutive nodes linked by the random walk
 performances ``p = s + N(0, beta^2)``, a win when ``p_a - p_b + home > eps``, a draw within
 ``+-eps`` (the draw margin of ``draw_probability``, :func:`filters.trueskill.draw_margin`).
 
+``draw_probability`` left out (``None``, the default) is learned from the games at ``fit`` as the
+TrueSkill filter learns it (:mod:`filters._draws`), and by that filter: the one this smoother's
+forward pass is, ``filters.TrueSkill(mu, sigma, beta, tau, None, dynamics="time", home=...,
+period_days=...)``, whose ``resolved(games).draw_probability`` is 0 when the games have no draw
+and the classic 0.10's own forecasts make that implausible, else 0.10. The fit's method carries
+the value used (``fit.method.draw_probability``, ``get_params()``, ``repr``), and a refit
+compares that value, so a walk-forward's refits stay incremental.
+
 Every node's belief is the product of three kinds of Gaussian messages, kept in natural
 parameters (precision ``pi = 1/var``, precision-mean ``tau = mean/var``; a product of Gaussians
 adds them, a division subtracts them):
@@ -94,13 +102,16 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
+from filters._draws import LearnedDraws, has_draws
 from statespace import Games, SkillModel, Threshold
 from statespace._gaussian import _EPS_MIN, _T_MAX, _draw_terms, _tail, cdf, pdf
+from statespace.settings import DrawWarning
 
 from .base import Smoother, SmootherFit, extend_timeline, resumable, timeline
 
@@ -116,8 +127,9 @@ BETA = SIGMA / 2.0
 #: the dynamics noise: the sd by which a skill wanders per unit of time (a rating period, or
 #: ``period_days`` days); ``SIGMA / 100``, TrueSkill's default ``tau`` per game, here per unit of time
 TAU = SIGMA / 100.0
-#: the share of draws between two equally skilled competitors (sets the draw margin); as
-#: :data:`filters.trueskill.DRAW_PROBABILITY`
+#: the share of draws between two equally skilled competitors (sets the draw margin): the classic
+#: value, as :data:`filters.trueskill.DRAW_PROBABILITY`, used where the games have draws (and where
+#: no games are at hand) when ``draw_probability`` is left to the games (``None``, the default)
 DRAW_PROBABILITY = 0.10
 #: at most this many backward-forward sweeps after the first forward pass (the common level of all
 #: competitors, pinned only by their priors, is the slowest part to settle: it typically moves by
@@ -494,7 +506,7 @@ def _check(name: str, value, lo: float, hi: float = math.inf, *, lo_open: bool =
     return int(value) if integer else float(value)
 
 
-class TrueSkillThroughTime(Smoother):
+class TrueSkillThroughTime(LearnedDraws, Smoother):
     """TrueSkill Through Time (Dangauthier et al. 2007): TrueSkill's probit model with a draw
     margin, smoothed over the whole history by expectation propagation (see the module docstring).
 
@@ -510,8 +522,17 @@ class TrueSkillThroughTime(Smoother):
         variance ``tau^2 dt`` links consecutive nodes ``dt`` apart (the random walk); 0 for skills
         that never change.
     draw_probability:
-        The share of draws between equal competitors (:data:`DRAW_PROBABILITY` = 0.10), which sets
-        the draw margin ``eps = sqrt(2) beta Phi^{-1}((1 + p) / 2)`` (:func:`filters.trueskill.draw_margin`).
+        The share of draws between equal competitors, in ``[0, 1)``, which sets the draw margin
+        ``eps = sqrt(2) beta Phi^{-1}((1 + p) / 2)`` (:func:`filters.trueskill.draw_margin`).
+        ``None`` (the default): learned from the games at :meth:`fit` as ``filters.TrueSkill``
+        learns it (:mod:`filters._draws`; decided by the TrueSkill filter that is the forward
+        pass, :meth:`resolved`): 0 when the games have no draw and are too many for that to be
+        chance (the classic value's forecasts give a table without draws less than 1e-3 of
+        chance), else the classic :data:`DRAW_PROBABILITY` = 0.10. The value used is on the fit:
+        ``fit.method.draw_probability`` (its ``get_params()`` and ``repr``). Where no games are at
+        hand (``model``, ``draw_margin``) the classic 0.10 applies. An explicit value is honoured
+        on any games; above 0 on games without a draw that its own filter's forecasts make
+        implausible by the same test, ``fit`` warns (:class:`~statespace.settings.DrawWarning`).
     home:
         Home advantage in skill units, added to ``a``'s performance when ``a`` is at home.
     period_days:
@@ -539,15 +560,20 @@ class TrueSkillThroughTime(Smoother):
 
     name = "ttt"
     honours_weights = False
+    # filters._draws.LearnedDraws gives learns_draws, the classic value where no games are at hand
+    # (_draw_value) and the DrawWarning check; resolved() is this class's (a filter's _run is not used)
+    _draw_setting = "draw_probability"
+    _draw_default = DRAW_PROBABILITY
 
     def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float = BETA, tau: float = TAU,
-                 draw_probability: float = DRAW_PROBABILITY, *, home: float = 0.0, period_days: float = 1.0,
+                 draw_probability: float | None = None, *, home: float = 0.0, period_days: float = 1.0,
                  max_iter: int = MAX_ITER, tol: float = TOL, incremental: bool = True, refit_tol: float | None = None):
         self.mu = _check("mu", mu, -_MEAN_MAX, _MEAN_MAX)
         self.sigma = _check("sigma", sigma, 0.0, 1e150, lo_open=True)
         self.beta = _check("beta", beta, 0.0, 1e150, lo_open=True)
         self.tau = _check("tau", tau, 0.0, 1e150)
-        self.draw_probability = _check("draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
+        self.draw_probability = None if draw_probability is None else _check(
+            "draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
         self.home = _check("home", home, -_MEAN_MAX, _MEAN_MAX)
         self.period_days = _check("period_days", period_days, 0.0, lo_open=True)
         self.max_iter = _check("max_iter", max_iter, 0.0, integer=True)
@@ -559,8 +585,9 @@ class TrueSkillThroughTime(Smoother):
 
     def __repr__(self) -> str:
         extra = f", home={self.home:g}" if self.home else ""
+        p = self.draw_probability
         return (f"TrueSkillThroughTime(mu={self.mu:g}, sigma={self.sigma:g}, beta={self.beta:g}, tau={self.tau:g}, "
-                f"draw_probability={self.draw_probability:g}{extra})")
+                f"draw_probability={'None' if p is None else format(p, 'g')}{extra})")
 
     @property
     def beta_kernel(self) -> float:
@@ -569,10 +596,29 @@ class TrueSkillThroughTime(Smoother):
 
     @property
     def draw_margin(self) -> float:
-        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)`` (skill units)."""
+        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)`` (skill units; at
+        0.10 while ``draw_probability`` is left to the games: :meth:`resolved` fixes it)."""
         from filters.trueskill import draw_margin
 
-        return draw_margin(self.draw_probability, self.beta_kernel, 2)
+        return draw_margin(self._draw_value, self.beta_kernel, 2)
+
+    def _forward_filter(self):
+        """The filter this smoother's first forward pass is: ``filters.TrueSkill`` with the same
+        ``mu``, ``sigma``, ``beta``, ``tau``, ``draw_probability``, ``home`` and ``period_days`` and
+        ``dynamics="time"`` (``max_iter=0`` gives its states)."""
+        from filters import TrueSkill
+
+        return TrueSkill(self.mu, self.sigma, self.beta, self.tau, self.draw_probability, dynamics="time",
+                         home=self.home, period_days=self.period_days)
+
+    def resolved(self, games: Games) -> "TrueSkillThroughTime":
+        """This method with ``draw_probability`` fixed as :meth:`fit` fixes it on ``games`` when it
+        is left out (``None``): the value the forward pass's filter (:meth:`_forward_filter`) learns
+        from them (:meth:`filters.TrueSkill.resolved`; 0 when they have no draw and the classic
+        0.10's forecasts make that implausible, else 0.10). ``self`` when it is given."""
+        if not self.learns_draws:
+            return self
+        return self.with_params(draw_probability=self._forward_filter().resolved(games).draw_probability)
 
     @property
     def model(self) -> SkillModel:
@@ -608,6 +654,13 @@ class TrueSkillThroughTime(Smoother):
           sweeps.
 
         ``max_iter=0`` with a warm start is not the filter.
+
+        ``draw_probability`` left out (``None``) is fixed on ``games`` first (:meth:`resolved`), and
+        the fit is the fixed method's: ``fit.method`` carries the value, and "the same model" above
+        compares it, so refits on tables that resolve alike stay incremental (a refit after the
+        earlier fit learned 0 from games that ``games`` extend without a draw learns 0 without a
+        run). An explicit value above 0 on games without a draw may warn (``DrawWarning``; see the
+        class docstring).
         """
         if not isinstance(games, Games):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
@@ -624,6 +677,18 @@ class TrueSkillThroughTime(Smoother):
                 raise ValueError(f"{self.name}: warm_start must be a fit of TrueSkillThroughTime (it starts from that "
                                  f"fit's game messages), got a fit of {warm_start.method!r}")
             warm_start._check_time_base(games)
+        if self.learns_draws:
+            ruled_out = self._draws_ruled_out(games, warm_start)
+            method = self.with_params(draw_probability=0.0) if ruled_out else self.resolved(games)
+            fit = method._fit(games, warm_start)
+            fit._ttt_state.draws_ruled_out = method.draw_probability == 0.0
+            return fit
+        if self.draw_probability > 0 and not has_draws(games):
+            self._warn_draw_free(games)
+        return self._fit(games, warm_start)
+
+    def _fit(self, games: Games, warm_start: SmootherFit | None) -> SmootherFit:
+        """:meth:`fit` of checked ``games`` and ``warm_start``, ``draw_probability`` given."""
         t0 = time.perf_counter()
         times = self.times(games)
         if warm_start is not None and self.incremental and warm_start._ttt_state.settings == self._model_settings():
@@ -673,6 +738,30 @@ class TrueSkillThroughTime(Smoother):
                                 game_order, game_start, prev, nxt, q, ga, gb, score, home, fwd, bwd, lik, msg,
                                 filtered_i)
         return fit
+
+    def _draws_ruled_out(self, games: Games, warm: SmootherFit | None) -> bool:
+        """Whether ``games`` are known to resolve ``draw_probability`` to 0 without a run: they have
+        no draw, and ``warm`` (a fit of the same model but for the draw setting) learned 0 from
+        games that are the first of these, with every other game later (:func:`resumable`). The
+        forward filter's forecasts of those first games are then the same in a run through
+        ``games``, and each later game only lowers the chance of a table without draws."""
+        st = getattr(warm, "_ttt_state", None)
+        if st is None or not st.draws_ruled_out or has_draws(games):
+            return False
+        ours = {k: v for k, v in self._model_settings().items() if k != "draw_probability"}
+        if ours != {k: v for k, v in st.settings.items() if k != "draw_probability"}:
+            return False
+        return resumable(warm.games, games, self.times(games))[0] == len(warm.games) > 0
+
+    def _warn_draw_free(self, games: Games) -> None:
+        """:class:`DrawWarning` (:meth:`filters._draws.LearnedDraws._check_draw_free`) when the
+        forward filter's forecasts at this ``draw_probability`` make ``games``, which have no draw,
+        implausible. The filter's own warning, which would name it rather than this method, is
+        silenced."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DrawWarning)
+            proba = self._forward_filter().run(games).proba
+        self._check_draw_free(games, proba)
 
     def _model_settings(self) -> dict:
         """The settings that define the model (the messages of one are no fixed point of another)."""
@@ -785,7 +874,7 @@ class _State:
     each node's slice; each internal game's row (``game_order``) and the slices' first games; each
     node's previous and next node and step variance; each game's nodes, score and home advantage;
     the nodes' forward, backward and likelihood messages and the games' messages (natural
-    parameters); the filtered variances."""
+    parameters); the filtered variances; whether the fit learned ``draw_probability`` 0."""
 
     settings: dict
     times: np.ndarray
@@ -807,3 +896,6 @@ class _State:
     lik: np.ndarray
     msg: np.ndarray
     filtered_var: np.ndarray
+    #: whether ``draw_probability`` 0 was learned from these games (``None`` given): a refit on
+    #: games that extend them without a draw learns 0 too, without a run
+    draws_ruled_out: bool = False

@@ -13,12 +13,17 @@
 - warm starts; incremental refits (a walk-forward's) against fits from scratch, tightly converged
   and with the defaults, and that they visit only the slices whose messages change and number
   nodes and games as a fit from scratch; settings errors, the registry and ``compare``; the
-  compiled and the plain-Python runs agree.
+  compiled and the plain-Python runs agree;
+- ``draw_probability`` left out is learned from the games as ``filters.TrueSkill`` learns it (0 on
+  games without a draw whose absence the classic 0.10's forecasts make implausible, else 0.10):
+  the fit carries the value, forecasts no draw where it is 0, refits stay incremental, and an
+  explicit value above 0 on such games warns.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -156,6 +161,7 @@ game_rows = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5), st.integers
                      min_size=1, max_size=30)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.DrawWarning")  # an explicit 0.6 on rows without a draw
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=game_rows, tau=st.sampled_from([0.0, 0.1, 2.0]), p_draw=st.sampled_from([0.0, 0.1, 0.6]),
        periods=st.booleans())
@@ -369,11 +375,15 @@ def test_warm_start_must_be_a_ttt_fit():
 # ---------------------------------------------------------------------------- settings, model, registry
 def test_defaults_and_model():
     m = TrueSkillThroughTime()
-    assert (m.mu, m.sigma, m.beta, m.tau, m.draw_probability) == (MU, SIGMA, BETA, TAU, DRAW_PROBABILITY)
+    assert (m.mu, m.sigma, m.beta, m.tau, m.draw_probability) == (MU, SIGMA, BETA, TAU, None)
+    assert m.learns_draws and DRAW_PROBABILITY == 0.10
     assert (MU, SIGMA, BETA, TAU) == pytest.approx((25.0, 25.0 / 3.0, 25.0 / 6.0, 25.0 / 300.0), rel=1e-15)
     ts = TrueSkill(dynamics="time", tau=TAU)
     assert m.model == ts.model
     assert m.draw_margin == ts.draw_margin
+    # with no games at hand the classic 0.10 applies, as the filter's
+    assert m.model == TrueSkillThroughTime(draw_probability=0.10).model
+    assert m.draw_margin == TrueSkill(draw_probability=0.10).draw_margin > 0
     # a skill lead of beta wins about 76% between certain competitors (no draw margin)
     p = TrueSkillThroughTime(draw_probability=0.0).model.proba(BETA)
     assert abs(p[0] - 0.7602) < 1e-4
@@ -432,3 +442,137 @@ def test_compiled_and_python_runs_agree():
         assert compiled[key][2] == python[key][2]
         np.testing.assert_allclose(compiled[key][0], python[key][0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(compiled[key][1], python[key][1], rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- the draw setting learned from the games
+def decisive_games(n: int, seed: int = 5, days: int = 400) -> ss.Games:
+    """``n`` games without a draw, simulated from TrueSkill's probit model (no draw margin)."""
+    model = ss.SkillModel("probit", math.sqrt(2) * BETA, MU, SIGMA**2, 0.02)
+    games = ss.simulate(model, 16, n, days=days, seed=seed).games
+    assert not np.any(games.score == 0.5)
+    return games
+
+
+def no_draw_chance(games: ss.Games, p_draw: float = 0.10) -> float:
+    """The chance of a table without a single draw under the forecasts of the TrueSkill filter that
+    is TTT's forward pass, at ``p_draw`` (the rule of ``filters._draws``, computed here from the
+    forecasts themselves)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ss.DrawWarning)  # the filter's own warning at an explicit 0.10
+        proba = TrueSkill(MU, SIGMA, BETA, TAU, p_draw, dynamics="time").run(games).proba
+    return float(np.prod(1.0 - proba[:, 1]))
+
+
+def test_learns_no_draws_from_games_without_a_draw():
+    """1,200 decisive games: the classic 0.10's forecasts make a table without draws implausible,
+    so the fit uses 0 (the method it carries says so) and forecasts no draw; the method itself is
+    left as it was, and the fit is the fit at an explicit 0."""
+    games = decisive_games(1200)
+    assert no_draw_chance(games) < 1e-3
+    method = TrueSkillThroughTime(tau=math.sqrt(0.02))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ss.DrawWarning)
+        fit = method.fit(games)
+    assert method.draw_probability is None
+    assert fit.method.draw_probability == 0.0 and not fit.method.learns_draws
+    assert fit.method.get_params()["draw_probability"] == 0.0
+    assert "draw_probability=0)" in repr(fit.method) and "draw_probability=None" in repr(method)
+    assert fit.method.draw_margin == 0.0 and fit.model.draw == ss.Threshold(0.0)
+    assert method.resolved(games).get_params() == fit.method.get_params()
+    p = fit.predict_proba(games)
+    np.testing.assert_allclose(p[:, 1], 0.0, atol=1e-12)
+    assert np.all(p[:, [0, 2]] > 0)
+    explicit = TrueSkillThroughTime(tau=math.sqrt(0.02), draw_probability=0.0).fit(games)
+    np.testing.assert_array_equal(fit.mean, explicit.mean)
+    np.testing.assert_array_equal(fit.var, explicit.var)
+
+
+def test_keeps_the_classic_value_on_games_with_draws():
+    games = random_games(11, n_games=60, n_times=8)
+    assert np.any(games.score == 0.5)
+    fit = TrueSkillThroughTime(tau=1.0).fit(games)
+    assert fit.method.draw_probability == DRAW_PROBABILITY == 0.10
+    assert "draw_probability=0.1)" in repr(fit.method)
+    assert np.all(fit.predict_proba(games)[:, 1] > 0.01)
+    explicit = TrueSkillThroughTime(tau=1.0, draw_probability=0.10).fit(games)
+    np.testing.assert_array_equal(fit.mean, explicit.mean)
+
+
+def test_keeps_the_classic_value_on_a_short_table_without_draws():
+    """A dozen decisive games happen by chance at a 10% draw rate: 0.10 stays, and draws are still
+    forecast (a later draw would otherwise have an infinite three-outcome log loss)."""
+    games = decisive_games(12)
+    assert no_draw_chance(games) > 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ss.DrawWarning)
+        fit = TrueSkillThroughTime().fit(games)
+        TrueSkillThroughTime(draw_probability=0.25).fit(games)  # explicit, and plausible: no warning
+    assert fit.method.draw_probability == 0.10
+    assert np.all(fit.predict_proba(games)[:, 1] > 0.01)
+
+
+def test_the_switch_follows_the_filters_forecasts():
+    """On growing prefixes of one table without draws the value learned is 0 exactly where the
+    forward filter's forecasts at 0.10 give the table less than 1e-3 of chance, else 0.10."""
+    games = decisive_games(400, seed=8, days=200)
+    chosen = []
+    for n in (20, 60, 100, 140, 180, 220, 300, 400):
+        part = games.take(games.order[:n])
+        learned = TrueSkillThroughTime().fit(part).method.draw_probability
+        assert learned == (0.0 if no_draw_chance(part) < 1e-3 else 0.10), n
+        chosen.append(learned)
+    assert chosen[0] == 0.10 and chosen[-1] == 0.0  # both sides of the rule are exercised
+
+
+def test_explicit_draw_probability_on_games_without_draws_warns():
+    games = decisive_games(1200)
+    with pytest.warns(ss.DrawWarning, match=r"ttt: draw_probability=0\.1 on 1,200 games without a draw"):
+        fit = TrueSkillThroughTime(draw_probability=0.1).fit(games)
+    assert fit.method.draw_probability == 0.1  # honoured
+    assert np.all(fit.predict_proba(games)[:, 1] > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ss.DrawWarning)
+        TrueSkillThroughTime(draw_probability=0.0).fit(games)
+        TrueSkillThroughTime(draw_probability=0.1).fit(random_games(12, n_games=60))  # games with draws
+
+
+def test_refits_with_the_learned_value_stay_incremental():
+    """A walk-forward on games without draws: the first window is short (0.10), later ones learn 0
+    (one full refit where the model changes, incremental after it); every refit uses the value a fit
+    from scratch of its games learns and forecasts as that fit does."""
+    games = decisive_games(1500, seed=9, days=500)
+    t = games.days()
+    method = TrueSkillThroughTime(tau=math.sqrt(0.02), tol=1e-8, max_iter=5000, refit_tol=1e-8)
+    fit = method.fit(games.take(games.order[:40]))
+    assert fit.method.draw_probability == 0.10
+    kinds = []
+    for edge in np.quantile(t, [0.3, 0.5, 0.7, 0.9, 1.0]):
+        part = games.take(np.flatnonzero(t <= edge))
+        fit = method.fit(part, warm_start=fit)
+        cold = method.fit(part)
+        kinds.append(fit.info["refit"])
+        assert fit.method.draw_probability == cold.method.draw_probability == 0.0
+        np.testing.assert_allclose(fit.predict_proba(games), cold.predict_proba(games), rtol=0, atol=1e-5)
+    assert kinds == ["full"] + ["incremental"] * 4
+    # a warm start does not carry 0 over to games it does not extend: a short other table keeps 0.10
+    other = decisive_games(12, seed=10)
+    assert method.fit(other, warm_start=fit).method.draw_probability == 0.10
+    # nor to games with a draw
+    with_draw = ss.Games.from_arrays(np.r_[games.time, games.time.max() + np.timedelta64(1, "D")],
+                                     np.r_[games.a_name, games.a_name[:1]], np.r_[games.b_name, games.b_name[:1]],
+                                     np.r_[games.score, 0.5])
+    refit = method.fit(with_draw, warm_start=fit)
+    assert refit.method.draw_probability == 0.10 and refit.info["refit"] == "full"
+
+
+@pytest.mark.filterwarnings("ignore::statespace.DrawWarning")  # the explicit 0.1 on games without a draw
+def test_compared_walk_forward_learns_as_the_explicit_value():
+    """``compare`` in walk-forward mode on games without draws: every refit (280 games and more)
+    learns 0, so the forecasts are those of an explicit 0."""
+    sim = ss.simulate(ss.SkillModel("probit", math.sqrt(2) * BETA, MU, SIGMA**2, 0.5), 12, 400, days=40, seed=3)
+    table = ss.compare({"learned": TrueSkillThroughTime(tau=math.sqrt(0.5)),
+                        "zero": TrueSkillThroughTime(tau=math.sqrt(0.5), draw_probability=0.0),
+                        "classic": TrueSkillThroughTime(tau=math.sqrt(0.5), draw_probability=0.1)},
+                       sim.games, mode="walk_forward", every=5)
+    assert table.loc["learned", "log_loss"] == table.loc["zero", "log_loss"] != table.loc["classic", "log_loss"]
+    np.testing.assert_array_equal(table.attrs["proba"]["learned"], table.attrs["proba"]["zero"])
