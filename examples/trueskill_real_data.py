@@ -7,7 +7,8 @@ mode="online")``: each held-out game is forecast from all games before it, then 
 No method gets a home advantage. The methods, all with their default constants unless named:
 
 - ``trueskill``: ``TrueSkill()`` (mu 25, sigma 25/3, beta 25/6, tau 25/300 per game, draw
-  probability 0.10);
+  probability left to the games: 0 on a table without draws such as ATP, else 0.10; see
+  ``filters._draws``); its variants below leave it to the games too;
 - ``trueskill, draw = training rate``: ``draw_probability`` set to the share of draws in the
   training part (the first 90%), which the scoring never sees;
 - ``trueskill, beta=25/12``: half the performance noise (a skill lead counts for more);
@@ -15,10 +16,12 @@ No method gets a home advantage. The methods, all with their default constants u
 - ``trueskill, dynamics=time``: ``tau^2`` per day since the competitor's last game instead
   of per game (``TrueSkill(dynamics="time")``, tau 25/300 per day);
 - ``wenglin_bt``, ``wenglin_tm``, ``wenglin_pl``: ``WengLin(model)`` for Bradley-Terry,
-  Thurstone-Mosteller (draw margin epsilon 0.1) and Plackett-Luce (identical to Bradley-Terry
-  for one-vs-one games, so its row repeats that one: a check, not a result);
-- ``wenglin_tm, epsilon = TrueSkill's margin``: Thurstone-Mosteller with TrueSkill's one-vs-one
-  draw margin (0.7405 at beta 25/6 and draw probability 0.10); with the same constants the
+  Thurstone-Mosteller (draw margin epsilon left to the games: 0 without draws, else 0.1) and
+  Plackett-Luce (identical to Bradley-Terry for one-vs-one games, so its row repeats that one: a
+  check, not a result);
+- ``wenglin_tm, epsilon = TrueSkill's margin``: Thurstone-Mosteller with the one-vs-one draw
+  margin ``trueskill`` uses on the games (``TrueSkill().resolved(games).draw_margin``: 0.7405 at
+  beta 25/6 and draw probability 0.10 on the football tables, 0 on ATP); with the same constants the
   only difference from ``trueskill`` is Weng-Lin's variance factor ``gamma = sigma / c`` (and
   the ``kappa`` floor), so the paired difference of these two rows isolates it;
 - ``elo k=20`` (``Elo(k=20)``) and ``glicko2`` (``Glicko2()``, each game its own period,
@@ -65,8 +68,10 @@ TS_MARGIN = "wenglin_tm, epsilon = TrueSkill's margin"
 SIGMA_ROWS = ("trueskill", "trueskill, tau=0.5", "trueskill, dynamics=time", "wenglin_bt", TS_MARGIN)
 
 
-def methods_for(train_draw_rate: float) -> dict:
-    """The methods compared (``train_draw_rate``: the share of draws in the training part)."""
+def methods_for(train_draw_rate: float, games: Games) -> dict:
+    """The methods compared (``train_draw_rate``: the share of draws in the training part; ``games``:
+    the table, on which ``TrueSkill()`` learns its draw setting, whose margin the Thurstone-Mosteller
+    row at TrueSkill's margin takes)."""
     return {
         "trueskill": TrueSkill(),
         "trueskill, draw = training rate": TrueSkill(draw_probability=train_draw_rate),
@@ -76,7 +81,7 @@ def methods_for(train_draw_rate: float) -> dict:
         "wenglin_bt": WengLin("bradley_terry"),
         "wenglin_tm": WengLin("thurstone_mosteller"),
         "wenglin_pl": WengLin("plackett_luce"),
-        TS_MARGIN: WengLin("thurstone_mosteller", epsilon=TrueSkill().draw_margin),
+        TS_MARGIN: WengLin("thurstone_mosteller", epsilon=TrueSkill().resolved(games).draw_margin),
         "elo k=20": Elo(k=20),
         "glicko2": Glicko2(),
     }
@@ -103,7 +108,7 @@ def markdown(table: pd.DataFrame) -> str:
 def measure(title: str, games: Games, split: float) -> pd.DataFrame:
     train, _ = games.split(split)
     p_draw = float(np.mean(train.score == 0.5))
-    table = statespace.compare(methods_for(p_draw), games, split=split, mode="online")
+    table = statespace.compare(methods_for(p_draw, games), games, split=split, mode="online")
     test = table.attrs["test"]
     first, last = test.time[test.order[0]], test.time[test.order[-1]]
     span = games.time[games.order[[0, -1]]].astype("datetime64[D]")
@@ -111,11 +116,11 @@ def measure(title: str, games: Games, split: float) -> pd.DataFrame:
             f"{1 - split:.0%}, {len(test):,} games from "
             f"{np.datetime_as_string(first, unit='D')} to {np.datetime_as_string(last, unit='D')}; "
             f"draws {np.mean(test.score == 0.5):.1%} of the scored games, {p_draw:.1%} of the training games "
-            f"(TrueSkill draw margin at that rate: {TrueSkill(draw_probability=p_draw).draw_margin:.4f})")
+            f"(TrueSkill draw margin at that rate: {TrueSkill(draw_probability=p_draw).draw_margin + 0.0:.4f})")
     print(f"\n### {title}\n\n{desc}.\n")
     print(markdown(table))
     loss = {n: metrics.log_loss(test.score, p, per_game=True) for n, p in table.attrs["proba"].items()}
-    methods = methods_for(p_draw)
+    methods = methods_for(p_draw, games)
     scored = np.isin(games.row[games.order], test.row)  # run._post is in time order
     sigmas = []
     for name in SIGMA_ROWS:
