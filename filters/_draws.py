@@ -130,11 +130,11 @@ def _no_draw_log_chance(proba: np.ndarray) -> float:
 
 def caller_stacklevel() -> int:
     """For a warning issued by the function that calls this: the ``stacklevel`` of the first frame
-    outside the packages ``filters`` and ``statespace`` (a run is reached through ``fit``,
-    ``compare`` and ``tune``; ``tune`` through ``method.tune``), so that it names the user's line."""
+    outside the packages ``filters``, ``smoothers`` and ``statespace`` (a run is reached through
+    ``fit``, ``compare`` and ``tune``; ``tune`` through ``method.tune``), so that it names the user's line."""
     import sys
 
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in ("filters", "statespace"):
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in ("filters", "smoothers", "statespace"):
         frame, level = frame.f_back, level + 1
     return level
