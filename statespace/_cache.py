@@ -142,11 +142,13 @@ def _package_dirs(root: Path) -> list[Path]:
 
 
 def _module_dirs(root: Path) -> list[Path]:
-    """Every folder of the packages that can hold modules (each package first, then its subfolders)."""
+    """Every folder of the packages that holds modules (each package first, then its subfolders
+    with a ``.py`` file; data folders such as ``statespace/data`` hold none)."""
     out = []
     for pkg in _package_dirs(root):
         out.append(pkg)
-        out.extend(d for d in sorted(pkg.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts)
+        out.extend(d for d in sorted(pkg.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts
+                   and any(d.glob("*.py")))
     return out
 
 

@@ -132,7 +132,9 @@ def test_user_cache_dir_is_covered(copy, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(user))
     folders = _cache.cache_folders(copy)
     assert all(f.parent == user for f in folders)
-    assert {f.name.split("_")[0] for f in folders} == set(_cache.PACKAGES)
+    dirs = _cache._module_dirs(copy)
+    assert {f.name.rsplit("_", 1)[0] for f in folders} == {d.name for d in dirs}
+    assert set(_cache.PACKAGES) <= {d.name for d in dirs} and all(any(d.glob("*.py")) for d in dirs)
     stale = folders[0]
     stale.mkdir(parents=True)
     (stale / "x.nbi").write_text("")
