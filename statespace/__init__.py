@@ -33,6 +33,7 @@ _LAZY = {
     "FixedForecast": "fixed",
     "auto": "auto", "Auto": "auto",
     "Blend": "blend",
+    "study": "study", "Grid": "study",
     "BoundWarning": "settings", "DrawWarning": "settings",
 }
 #: public submodules
@@ -44,7 +45,7 @@ __all__ = [
     "Games", "GamesError", "DroppedRowsWarning",
     "BoundWarning", "DrawWarning",
     "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "FixedForecast", "auto",
-    "Auto", "Blend",
+    "Auto", "Blend", "study", "Grid",
 ]
 __version__ = "0.1.0"
 
@@ -65,13 +66,13 @@ def __dir__():
 
 
 class _Package(_types.ModuleType):
-    """The package module: ``statespace.compare``, ``statespace.simulate`` and ``statespace.auto``
-    stay the functions (as when this file imported them eagerly), also after something imports
-    the submodules of the same names, which would otherwise set the package attribute to the
-    submodule."""
+    """The package module: ``statespace.compare``, ``statespace.simulate``, ``statespace.auto`` and
+    ``statespace.study`` stay the functions (as when this file imported them eagerly), also after
+    something imports the submodules of the same names, which would otherwise set the package
+    attribute to the submodule."""
 
     def __setattr__(self, name, value):
-        if name in ("compare", "simulate", "auto") and isinstance(value, _types.ModuleType):
+        if name in ("compare", "simulate", "auto", "study") and isinstance(value, _types.ModuleType):
             if name in self.__dict__:  # the function is there already: it stays
                 return
             value = getattr(value, name)  # the submodule's function of that name

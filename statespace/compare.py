@@ -168,7 +168,7 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
 
 
 def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, every=30, tune: bool = False,
-            tune_options: dict | None = None, progress: bool | None = None) -> "Comparison":
+            tune_options: dict | None = None, progress: bool | None = None, executor=None) -> "Comparison":
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``); each
@@ -222,6 +222,12 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     method that refits. ``True`` always, ``False`` never, ``None`` (default) once the comparison
     has taken more than :data:`statespace._progress.PROGRESS_AFTER` seconds (5), as
     :func:`statespace.auto`'s ``progress``.
+
+    ``executor``: any :class:`concurrent.futures.Executor` (a process pool, Dask's
+    ``client.get_executor()``) on which each method is tuned and fitted as one task
+    (:func:`statespace.study.run_all`, the machinery of :func:`statespace.study.study`); the
+    table is the same as without it (up to the timing columns). The progress bar then steps once
+    per method as its task ends. A method that fails raises here, as without an executor.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -245,41 +251,63 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
             n_blocks.append(int(_blocks(test, every).max()) + 1)
         return n_blocks[0]
 
-    total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
-    with bar(total, "compare", progress, unit="step") as pbar:
-        for name, method in named.items():
-            tune_seconds = float("nan")
-            if tuning[name]:
-                note(pbar, f"tuning {name}")
-                t0 = time.perf_counter()
-                planned = steps(method)
-                method = method.tune(train, **(tune_options or {}))
-                tune_seconds = time.perf_counter() - t0
-                tuned[name] = method.tuning
-                if steps(method) != planned:  # the tuned method refits where the given one did not, or back
-                    pbar.total += steps(method) - planned
-                pbar.update(1)
-            scores = score_columns and _observes_scores(method)
-            refits = steps(method) > 1
+    def record(name, method, proba, seconds, moments, tune_seconds):
+        """One method's forecasts into the table's rows and the per-game losses."""
+        probas[name] = proba
+        if score_columns and moments is not None:
+            diffs[name] = moments
+        row, losses[name] = _row(name, method, proba, seconds, moments, test, score_columns)
+        if tune:
+            row["tune_seconds"] = tune_seconds
+        rows.append(row)
 
-            def tick(k, n, name=name):
-                pbar.update(1)
-                if k + 1 < n:
-                    note(pbar, f"{name}: refit {k + 2}/{n}")
+    if executor is not None:  # each method one task: the executor runs them, the rows are assembled here
+        from .study import run_all
 
-            note(pbar, f"{name}: refit 1/{steps(method)}" if refits else f"fitting {name}")
-            proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores,
-                                                tick if refits else None)
-            if not refits:
+        payloads = [(method, train, test, games, mode, every, tuning[name], tune_options, score_columns)
+                    for name, method in named.items()]
+        results = {}
+        with bar(len(payloads), "compare", progress, unit="method") as pbar:
+            def done(i, result):
+                results[i] = result
                 pbar.update(1)
-            probas[name] = proba
-            if score_columns and moments is not None:
-                diffs[name] = moments
-            row, losses[name] = _row(name, method, proba, seconds, moments, test, score_columns)
-            if tune:
-                row["tune_seconds"] = tune_seconds
-            rows.append(row)
-        note(pbar, "done")
+
+            run_all(_method_task, payloads, done, executor=executor)
+        for i, name in enumerate(named):
+            method, proba, seconds, moments, tuning_result, tune_seconds = results[i]
+            if tuning_result is not None:
+                tuned[name] = tuning_result
+            record(name, method, proba, seconds, moments, tune_seconds)
+    else:
+        total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
+        with bar(total, "compare", progress, unit="step") as pbar:
+            for name, method in named.items():
+                tune_seconds = float("nan")
+                if tuning[name]:
+                    note(pbar, f"tuning {name}")
+                    t0 = time.perf_counter()
+                    planned = steps(method)
+                    method = method.tune(train, **(tune_options or {}))
+                    tune_seconds = time.perf_counter() - t0
+                    tuned[name] = method.tuning
+                    if steps(method) != planned:  # the tuned method refits where the given one did not, or back
+                        pbar.total += steps(method) - planned
+                    pbar.update(1)
+                scores = score_columns and _observes_scores(method)
+                refits = steps(method) > 1
+
+                def tick(k, n, name=name):
+                    pbar.update(1)
+                    if k + 1 < n:
+                        note(pbar, f"{name}: refit {k + 2}/{n}")
+
+                note(pbar, f"{name}: refit 1/{steps(method)}" if refits else f"fitting {name}")
+                proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores,
+                                                    tick if refits else None)
+                if not refits:
+                    pbar.update(1)
+                record(name, method, proba, seconds, moments, tune_seconds)
+            note(pbar, "done")
     table = pd.DataFrame(rows).set_index("method")
     best = table["log_loss"].idxmin()
     deltas = [metrics.paired_difference(losses[n], losses[best]) for n in table.index]
@@ -297,6 +325,23 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     if tune:
         table.attrs["tuned"] = tuned
     return table
+
+
+def _method_task(payload):
+    """One method of a :func:`compare` run on an executor: tuned on the training part when asked,
+    then forecast as :func:`_forecast` does. Returns ``(method, proba, seconds, moments, tuning,
+    tune_seconds)``: the (tuned) method, its forecasts, seconds and moments, its ``TuneResult``
+    (``None`` untuned) and the seconds tuning took (NaN untuned)."""
+    method, train, test, games, mode, every, tuning, tune_options, score_columns = payload
+    tune_seconds, result = float("nan"), None
+    if tuning:
+        t0 = time.perf_counter()
+        method = method.tune(train, **(tune_options or {}))
+        tune_seconds = time.perf_counter() - t0
+        result = method.tuning
+    scores = score_columns and _observes_scores(method)
+    proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores)
+    return method, proba, seconds, moments, result, tune_seconds
 
 
 def _row(name, method, proba, seconds, moments, test: Games, score_columns: bool) -> tuple[dict, np.ndarray]:
