@@ -523,7 +523,8 @@ def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jo
             if row.get("error") is not None:
                 failures.append(task)
             pbar.update(1)
-            note(pbar, f"{task.method_name} on {task.source_name}" + (f" ({len(failures)} failed)" if failures else ""))
+            note(pbar, f"ended: {task.method_name} on {task.source_name}"
+                 + (f" ({len(failures)} failed)" if failures else ""))
 
         run_all(run_task, todo, done, executor=executor, n_jobs=n_jobs,
                 failed=lambda i, exc: _failed_row(todo[i], exc))
