@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
+import inspect
 import json
 import math
 import multiprocessing
@@ -143,6 +144,15 @@ def _source_spec(name: str, source) -> dict | Any:
                              f"{', '.join(scenarios.NAMES)}")
         if "seed" in spec:
             raise ValueError(f"source {name!r}: the seed of a scenario comes from the grid's seeds, not its spec")
+        params = sorted(set(spec) - {"scenario"})
+        if params:  # caught here rather than as an error in every one of the source's rows
+            accepted = inspect.signature(scenarios.get).parameters
+            if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+                bad = [p for p in params if p not in accepted]
+                if bad:
+                    raise ValueError(f"source {name!r}: scenario {spec['scenario']!r} has no parameter"
+                                     f"{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} "
+                                     f"(statespace.scenarios.get takes {', '.join(accepted)})")
     else:
         if set(spec) - {"csv"}:
             raise ValueError(f"source {name!r}: a CSV source takes no parameters, got {sorted(set(spec) - {'csv'})}")

@@ -24,7 +24,7 @@ TIMINGS = ["fit_seconds", "tune_seconds"]
 def small_grid(**changes) -> dict:
     """Two filters and a smoother on two small scenarios, two seeds, two modes: the smoother in
     online mode is a task that fails (it has no online run)."""
-    grid = dict(methods={"elo": Elo(k=24), "glicko": "glicko", "bt": "bradley_terry"},
+    grid = dict(methods={"elo": Elo(k=24), "elo32": "elo:k=32", "bt": "bradley_terry"},
                 sources={"bal": "scenario:balanced", "draws": {"scenario": "draw_heavy"}},
                 seeds=[0, 1], modes=["online", "frozen"], progress=False)
     grid.update(changes)
@@ -111,7 +111,7 @@ def test_rows_are_compare_of_each_task(serial):
         row = serial.iloc[i]
         if row["error"] is not None:
             continue
-        method = {"elo": Elo(k=24), "glicko": Glicko(), "bt": None}[row["method"]]
+        method = {"elo": Elo(k=24), "elo32": Elo(k=32), "bt": None}[row["method"]]
         if method is None:
             from smoothers import BradleyTerry
             method = BradleyTerry()
@@ -189,9 +189,9 @@ def test_process_pool_equals_serial(serial):
 
 def test_compare_on_executor_equals_serial(pool):
     games = scenarios.get("balanced", seed=3).games
-    methods = {"elo": Elo(), "glicko": Glicko(), "bt": "bradley_terry"}
-    from statespace._specs import parse_method
-    methods["bt"] = parse_method("bradley_terry")
+    from smoothers import BradleyTerry
+
+    methods = {"elo": Elo(), "elo32": Elo(k=32), "bt": BradleyTerry()}
     for mode, tune in (("frozen", False), ("walk_forward", True)):
         a = compare(methods, games, 0.7, mode, tune=tune, every=60, progress=False)
         b = compare(methods, games, 0.7, mode, tune=tune, every=60, progress=False, executor=pool)
@@ -241,6 +241,7 @@ def test_summary_means_over_seeds(serial):
     (dict(sources={"x": "nope"}), "neither a scenario"),
     (dict(sources={"x": {"scenario": "balanced", "seed": 3}}), "seed of a scenario"),
     (dict(sources={"x": {"dataset": "nfl", "scenario": "balanced"}}), "exactly one of"),
+    (dict(sources={"x": {"scenario": "balanced", "n_frobs": 3}}), "scenario 'balanced' has no parameter 'n_frobs'"),
     (dict(methods={"e": "elo:kk=3"}), "method 'e'"),
     (dict(modes=["live"]), "modes must be"),
     (dict(seeds=[0, -1]), "seeds must be"),
@@ -289,7 +290,7 @@ modes = ["online"]
 
 [methods]
 elo = "elo:k=24"
-glicko = "glicko"
+elo32 = "elo:k=32"
 
 [sources]
 bal = "scenario:balanced"
@@ -305,12 +306,12 @@ def test_cli_runs_a_grid_file(tmp_path):
     code, out, err = run_cli(["study", str(tmp_path / "grid.toml"), "--out", str(out_file), "--quiet"])
     assert code == 0, err
     written = pd.read_parquet(out_file)
-    expected = study(methods={"elo": "elo:k=24", "glicko": "glicko"},
+    expected = study(methods={"elo": "elo:k=24", "elo32": "elo:k=32"},
                      sources={"bal": "balanced", "mine": {"csv": str(tmp_path / "games.csv")}},
                      seeds=[0, 1], modes=["online"], progress=False)
     assert written["log_loss"].tolist() == expected["log_loss"].tolist()
     assert written["method"].tolist() == expected["method"].tolist()
-    assert "elo" in out and "glicko" in out and "wrote 6 rows" in out
+    assert "elo32" in out and "wrote 6 rows" in out
     # the rows were kept beside the table: a second run runs nothing and writes the same
     assert len(list((tmp_path / "out" / "table.parquet.parts").glob("*.json"))) == 6
     code, _, _ = run_cli(["study", str(tmp_path / "grid.toml"), "--out", str(tmp_path / "t.csv"),
