@@ -12,6 +12,7 @@
     statespace scenarios
     statespace methods
     statespace lab [--host 127.0.0.1] [--port N] [--open]
+    statespace study GRID.toml [--out PATH] [--n-jobs N]
 
 ``--auto`` adds :func:`statespace.auto`'s choice (the EKF variant with the best one-step-ahead
 likelihood, chosen and tuned on the training part only) as the row ``auto`` of ``compare``, or
@@ -564,6 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .lab.cli import add_parser as _add_lab_parser
 
     _add_lab_parser(sub)
+    from .study_cli import add_parser as _add_study_parser
+
+    _add_study_parser(sub)
     return parser
 
 
@@ -574,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise CLIError("choose a command: compare, rate, datasets, scenarios, methods or lab (see statespace --help)")
+            raise CLIError("choose a command: compare, rate, datasets, scenarios, methods, lab or study (see statespace --help)")
         return args.func(args, out, err)
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
