@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import get_num_threads, njit, prange, types
 
 from statespace._jit import entry, kernel
 from statespace.observation import DerivsFn, ForecastFn
@@ -377,3 +377,175 @@ def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, 
 def empty_scratch(n_rows: int, width: int = SCRATCH_WIDTH) -> np.ndarray:
     """Zeroed accumulator rows for the site loops."""
     return np.zeros((n_rows, width))
+
+
+# ---------------------------------------------------------------------------- many settings at once
+# The batched loops (filters.grid): the loops above, run once per setting with the settings as an
+# extra axis, in parallel over settings (numba.prange). Each setting gets its own state, counts,
+# times and accumulators, copied from ``x0[s]``; its forecasts go to a buffer of one setting's games
+# at a time and are reduced at once to the objectives, so no (settings, games) array is built.
+# The bodies they call are the loops' own functions (compiled here without a cache of their own:
+# the batched loops that call them are cached).
+_game_body = njit(game_loop.__wrapped__)
+_site_body = njit(site_loop.__wrapped__)
+_period_body = njit(period_loop.__wrapped__)
+
+f8_3d = types.float64[:, :, ::1]
+EPS = 1e-15  # statespace.metrics.EPS: probabilities clipped before their logs, as the metrics do
+
+
+#: the running products of :func:`objectives` are folded into their logs below this (each factor is at
+#: least about EPS, so a product never underflows)
+_FOLD = 1e-200
+
+
+@njit(cache=True)
+def objectives(out_p, score, first, out, s):
+    """The mean scores of the forecasts ``out_p`` (time order) of games ``first:``, written to
+    ``out[s]``: :func:`statespace.metrics.log_loss`, ``log_loss_3`` and ``brier`` of those games.
+
+    - log loss of the expected score ``E = P(win) + P(draw) / 2``, clipped to ``[EPS, 1 - EPS]``:
+      ``-[y log E + (1 - y) log(1 - E)]``;
+    - three-outcome log loss ``-log P(observed)``, each probability at least ``EPS``; NaN when the
+      scored games have a draw but no forecast gives draws a chance;
+    - Brier score ``(E - y)^2``.
+
+    A sum of logs is the log of a product: the factors of each loss are multiplied and the running
+    product is folded into its log only when it falls below :data:`_FOLD`, so a game costs a few
+    multiplications rather than logs (which would cost more than the filter's own update). A draw
+    contributes ``0.5 log(E (1 - E))`` (its own product). Non-finite forecasts give NaN (the
+    metrics refuse them)."""
+    n = out_p.shape[0]
+    log_win = 0.0  # sum of log E for wins, log(1 - E) for losses
+    prod_win = 1.0
+    log_draw = 0.0  # sum of log(E (1 - E)) for draws
+    prod_draw = 1.0
+    log_obs = 0.0  # sum of log P(observed)
+    prod_obs = 1.0
+    br = 0.0
+    check = 0.0
+    n_draws = 0.0
+    most_draw = 0.0  # the largest forecast of a draw
+    for g in range(first, n):
+        pw = out_p[g, 0]
+        pd = out_p[g, 1]
+        pl = out_p[g, 2]
+        check += pw + pd + pl  # NaN or inf once any forecast is
+        most_draw = max(most_draw, pd)
+        y = score[g]
+        e = pw + 0.5 * pd
+        br += (e - y) * (e - y)
+        ec = min(max(e, EPS), 1.0 - EPS)
+        # indicators of a win, a loss and a draw (y is 1, 0 or 0.5) as numbers, so that each factor
+        # is selected by arithmetic (products with exact zeros and ones), not by branches the
+        # results' random order would mispredict
+        iw = max(2.0 * y - 1.0, 0.0)
+        il = max(1.0 - 2.0 * y, 0.0)
+        idr = 1.0 - iw - il
+        n_draws += idr
+        prod_win *= iw * ec + il * (1.0 - ec) + idr
+        prod_draw *= idr * (ec * (1.0 - ec)) + (1.0 - idr)
+        prod_obs *= min(max(iw * pw + il * pl + idr * pd, EPS), 1.0)
+        if prod_win < _FOLD:
+            log_win += math.log(prod_win)
+            prod_win = 1.0
+        if prod_draw < _FOLD:
+            log_draw += math.log(prod_draw)
+            prod_draw = 1.0
+        if prod_obs < _FOLD:
+            log_obs += math.log(prod_obs)
+            prod_obs = 1.0
+    m = n - first
+    if not math.isfinite(check) or m <= 0:
+        out[s, 0] = np.nan
+        out[s, 1] = np.nan
+        out[s, 2] = np.nan
+        return
+    out[s, 0] = -(log_win + math.log(prod_win) + 0.5 * (log_draw + math.log(prod_draw))) / m
+    out[s, 1] = np.nan if n_draws > 0.0 and not most_draw > 0.0 else -(log_obs + math.log(prod_obs)) / m
+    out[s, 2] = br / m
+
+
+def grid_blocks(n_settings: int) -> int:
+    """How many blocks of settings the batched loops share among numba's threads: four per thread."""
+    import numba
+
+    return max(1, min(n_settings, 4 * numba.get_num_threads()))
+
+
+@njit(cache=True, inline="always")
+def _reset(x, x0, count, last, scratch):
+    """One setting's starting state ``x0`` into the block's buffers, counts and accumulators zeroed."""
+    x[:, :] = x0
+    count[:] = 0
+    last[:] = np.nan
+    scratch[:, :] = 0.0
+
+
+@entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, types.boolean, i8, f8_2d, f8_3d, f8_2d, i8_1r,
+                  i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8, i8, i8, i8, f8_2d), parallel=True)
+def grid_game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x0, theta, a, b, score, ya, yb,
+                   home, weight, t, width, shared, first, blocks, out):
+    """:func:`game_loop` for every setting ``s`` (observation vector ``obs[s]``, initial state
+    ``x0[s]``, parameters ``theta[s]``), in parallel over ``blocks`` blocks of settings; ``out[s]``
+    gets the objectives of its forecasts of games ``first:`` (time order; :func:`objectives`).
+
+    A few blocks per thread (:func:`grid_blocks`): a block's buffers (one setting's forecasts, state
+    and accumulators) are allocated once for its settings, and a thread that finishes early takes
+    another block."""
+    n = a.shape[0]
+    n_set, rows, cols = x0.shape
+    for k in prange(blocks):
+        x = np.empty((rows, cols))
+        count = np.empty(rows, np.int64)
+        last = np.empty(rows)
+        scratch = np.empty((rows, width))
+        out_p = np.empty((n, 3))
+        out_post = np.empty((n, 0))
+        for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
+            _reset(x, x0[s], count, last, scratch)
+            _game_body(predict, site, apply, derivs, forecast, has_predict, rule, obs[s], x, count, last, theta[s],
+                       a, b, score, ya, yb, home, weight, t, out_p, out_post, scratch, shared)
+            objectives(out_p, score, first, out, s)
+
+
+@entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, i8, f8_2d, f8_3d, f8_2d, i8_1r, i8_1r, f8_1r,
+                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, i8, f8_2d), parallel=True)
+def grid_site_loop(predict, site, apply, derivs, forecast, rule, obs, x0, theta, a, b, score, ya, yb, home, weight,
+                   t, starts, width, shared, first, blocks, out):
+    """:func:`site_loop` for every setting, blocks of settings in parallel, as :func:`grid_game_loop`."""
+    n = a.shape[0]
+    n_set, rows, cols = x0.shape
+    for k in prange(blocks):
+        x = np.empty((rows, cols))
+        count = np.empty(rows, np.int64)
+        last = np.empty(rows)
+        scratch = np.empty((rows, width))
+        out_p = np.empty((n, 3))
+        out_post = np.empty((n, 0))
+        for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
+            _reset(x, x0[s], count, last, scratch)
+            _site_body(predict, site, apply, derivs, forecast, rule, obs[s], x, count, last, theta[s], a, b, score,
+                       ya, yb, home, weight, t, starts, out_p, out_post, scratch, shared)
+            objectives(out_p, score, first, out, s)
+
+
+@entry(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_2d, f8_3d, f8_2d, i8_1r, i8_1r, f8_1r,
+                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, f8_2d), parallel=True)
+def grid_period_loop(predict, proba, update, derivs, forecast, obs, x0, theta, a, b, score, ya, yb, home, weight, t,
+                     starts, shared, first, blocks, out):
+    """:func:`period_loop` for every setting, blocks of settings in parallel, as :func:`grid_game_loop`."""
+    n = a.shape[0]
+    n_set, rows, cols = x0.shape
+    for k in prange(blocks):
+        x = np.empty((rows, cols))
+        count = np.empty(rows, np.int64)
+        last = np.empty(rows)
+        scratch = np.empty((rows, 1))
+        out_p = np.empty((n, 3))
+        out_post = np.empty((n, 0))
+        for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
+            _reset(x, x0[s], count, last, scratch)
+            _period_body(predict, proba, update, derivs, forecast, obs[s], x, count, last, theta[s], a, b, score,
+                         ya, yb, home, weight, t, starts, out_p, out_post, shared)
+            objectives(out_p, score, first, out, s)

@@ -235,7 +235,8 @@ class Filter(Settings):
 
     # ------------------------------------------------------------------ tuning
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None,
-             maxiter: int = 200, burn_in: float = 0.0, standard_errors: bool = True) -> "Filter":
+             maxiter: int = 200, burn_in: float = 0.0, standard_errors: bool = True,
+             start: str = "grid") -> "Filter":
         """A new method whose parameters maximise the one-step-ahead likelihood of ``games``.
 
         ``params``: names to fit (default :meth:`tunable`); ``bounds``: ``{name: (low, high)}``;
@@ -247,12 +248,27 @@ class Filter(Settings):
         :class:`filters.tuning.TuneResult` with the values, standard errors, the objective used
         (``objective_name``) and the trace of every evaluation (see :mod:`filters.tuning`).
         ``standard_errors=False`` skips the standard errors (a numerical Hessian: about ``2 k^2``
-        more runs for ``k`` parameters), leaving ``se`` empty.
+        more runs for ``k`` parameters), leaving ``se`` empty. ``start``: ``"grid"`` (default)
+        starts the optimiser from the best of a coarse grid over the search box scored in one
+        batched compiled pass (:meth:`grid`), ``"current"`` from this method's settings.
         """
         from .tuning import tune
 
         return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
-                    standard_errors=standard_errors)[0]
+                    standard_errors=standard_errors, start=start)[0]
+
+    def grid(self, games: Games, *, objective: str | None = None, burn_in: float = 0.0, **values) -> pd.DataFrame:
+        """One-step-ahead scores of every setting of the Cartesian product of ``values`` on
+        ``games``, e.g. ``Elo().grid(games, k=np.linspace(5, 80, 1000))`` or ``k=[16, 32],
+        home=[0, 50, 100]``: a DataFrame, one row per setting, columns the settings then
+        ``log_loss``, ``log_loss_3`` (where defined) and ``brier``, equal to scoring
+        ``self.with_params(**setting).run(games)`` with :mod:`statespace.metrics` on the games after
+        the ``burn_in`` share of the earliest. The settings run as an extra axis of one compiled
+        pass, in parallel over settings (:mod:`filters.grid`); ``df.attrs["best"]`` is the setting
+        with the lowest ``objective`` (default: the one :meth:`tune` would use)."""
+        from .grid import grid
+
+        return grid(self, games, objective=objective, burn_in=burn_in, **values)
 
     #: whether the update tempers each game's likelihood by the games' weights
     honours_weights: ClassVar[bool] = False

@@ -5,7 +5,10 @@ its settings on the very games it learns from (Dawid's prequential principle). `
 compiled filter over the games for each candidate setting and minimises the mean log loss of
 those forecasts with L-BFGS-B on transformed coordinates (log scale for positive parameters),
 within bounds. Each evaluation is one pass of the compiled loop (docs/benchmarks.md gives its
-cost), so a few hundred evaluations are cheap.
+cost), so a few hundred evaluations are cheap. L-BFGS-B starts from the best point of a coarse
+grid over the box (and the current settings), scored in one batched compiled pass over the games
+(:mod:`filters.grid`), so that tuning does not end in a poor local minimum near the starting
+values (``start="current"``: from the current settings alone).
 
 Objectives (per game, averaged):
 
@@ -104,7 +107,7 @@ def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np
 
 
 def tune(method, games: Games, params=None, bounds=None, *, objective: str | None = None, maxiter: int = 200,
-         burn_in: float = 0.0, standard_errors: bool = True):
+         burn_in: float = 0.0, standard_errors: bool = True, start: str = "grid"):
     """Fit ``method``'s hyperparameters to ``games``; returns ``(new_method, TuneResult)``.
 
     ``params``: names to fit (default: the method's :meth:`tunable` set). ``bounds``: mapping
@@ -120,7 +123,17 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     of their search box are listed in the result's ``on_bound`` (its ``repr`` marks them) and
     reported with a :class:`~statespace.settings.BoundWarning`; a standard error the curvature
     leaves undefined is NaN (shown as ``n/a``).
+
+    ``start``: where L-BFGS-B starts. ``"grid"`` (default): from the best of a coarse grid over
+    the search box (:func:`filters.grid.box_grid`: up to :data:`GRID_POINTS` settings, even on the
+    log scale where the box is positive) and the method's current settings, all scored in one
+    batched compiled pass (:func:`filters.grid.evaluate`), so that a poor local minimum near the
+    current settings is not where tuning ends; a method that is not a filter has no batched pass
+    and starts from its current settings. ``"current"``: from the method's current settings
+    (clipped to the box). The grid's evaluations are in the trace.
     """
+    if start not in ("grid", "current"):
+        raise ValueError(f"start must be 'grid' or 'current', got {start!r}")
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
     resolved = getattr(method, "resolved", None)
@@ -142,17 +155,22 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         if not lo < hi:
             raise ValueError(f"bounds of {p!r} must satisfy low < high, got {b}")
         box[p] = (lo, hi)
-    start = {}
+    current = {}
     for p in names:
         lo, hi = box[p]
         v = float(method.param_value(p))
-        start[p] = min(max(v, lo), hi)
+        current[p] = min(max(v, lo), hi)
     logs = {p: box[p][0] > 0 for p in names}
     if not 0 <= burn_in < 1:
         raise ValueError(f"burn_in must be in [0, 1), got {burn_in!r}")
     scored = None
     if burn_in > 0:
         scored = np.sort(games.order[int(round(burn_in * len(games))):])
+    trace_rows = []
+    begin = current
+    t0 = time.perf_counter()
+    if start == "grid" and _batchable(method):
+        begin = _grid_start(method, games, objective, burn_in, box, logs, current, trace_rows)
 
     def to_x(values):
         return np.array([math.log(values[p]) if logs[p] else values[p] for p in names])
@@ -161,7 +179,6 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         return {p: (math.exp(xi) if logs[p] else float(xi)) for p, xi in zip(names, x)}
 
     x_bounds = [(math.log(box[p][0]), math.log(box[p][1])) if logs[p] else box[p] for p in names]
-    trace_rows = []
 
     def f(x):
         values = from_x(np.clip(x, [b[0] for b in x_bounds], [b[1] for b in x_bounds]))
@@ -169,13 +186,12 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         trace_rows.append({**values, objective: value})
         return value
 
-    t0 = time.perf_counter()
     from scipy.optimize import minimize  # here, so that importing filters does not load the optimiser
 
     with warnings.catch_warnings():
         # an explicit draw setting on games without draws: said once, by the run at the optimum below
         warnings.simplefilter("ignore", DrawWarning)
-        res = minimize(f, to_x(start), method="L-BFGS-B", bounds=x_bounds,
+        res = minimize(f, to_x(begin), method="L-BFGS-B", bounds=x_bounds,
                        options={"maxiter": maxiter, "eps": 1e-4})
         best = from_x(res.x)
         se = _standard_errors(method, games, objective, best, box, scored) if standard_errors else {}
@@ -184,7 +200,7 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     n_scored = len(games) if scored is None else len(scored)
     on_bound = at_bound(best, box)
     result = TuneResult(best, se, value, objective, n_scored, pd.DataFrame(trace_rows), seconds,
-                        bool(res.success), str(res.message), start, dict(box), on_bound)
+                        bool(res.success), str(res.message), begin, dict(box), on_bound)
     if on_bound:
         said = "; ".join(f"{k}={best[k]:.6g} at its {side} bound {b:.6g}"
                          for k in on_bound for side, b in [result.bound_of(k)])
@@ -196,6 +212,37 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     tuned = method.with_params(**best)
     tuned.tuning = result
     return tuned, result
+
+
+#: the most settings the coarse grid of ``tune(start="grid")`` scores (``m`` values a dimension,
+#: ``m^k`` at most this for ``k`` tuned settings)
+GRID_POINTS = 128
+
+
+def _batchable(method) -> bool:
+    """Whether ``method``'s settings can be scored by the batched pass (:mod:`filters.grid`)."""
+    from .base import Filter
+
+    return isinstance(method, Filter)
+
+
+def _grid_start(method, games, objective, burn_in, box, logs, current, trace_rows) -> dict:
+    """The best of the coarse grid over ``box`` and the ``current`` settings by ``objective``, all
+    scored in one batched pass; each evaluation added to ``trace_rows``. A non-finite score counts
+    as 1e6, as in the optimisation."""
+    from .grid import SCORES, box_grid, evaluate
+
+    points = box_grid(box, logs, GRID_POINTS) + [current]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DrawWarning)
+        methods = [method.with_params(**p) for p in points]
+    values = evaluate(methods, games, burn_in)[:, SCORES.index(objective)]
+    values = np.where(np.isfinite(values), values, 1e6)
+    for p, v in zip(points, values):
+        trace_rows.append({**p, objective: float(v)})
+    # the current settings win a tie, so that a flat objective leaves them where they were
+    best = len(points) - 1 if values[-1] <= values.min() else int(np.argmin(values))
+    return dict(points[best])
 
 
 def at_bound(params, box, tol: float = 1e-3) -> tuple[str, ...]:

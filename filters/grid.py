@@ -1,0 +1,240 @@
+"""Many settings of one filter scored in one compiled pass over the games.
+
+:func:`evaluate` runs a filter over the same games once per setting, the settings as an extra
+axis of the shared run loop (:mod:`filters._kernels`: ``grid_game_loop``, ``grid_site_loop``,
+``grid_period_loop``), in parallel over blocks of settings (numba's ``prange``, one block per
+thread at a time), and reduces each setting's one-step-ahead forecasts at once to its scores, so
+no array of every setting's forecasts is built. It works for every filter through the kernels it
+already supplies: a setting enters the loop only as its parameter vector ``theta()``, its
+observation vector and its starting state, so the numbers are those of
+``method.run(games)`` scored by :mod:`statespace.metrics`:
+
+- ``log_loss``: ``-(1/n) sum [y log E + (1 - y) log(1 - E)]``, ``E = P(win) + P(draw) / 2``
+  clipped to ``[1e-15, 1 - 1e-15]`` (:func:`statespace.metrics.log_loss`);
+- ``log_loss_3``: ``-(1/n) sum log P(observed outcome)`` (each probability at least 1e-15), NaN
+  when the games have draws but the forecasts never give one a chance
+  (:func:`statespace.metrics.log_loss_3`);
+- ``brier``: ``(1/n) sum (E - y)^2`` (:func:`statespace.metrics.brier`),
+
+over the games after a ``burn_in`` share of the earliest (as :func:`filters.tuning.tune` scores
+them). A setting whose forecasts are not finite scores NaN.
+
+Settings that change the run's structure rather than its numbers (the kernels a filter picks,
+``Elo(fide=True)``; the times, Glicko's ``period_days``; the state's shape) cannot share one
+loop: :func:`evaluate` groups the settings by structure and runs one batched loop per group, so a
+grid over such a setting costs a batched loop per value of it. A method that is not a
+:class:`~filters.base.Filter` has no kernels to batch: its settings are scored by a Python loop
+over ``run`` (:func:`evaluate_by_runs`, also the reference the tests compare against).
+
+:func:`grid` is :meth:`Filter.grid <filters.base.Filter.grid>`: the Cartesian product of value
+lists, one row per setting.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from statespace import Games, metrics
+from statespace.settings import Settings
+
+from . import _kernels as K
+
+__all__ = ["evaluate", "evaluate_by_runs", "grid", "SCORES"]
+
+#: the scores :func:`evaluate` returns, in its columns' order
+SCORES = ("log_loss", "log_loss_3", "brier")
+
+
+def first_scored(games: Games, burn_in: float) -> int:
+    """How many of the earliest games (time order) a ``burn_in`` share leaves out of the scores, as
+    :func:`filters.tuning.tune` counts them; ``ValueError`` unless ``0 <= burn_in < 1``."""
+    if not 0 <= burn_in < 1:
+        raise ValueError(f"burn_in must be in [0, 1), got {burn_in!r}")
+    return int(round(burn_in * len(games)))
+
+
+def _structure(method, games: Games):
+    """What must be equal for settings to share one batched loop: the kernels, the times, the
+    state's shape and the observation's vector length (settings differing only in ``theta``, the
+    observation's numbers and the starting state share it). ``None``: not batchable."""
+    from .base import Filter
+
+    if not isinstance(method, Filter):
+        return None
+    cls = type(method)
+    derivs, forecast, obs = method.observation_kernels()
+    site, apply, rule = method.site_kernels()
+    times = method.times(games)
+    prior = method.prior_row()
+    return (cls, cls._predict, cls._proba, cls._update, site, apply, rule, derivs, forecast, obs.size,
+            method.params, method.shared_names(), method.scratch_width, prior.size, method._reads_scores(),
+            times.tobytes())
+
+
+def evaluate_by_runs(methods: Sequence, games: Games, burn_in: float = 0.0) -> np.ndarray:
+    """``(S, 3)`` scores (:data:`SCORES`) of each method's ``run(games)`` by
+    :mod:`statespace.metrics`, one run at a time (a Python loop)."""
+    first = first_scored(games, burn_in)
+    scored = np.sort(games.order[first:])
+    out = np.full((len(methods), 3), np.nan)
+    y = games.score[scored]
+    for s, m in enumerate(methods):
+        p = m.run(games).proba[scored]
+        if not np.all(np.isfinite(p)):
+            continue
+        out[s] = [metrics.log_loss(y, p), metrics.log_loss_3(y, p), metrics.brier(y, p)]
+    return out
+
+
+def evaluate(methods: Sequence, games: Games, burn_in: float = 0.0) -> np.ndarray:
+    """``(S, 3)`` scores (:data:`SCORES`, in that column order) of each of ``methods`` (filters of
+    one class, their settings resolved: see :meth:`Filter.grid`) on ``games``, the forecasts of
+    the games after the ``burn_in`` share of the earliest: one batched compiled pass per group of
+    settings that share a structure (see the module docstring), in parallel over settings."""
+    if not isinstance(games, Games):
+        raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    methods = list(methods)
+    first = first_scored(games, burn_in)
+    out = np.full((len(methods), 3), np.nan)
+    if not methods:
+        return out
+    groups: dict = {}
+    loose = []
+    for s, m in enumerate(methods):
+        key = _structure(m, games)
+        if key is None:
+            loose.append(s)
+        else:
+            groups.setdefault(key, []).append(s)
+    if loose:
+        out[loose] = evaluate_by_runs([methods[s] for s in loose], games, burn_in)
+    for rows in groups.values():
+        out[rows] = _batched([methods[s] for s in rows], games, first)
+    return out
+
+
+def _batched(methods: list, games: Games, first: int) -> np.ndarray:
+    """The batched loop over ``methods``, which share one structure (:func:`_structure`)."""
+    from .base import _GameArrays
+
+    m0 = methods[0]
+    for m in methods:
+        m.check_games(games)
+    S = len(methods)
+    theta = np.ascontiguousarray(np.stack([m.theta() for m in methods]), dtype=np.float64)
+    obs = np.ascontiguousarray(np.stack([m.observation_kernels()[2] for m in methods]), dtype=np.float64)
+    # one setting's starting state: the newcomers' rows (and the shared rows), as a run starts
+    x0 = np.ascontiguousarray(np.stack([m.init_state(games.players).values for m in methods]), dtype=np.float64)
+    g = _GameArrays.of(games, None, m0.times(games), m0._reads_scores())
+    # the scores read the results in the loop's (time) order
+    score = g.score
+    derivs, forecast, _ = m0.observation_kernels()
+    cls = type(m0)
+    rows = x0.shape[1]
+    shared = m0.shared_row(rows)
+    out = np.empty((S, 3))
+    blocks = K.grid_blocks(S)
+    if cls._update is not None:
+        K.grid_period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, x0, theta, g.a, g.b, score,
+                           g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), shared, first, blocks, out)
+    else:
+        site, apply, rule = m0.site_kernels()
+        if games.period is None:
+            K.grid_game_loop(cls._predict, site, apply, derivs, forecast, cls._predict is not K.no_predict, rule,
+                             obs, x0, theta, g.a, g.b, score, g.score_a, g.score_b, g.home, g.weight, g.t,
+                             m0.scratch_width, shared, first, blocks, out)
+        else:
+            K.grid_site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, x0, theta, g.a, g.b, score,
+                             g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), m0.scratch_width, shared,
+                             first, blocks, out)
+    return out
+
+
+def _values(name: str, v) -> list:
+    """A setting's values as a list (one value stands for a list of one)."""
+    if isinstance(v, (str, bytes)) or np.ndim(v) == 0:
+        return [v.item() if isinstance(v, np.generic) else v]
+    values = [x.item() if isinstance(x, np.generic) else x for x in np.asarray(v, dtype=object).ravel()]
+    if not values:
+        raise ValueError(f"grid: no values given for {name!r}")
+    return values
+
+
+def grid(method, games: Games, *, objective: str | None = None, burn_in: float = 0.0,
+         **values) -> pd.DataFrame:
+    """Scores of every setting of the Cartesian product of ``values`` (``name=[v1, v2, ...]``;
+    one value: that value), the method's other settings kept: a DataFrame, one row per setting in
+    the product's order (the last name varies fastest), columns the settings' names then
+    ``log_loss``, ``log_loss_3`` (left out when it is NaN for every setting: the games have draws
+    and the method never forecasts one) and ``brier`` (see the module docstring). ``objective``
+    (default :func:`filters.tuning.default_objective`) names the score ``df.attrs["best"]`` (the
+    best setting, a dict) is chosen by; ``df.attrs["objective"]`` says which.
+
+    Settings the method learns from the games (TrueSkill's ``draw_probability=None``) are fixed
+    on ``games`` first, as :func:`filters.tuning.tune` does. An unknown name or a value out of
+    its range is the ``ValueError`` the method's own constructor raises for it."""
+    from .tuning import resolve_objective
+
+    if not isinstance(games, Games):
+        raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+    if not values:
+        raise ValueError(f"{method.name}: grid needs at least one setting with values, e.g. k=[16, 32]")
+    first_scored(games, burn_in)
+    resolved = getattr(method, "resolved", None)
+    if callable(resolved):
+        method = resolved(games)
+    objective = resolve_objective(method, objective, games)
+    names = list(values)
+    lists = [_values(n, values[n]) for n in names]
+    combos = list(itertools.product(*lists))
+    build = method.with_params
+    if type(method).with_params is Settings.with_params:
+        # what with_params does, with the settings read once rather than once per setting
+        params = method.get_params()
+        unknown = sorted(set(names) - set(params))
+        if unknown:
+            raise ValueError(f"{method.name}: unknown settings {unknown}; known: {sorted(params)}")
+        cls = type(method)
+
+        def build(**setting):
+            return cls(**{**params, **setting})
+    methods = []
+    for combo in combos:
+        setting = dict(zip(names, combo))
+        try:  # the method's own checks: unknown names and values out of range
+            methods.append(build(**setting))
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"grid setting {setting}: {e}") from None
+    scores = evaluate(methods, games, burn_in)
+    df = pd.DataFrame(combos, columns=names)
+    for j, name in enumerate(SCORES):
+        if name == "log_loss_3" and np.all(np.isnan(scores[:, j])):
+            continue
+        df[name] = scores[:, j]
+    j = SCORES.index(objective)
+    col = scores[:, j]
+    df.attrs["objective"] = objective
+    df.attrs["best"] = dict(zip(names, combos[int(np.nanargmin(col))])) if np.any(np.isfinite(col)) else None
+    return df
+
+
+def box_grid(box: Mapping[str, tuple[float, float]], logs: Mapping[str, bool], cap: int = 128) -> list[dict]:
+    """A coarse grid over the search box ``box`` (``{name: (low, high)}``) for :func:`filters.tuning.tune`
+    to start from: ``m`` values a dimension, ``m`` the largest with ``m^k <= cap`` for ``k`` names
+    (at least 2, at most 16), at the midpoints of ``m`` equal cells of each range (on the log scale
+    where ``logs[name]``), so no point lies on a bound. Returns the settings, one dict each."""
+    k = len(box)
+    m = 2
+    while m < 16 and (m + 1) ** k <= cap:
+        m += 1
+    axes = []
+    for name, (lo, hi) in box.items():
+        if logs[name]:
+            lo, hi = np.log(lo), np.log(hi)
+        mid = lo + (np.arange(m) + 0.5) * (hi - lo) / m
+        axes.append(np.exp(mid) if logs[name] else mid)
+    return [dict(zip(box, map(float, combo))) for combo in itertools.product(*axes)]
