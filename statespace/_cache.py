@@ -33,26 +33,70 @@ user-wide cache), then stamps the new hash beside the ``statespace`` package's o
 ``statespace/__init__.py`` calls both functions first thing, so they run before any kernel is
 compiled or loaded, whichever package is imported first (``filters`` and ``smoothers`` import
 ``statespace``). A cache that cannot be cleaned (read-only) is left alone: errors are ignored.
+
+Several processes at once. A process pool (``ProcessPoolExecutor``, Dask workers) shares one cache
+folder, and numba's cache has no lock between processes. Each function has one index file
+(signature -> data file name) and one data file per signature; ``IndexDataCacheFile.save`` reads
+the index, picks the first unused data file number, rewrites the index and then writes the data.
+Each file is replaced atomically, but the read-modify-write is not: two processes saving two
+signatures of one function (the specialised loops of :mod:`statespace._jit` are all signatures of
+one function, ``_specialised``) can pick the same number, so the index can name a file that holds
+the other signature's code, or name it before its data is written. And a process dropping stale
+caches can delete files another is between reading the index and reading the data. So every
+numba cache of these packages (and every kernel and loop declared through :mod:`statespace._jit`)
+takes an exclusive lock on ``statespace-numba.lock`` in its cache folder while it reads or writes
+that folder's index and data (:func:`cache_lock`: ``fcntl.flock``; ``msvcrt.locking`` on Windows;
+no lock where neither exists or the file system refuses one, as numba has none), and
+:func:`drop_stale_numba_caches` holds the same locks while it checks the stamp and deletes. Only
+the file reads and writes are locked, not the compilation, so processes still compile in parallel.
+
+Overloads whose signature holds a dispatcher type (a kernel compiled inside a specialised loop
+receives other kernels typed by their dispatcher) are not cached on disk: numba's dispatcher types
+compare by object identity and pickle the dispatcher by a random per-process id, so such an entry
+never matches in another process, which appends one more entry each time, rebuilds (and compiles)
+a copy of every dispatcher named in the index each time it reads it, and fails to write the index
+back once such a copy is collected (``ReferenceError: underlying object has vanished``). The
+specialised loop that inlines those kernels is cached, which is what the next process loads.
+:func:`share_numba_cache` installs both rules: for dispatchers created later (wrapping numba's
+``Dispatcher.enable_caching``, when ``numba.core.dispatcher`` is imported, so that ``import
+statespace`` still does not import numba) and for those already made; it changes only the caches
+of functions whose module is in :data:`PACKAGES` or that :mod:`statespace._jit` declares.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
+import importlib.abc
+import importlib.util
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
-__all__ = ["PACKAGES", "STAMP", "source_digest", "cache_folders", "drop_stale_numba_caches", "configure_numba_cache",
-           "private_dir", "user_cache_dir", "fresh_private_dir"]
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+try:
+    import msvcrt
+except ImportError:  # not Windows
+    msvcrt = None
+
+__all__ = ["PACKAGES", "STAMP", "LOCK", "source_digest", "cache_folders", "drop_stale_numba_caches", "configure_numba_cache",
+           "private_dir", "user_cache_dir", "fresh_private_dir", "cache_lock", "share_numba_cache", "share"]
 
 #: The packages whose compiled code calls each other's.
 PACKAGES = ("statespace", "filters", "smoothers")
 #: The hash of the sources at the last drop, beside the ``statespace`` package's cache files.
 STAMP = "numba-deps.sha1"
+#: The lock file in each cache folder (see "Several processes at once" above); never deleted, since
+#: a process that opened the old file and one that creates a new one would not exclude each other.
+LOCK = "statespace-numba.lock"
 #: The folder name of this project in the user's cache directory and in the system's temporary one.
 APP = "statespace"
 
@@ -237,7 +281,9 @@ def configure_numba_cache(root: str | os.PathLike | None = None, *, fallbacks=No
     if numba is already imported) is set to the first private folder of ``fallbacks`` (callables
     returning a path or ``None``; default: the user's cache, the system temp folder, a fresh
     temporary folder), and without any, numba compiles without a disk cache. Returns the folder
-    set, or ``None`` when nothing was set."""
+    set, or ``None`` when nothing was set. Either way, every cache of the packages is then shared
+    safely between processes (:func:`share_numba_cache`)."""
+    share_numba_cache()
     try:
         if _user_dir_setting():
             return None
@@ -261,6 +307,205 @@ def configure_numba_cache(root: str | os.PathLike | None = None, *, fallbacks=No
     except OSError:
         pass
     return None
+
+
+# ---------------------------------------------------------------------------- several processes at once
+_held = threading.local()  # folder -> depth of the locks this thread holds on it
+
+
+def _acquire(fd: int) -> bool:
+    """Block until this process holds the exclusive lock of the open file ``fd``; ``False`` when the
+    platform or the file system has no such lock (the caller then goes on unlocked)."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return True
+        if msvcrt is not None:
+            while True:  # LK_LOCK gives up after 10 attempts a second apart: keep waiting
+                try:
+                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+                    return True
+                except OSError as exc:
+                    if getattr(exc, "errno", None) not in (13, 36):  # EACCES, EDEADLOCK: held by another
+                        return False
+    except OSError:  # e.g. ENOLCK on a network file system without locks
+        return False
+    return False
+
+
+def _release(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+
+@contextlib.contextmanager
+def cache_lock(folder: str | os.PathLike):
+    """Hold the exclusive inter-process lock of the numba cache folder ``folder`` (the file
+    :data:`LOCK` in it, created when missing; the folder itself is not created).
+
+    Reentrant within a thread (a nested use only counts), exclusive between processes and between
+    threads (each thread opens its own descriptor). Goes on without a lock when the lock file
+    cannot be opened (no folder yet: nothing to read; a read-only folder: nobody writes there) or
+    the system has no lock."""
+    folder = os.path.abspath(os.fspath(folder))
+    held = _held.__dict__.setdefault("depth", {})
+    if folder in held:
+        held[folder] += 1
+        try:
+            yield
+        finally:
+            held[folder] -= 1
+        return
+    fd = None
+    try:
+        fd = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        pass
+    locked = fd is not None and _acquire(fd)
+    held[folder] = 1
+    try:
+        yield
+    finally:
+        del held[folder]
+        if fd is not None:
+            try:
+                if locked:
+                    _release(fd)
+            finally:
+                os.close(fd)
+
+
+def _names_an_object(sig) -> bool:
+    """Whether the argument types of ``sig`` hold a type of a live object (numba's ``WeakType``:
+    dispatchers, including :class:`statespace._jit.DirectType`), at any depth of tuples."""
+    from numba.core import sigutils, types
+
+    try:
+        args = sigutils.normalize_signature(sig)[0]
+    except (TypeError, ValueError):
+        return False
+    stack = list(args)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, types.WeakType):
+            return True
+        if isinstance(t, types.BaseTuple):
+            stack.extend(t.types)
+    return False
+
+
+_SHARED: dict[str, type] = {}
+
+
+def _shared_classes() -> tuple[type, type]:
+    """numba's ``FunctionCache`` and ``IndexDataCacheFile`` with the rules of the module docstring
+    (made when first needed, so that this module does not import numba)."""
+    if not _SHARED:
+        from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+        class LockedIndexDataCacheFile(IndexDataCacheFile):
+            """The index and data files of one function, read and written under the folder's lock."""
+
+            def save(self, key, data):
+                with cache_lock(self._cache_path):
+                    super().save(key, data)
+
+            def load(self, key):
+                with cache_lock(self._cache_path):
+                    return super().load(key)
+
+            def flush(self):
+                with cache_lock(self._cache_path):
+                    super().flush()
+
+        class SharedFunctionCache(FunctionCache):
+            """A function's disk cache, shared safely between processes; overloads typed by live
+            objects stay in memory."""
+
+            def load_overload(self, sig, target_context):
+                if _names_an_object(sig):
+                    return None
+                return super().load_overload(sig, target_context)
+
+            def save_overload(self, sig, data):
+                if not _names_an_object(sig):
+                    super().save_overload(sig, data)
+
+        _SHARED["file"] = LockedIndexDataCacheFile
+        _SHARED["cache"] = SharedFunctionCache
+    return _SHARED["cache"], _SHARED["file"]
+
+
+def share(dispatcher) -> None:
+    """Give ``dispatcher``'s disk cache (if it has numba's own ``FunctionCache``) the rules of the
+    module docstring. Anything else is left as it is."""
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or type(cache).__name__ != "FunctionCache":  # no disk cache (NullCache)
+        return
+    shared_cache, locked_file = _shared_classes()
+    if type(cache) is shared_cache.__bases__[0] and type(cache._cache_file) is locked_file.__bases__[0]:
+        cache.__class__ = shared_cache  # subclasses without state of their own: only the methods change
+        cache._cache_file.__class__ = locked_file
+
+
+def _ours(dispatcher) -> bool:
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+    return module.partition(".")[0] in PACKAGES
+
+
+def _wrap_enable_caching() -> None:
+    """Make ``Dispatcher.enable_caching`` call :func:`share` for this project's functions, and share
+    the caches of the dispatchers of this project already made."""
+    from numba.core.dispatcher import Dispatcher
+
+    original = Dispatcher.enable_caching
+    if not getattr(original, "_statespace_shared", False):
+        def enable_caching(self):
+            original(self)
+            if _ours(self):
+                share(self)
+
+        enable_caching._statespace_shared = True
+        Dispatcher.enable_caching = enable_caching
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in PACKAGES and module is not None:
+            for value in list(vars(module).values()):
+                if isinstance(value, Dispatcher) and _ours(value):
+                    share(value)
+
+
+class _AfterDispatcherImport(importlib.abc.MetaPathFinder):
+    """Runs :func:`_wrap_enable_caching` right after ``numba.core.dispatcher`` is imported."""
+
+    NAME = "numba.core.dispatcher"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.NAME:
+            return None
+        sys.meta_path.remove(self)  # let the other finders find it; once is enough
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_wrap(module):
+            exec_module(module)
+            _wrap_enable_caching()
+
+        spec.loader.exec_module = exec_then_wrap
+        return spec
+
+
+def share_numba_cache() -> None:
+    """Install the rules of the module docstring ("Several processes at once") for every numba
+    cache of this project: now if ``numba.core.dispatcher`` is imported, else when it is."""
+    if "numba.core.dispatcher" in sys.modules:
+        _wrap_enable_caching()
+    elif not any(isinstance(f, _AfterDispatcherImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterDispatcherImport())
 
 
 # ---------------------------------------------------------------------------- when stale
@@ -289,14 +534,20 @@ def drop_stale_numba_caches(root: str | os.PathLike | None = None) -> bool:
         stamp = folders[0] / STAMP  # beside the statespace package's own cache files
         if stamp.exists() and stamp.read_text() == digest:
             return False
-        for folder in folders:
-            if folder.is_dir():
-                for f in list(folder.glob("*.nbi")) + list(folder.glob("*.nbc")):
-                    f.unlink(missing_ok=True)
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_name(f"{STAMP}.{os.getpid()}")
-        tmp.write_text(digest)
-        os.replace(tmp, stamp)  # atomic: a concurrent import reads the old stamp or the new one
+        # under the lock: processes started together drop once (the first stamps, the others
+        # then see the stamp), and no process is between reading an index and its data
+        with cache_lock(stamp.parent):
+            if stamp.exists() and stamp.read_text() == digest:
+                return False
+            for folder in folders:
+                if folder.is_dir():
+                    with cache_lock(folder):
+                        for f in list(folder.glob("*.nbi")) + list(folder.glob("*.nbc")):
+                            f.unlink(missing_ok=True)
+            tmp = stamp.with_name(f"{STAMP}.{os.getpid()}")
+            tmp.write_text(digest)
+            os.replace(tmp, stamp)  # atomic: an import outside the lock reads the old stamp or the new one
         return True
     except OSError:  # a read-only cache: numba does not cache there either
         return False

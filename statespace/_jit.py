@@ -25,8 +25,11 @@ notebook) runs the loop compiled once for its declared signature, the kernels co
 first-class function values and called through pointers; :func:`ready` compiles a declared kernel
 for exactly its signature (return type included) before such a loop receives it.
 
-Both are cached on disk (``cache=True``). With ``NUMBA_DISABLE_JIT=1`` everything stays plain
-Python and the generic path runs.
+Both are cached on disk (``cache=True``), every kernel and loop declared here (an extension's too)
+with the rules of :mod:`statespace._cache` for caches that several processes use at once (a lock
+per cache folder around numba's index and data files; no disk entry for a kernel compiled with
+other kernels' dispatcher types as arguments, which could never be reused by another process).
+With ``NUMBA_DISABLE_JIT=1`` everything stays plain Python and the generic path runs.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.imputils import lower_constant
 from numba.core.typing.typeof import Purpose, typeof
 from numba.extending import overload, register_model
+
+from . import _cache
 
 __all__ = ["kernel", "entry", "ready"]
 
@@ -79,6 +84,7 @@ def kernel(signature, **options):
     def wrap(fn):
         disp = njit(cache=True, **options)(fn)
         if isinstance(disp, Dispatcher):
+            _cache.share(disp)
             disp._declared_signature = signature
             disp._ready = False
         return disp
@@ -152,6 +158,9 @@ def _specialised(key, args):
     return _call(key, args)
 
 
+_cache.share(_specialised)
+
+
 class _Entry:
     """A loop called from Python (see :func:`entry`)."""
 
@@ -160,6 +169,7 @@ class _Entry:
         self.signature = signature
         self.dispatcher = njit(cache=True, **options)(fn)
         self._compiled = not isinstance(self.dispatcher, Dispatcher)
+        _cache.share(self.dispatcher)
         kinds = [isinstance(t, types.FunctionType) for t in signature.args]
         self._n_kernels = kinds.index(False) if False in kinds else len(kinds)
         if any(kinds[self._n_kernels:]):
