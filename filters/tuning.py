@@ -130,7 +130,8 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     batched compiled pass (:func:`filters.grid.evaluate`), so that a poor local minimum near the
     current settings is not where tuning ends; a method that is not a filter has no batched pass
     and starts from its current settings. ``"current"``: from the method's current settings
-    (clipped to the box). The grid's evaluations are in the trace.
+    (clipped to the box). The grid's evaluations are in the trace; the result's ``start`` is the
+    method's settings (clipped to the box) either way.
     """
     if start not in ("grid", "current"):
         raise ValueError(f"start must be 'grid' or 'current', got {start!r}")
@@ -200,7 +201,7 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     n_scored = len(games) if scored is None else len(scored)
     on_bound = at_bound(best, box)
     result = TuneResult(best, se, value, objective, n_scored, pd.DataFrame(trace_rows), seconds,
-                        bool(res.success), str(res.message), begin, dict(box), on_bound)
+                        bool(res.success), str(res.message), current, dict(box), on_bound)
     if on_bound:
         said = "; ".join(f"{k}={best[k]:.6g} at its {side} bound {b:.6g}"
                          for k in on_bound for side, b in [result.bound_of(k)])
