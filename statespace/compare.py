@@ -251,8 +251,50 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
             n_blocks.append(int(_blocks(test, every).max()) + 1)
         return n_blocks[0]
 
-    def record(name, method, proba, seconds, moments, tune_seconds):
-        """One method's forecasts into the table's rows and the per-game losses."""
+    payloads = [(method, train, test, games, mode, every, tuning[name], tune_options, score_columns)
+                for name, method in named.items()]
+    results = {}
+    if executor is not None:  # each method one task: the executor runs them, the rows are assembled here
+        from .study import run_all
+
+        with bar(len(payloads), "compare", progress, unit="method") as pbar:
+            def done(i, result):
+                results[i] = result
+                pbar.update(1)
+
+            run_all(_method_task, payloads, done, executor=executor)
+    else:  # the same task for each method in turn, its progress step by step (tuning, each refit)
+        total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
+        with bar(total, "compare", progress, unit="step") as pbar:
+            def starting(name, method):
+                note(pbar, f"{name}: refit 1/{steps(method)}" if steps(method) > 1 else f"fitting {name}")
+
+            for i, (name, method) in enumerate(named.items()):
+                planned = steps(method)
+
+                def after_tuning(tuned_method, name=name, planned=planned):
+                    if steps(tuned_method) != planned:  # the tuned method refits where the given one did not, or back
+                        pbar.total += steps(tuned_method) - planned
+                    pbar.update(1)
+                    starting(name, tuned_method)
+
+                def tick(k, n, name=name):
+                    pbar.update(1)
+                    if k + 1 < n:
+                        note(pbar, f"{name}: refit {k + 2}/{n}")
+
+                if tuning[name]:
+                    note(pbar, f"tuning {name}")
+                else:
+                    starting(name, method)
+                results[i] = _method_task(payloads[i], after_tuning, tick)
+                if steps(results[i][0]) == 1:  # no refit ticked it
+                    pbar.update(1)
+            note(pbar, "done")
+    for i, name in enumerate(named):
+        method, proba, seconds, moments, tuning_result, tune_seconds = results[i]
+        if tuning_result is not None:
+            tuned[name] = tuning_result
         probas[name] = proba
         if score_columns and moments is not None:
             diffs[name] = moments
@@ -260,54 +302,6 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
         if tune:
             row["tune_seconds"] = tune_seconds
         rows.append(row)
-
-    if executor is not None:  # each method one task: the executor runs them, the rows are assembled here
-        from .study import run_all
-
-        payloads = [(method, train, test, games, mode, every, tuning[name], tune_options, score_columns)
-                    for name, method in named.items()]
-        results = {}
-        with bar(len(payloads), "compare", progress, unit="method") as pbar:
-            def done(i, result):
-                results[i] = result
-                pbar.update(1)
-
-            run_all(_method_task, payloads, done, executor=executor)
-        for i, name in enumerate(named):
-            method, proba, seconds, moments, tuning_result, tune_seconds = results[i]
-            if tuning_result is not None:
-                tuned[name] = tuning_result
-            record(name, method, proba, seconds, moments, tune_seconds)
-    else:
-        total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
-        with bar(total, "compare", progress, unit="step") as pbar:
-            for name, method in named.items():
-                tune_seconds = float("nan")
-                if tuning[name]:
-                    note(pbar, f"tuning {name}")
-                    t0 = time.perf_counter()
-                    planned = steps(method)
-                    method = method.tune(train, **(tune_options or {}))
-                    tune_seconds = time.perf_counter() - t0
-                    tuned[name] = method.tuning
-                    if steps(method) != planned:  # the tuned method refits where the given one did not, or back
-                        pbar.total += steps(method) - planned
-                    pbar.update(1)
-                scores = score_columns and _observes_scores(method)
-                refits = steps(method) > 1
-
-                def tick(k, n, name=name):
-                    pbar.update(1)
-                    if k + 1 < n:
-                        note(pbar, f"{name}: refit {k + 2}/{n}")
-
-                note(pbar, f"{name}: refit 1/{steps(method)}" if refits else f"fitting {name}")
-                proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores,
-                                                    tick if refits else None)
-                if not refits:
-                    pbar.update(1)
-                record(name, method, proba, seconds, moments, tune_seconds)
-            note(pbar, "done")
     table = pd.DataFrame(rows).set_index("method")
     best = table["log_loss"].idxmin()
     deltas = [metrics.paired_difference(losses[n], losses[best]) for n in table.index]
@@ -327,11 +321,13 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     return table
 
 
-def _method_task(payload):
-    """One method of a :func:`compare` run on an executor: tuned on the training part when asked,
-    then forecast as :func:`_forecast` does. Returns ``(method, proba, seconds, moments, tuning,
-    tune_seconds)``: the (tuned) method, its forecasts, seconds and moments, its ``TuneResult``
-    (``None`` untuned) and the seconds tuning took (NaN untuned)."""
+def _method_task(payload, after_tuning=None, tick=None):
+    """One method of a :func:`compare` run (in this process, or as a task on an executor): tuned
+    on the training part when asked, then forecast as :func:`_forecast` does. Returns ``(method,
+    proba, seconds, moments, tuning, tune_seconds)``: the (tuned) method, its forecasts, seconds
+    and moments, its ``TuneResult`` (``None`` untuned) and the seconds tuning took (NaN untuned).
+    ``after_tuning(method)`` is called with the tuned method, ``tick`` after each walk-forward
+    refit (:func:`_walk_forward`): the serial run's progress."""
     method, train, test, games, mode, every, tuning, tune_options, score_columns = payload
     tune_seconds, result = float("nan"), None
     if tuning:
@@ -339,8 +335,10 @@ def _method_task(payload):
         method = method.tune(train, **(tune_options or {}))
         tune_seconds = time.perf_counter() - t0
         result = method.tuning
+        if after_tuning is not None:
+            after_tuning(method)
     scores = score_columns and _observes_scores(method)
-    proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores)
+    proba, seconds, moments = _forecast(method, train, test, games, mode, every, scores, tick)
     return method, proba, seconds, moments, result, tune_seconds
 
 
