@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games, metrics
-from statespace.settings import Settings
 
 from . import _kernels as K
 
@@ -191,22 +190,11 @@ def grid(method, games: Games, *, objective: str | None = None, burn_in: float =
     names = list(values)
     lists = [_values(n, values[n]) for n in names]
     combos = list(itertools.product(*lists))
-    build = method.with_params
-    if type(method).with_params is Settings.with_params:
-        # what with_params does, with the settings read once rather than once per setting
-        params = method.get_params()
-        unknown = sorted(set(names) - set(params))
-        if unknown:
-            raise ValueError(f"{method.name}: unknown settings {unknown}; known: {sorted(params)}")
-        cls = type(method)
-
-        def build(**setting):
-            return cls(**{**params, **setting})
     methods = []
     for combo in combos:
         setting = dict(zip(names, combo))
         try:  # the method's own checks: unknown names and values out of range
-            methods.append(build(**setting))
+            methods.append(method.with_params(**setting))
         except (TypeError, ValueError) as e:
             raise type(e)(f"grid setting {setting}: {e}") from None
     scores = evaluate(methods, games, burn_in)

@@ -162,11 +162,13 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         v = float(method.param_value(p))
         current[p] = min(max(v, lo), hi)
     logs = {p: box[p][0] > 0 for p in names}
-    if not 0 <= burn_in < 1:
-        raise ValueError(f"burn_in must be in [0, 1), got {burn_in!r}")
+    from .grid import first_scored
+
     scored = None
-    if burn_in > 0:
-        scored = np.sort(games.order[int(round(burn_in * len(games))):])
+    if burn_in > 0:  # first_scored checks 0 <= burn_in < 1 (and counts the burn-in as the grid does)
+        scored = np.sort(games.order[first_scored(games, burn_in):])
+    else:
+        first_scored(games, burn_in)
     trace_rows = []
     begin = current
     t0 = time.perf_counter()
