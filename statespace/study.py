@@ -87,6 +87,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ._specs import _one_line
+
 __all__ = ["Grid", "Task", "study", "summary", "run_task", "KEY_COLUMNS", "SCORE_COLUMNS"]
 
 #: the columns that say which task a row is
@@ -100,10 +102,6 @@ _DROPPED = ("delta_log_loss", "delta_se")
 
 
 # ------------------------------------------------------------------------------ grid and tasks
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
-
-
 def _source_spec(name: str, source) -> dict | Any:
     """A source as a normal spec: ``{"dataset": NAME}``, ``{"scenario": NAME, **params}``,
     ``{"csv": PATH}``, or a Games object as it is; ``ValueError`` naming the source otherwise."""
@@ -222,12 +220,19 @@ class Task:
 
     def spec(self) -> dict:
         """Everything that determines the task's result, as JSON-able values (its id hashes this)."""
-        from .games import Games
+        return self._spec(_identity(self.method), _source_key(self.source))
 
-        source = ({"games": _games_digest(self.source)} if isinstance(self.source, Games) else self.source)
-        return {"method": self.method_name, "settings": _identity(self.method), "source": self.source_name,
+    def _spec(self, settings: str, source) -> dict:
+        return {"method": self.method_name, "settings": settings, "source": self.source_name,
                 "source_spec": source, "seed": self.seed, "mode": self.mode, "split": self.split,
                 "every": self.every, "tune": self.tune, "tune_options": self.tune_options}
+
+
+def _source_key(source):
+    """A source spec as it goes into a task id: a Games object by the hash of its table."""
+    from .games import Games
+
+    return {"games": _games_digest(source)} if isinstance(source, Games) else source
 
 
 def _task_id(spec: dict) -> str:
@@ -283,13 +288,16 @@ class Grid:
         """The tasks in the grid's order: methods, then sources, then seeds, then modes; a source
         that does not depend on the seed once per method and mode (seed ``None``)."""
         out = []
+        # once per method and source, not per task: pickling a method, hashing a Games table
+        settings = {mname: _identity(method) for mname, method in self.methods.items()}
+        keys = {sname: _source_key(source) for sname, source in self.sources.items()}
         for mname, method in self.methods.items():
             for sname, source in self.sources.items():
                 for seed in (self.seeds if _seeded(source) else (None,)):
                     for mode in self.modes:
                         task = Task(len(out), mname, method, sname, source, seed, mode, float(self.split),
                                     self.every, self.tune, self.tune_options)
-                        object.__setattr__(task, "id", _task_id(task.spec()))
+                        object.__setattr__(task, "id", _task_id(task._spec(settings[mname], keys[sname])))
                         out.append(task)
         return out
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._specs import _one_line
 from .schema import LABELS, CompareRequest, MethodSettings, RateRequest, StartingRating
 
 __all__ = ["LabInputError", "build_games", "build_method", "initial_values", "rate", "compare"]
@@ -69,7 +70,7 @@ def build_games(req: RateRequest | CompareRequest):
                                  [g.opponent for g in req.games], np.array([g.score for g in req.games]),
                                  period=np.array(periods, dtype=np.int64))
     except ValueError as exc:  # the models check every row first: a bug or a case they miss
-        raise LabInputError("games", " ".join(str(exc).split())) from None
+        raise LabInputError("games", _one_line(exc)) from None
 
 
 def _settings(req, name: str) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def build_method(name: str, settings: dict[str, Any]):
             return factory(dataclasses.replace(DEFAULT_MODEL, **changes), **kwargs)
         return factory(**kwargs)
     except ValueError as exc:
-        raise LabInputError(f"settings.{name}", " ".join(str(exc).split())) from None
+        raise LabInputError(f"settings.{name}", _one_line(exc)) from None
 
 
 def _methods(req, games) -> dict[str, Any]:
