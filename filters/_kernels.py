@@ -474,6 +474,15 @@ def grid_blocks(n_settings: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def _block_buffers(rows, cols, width, n):
+    """A block's working arrays, allocated once for all its settings: the state ``(rows, cols)``,
+    the games counted and last time of each row, the accumulators ``(rows, width)``, one
+    setting's forecasts ``(n, 3)`` and an empty posterior record ``(n, 0)``."""
+    return (np.empty((rows, cols)), np.empty(rows, np.int64), np.empty(rows), np.empty((rows, width)),
+            np.empty((n, 3)), np.empty((n, 0)))
+
+
+@njit(cache=True, inline="always")
 def _reset(x, x0, count, last, scratch):
     """One setting's starting state ``x0`` into the block's buffers, counts and accumulators zeroed."""
     x[:, :] = x0
@@ -496,12 +505,7 @@ def grid_game_loop(predict, site, apply, derivs, forecast, has_predict, rule, ob
     n = a.shape[0]
     n_set, rows, cols = x0.shape
     for k in prange(blocks):
-        x = np.empty((rows, cols))
-        count = np.empty(rows, np.int64)
-        last = np.empty(rows)
-        scratch = np.empty((rows, width))
-        out_p = np.empty((n, 3))
-        out_post = np.empty((n, 0))
+        x, count, last, scratch, out_p, out_post = _block_buffers(rows, cols, width, n)
         for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
             _reset(x, x0[s], count, last, scratch)
             _game_body(predict, site, apply, derivs, forecast, has_predict, rule, obs[s], x, count, last, theta[s],
@@ -517,12 +521,7 @@ def grid_site_loop(predict, site, apply, derivs, forecast, rule, obs, x0, theta,
     n = a.shape[0]
     n_set, rows, cols = x0.shape
     for k in prange(blocks):
-        x = np.empty((rows, cols))
-        count = np.empty(rows, np.int64)
-        last = np.empty(rows)
-        scratch = np.empty((rows, width))
-        out_p = np.empty((n, 3))
-        out_post = np.empty((n, 0))
+        x, count, last, scratch, out_p, out_post = _block_buffers(rows, cols, width, n)
         for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
             _reset(x, x0[s], count, last, scratch)
             _site_body(predict, site, apply, derivs, forecast, rule, obs[s], x, count, last, theta[s], a, b, score,
@@ -538,12 +537,7 @@ def grid_period_loop(predict, proba, update, derivs, forecast, obs, x0, theta, a
     n = a.shape[0]
     n_set, rows, cols = x0.shape
     for k in prange(blocks):
-        x = np.empty((rows, cols))
-        count = np.empty(rows, np.int64)
-        last = np.empty(rows)
-        scratch = np.empty((rows, 1))
-        out_p = np.empty((n, 3))
-        out_post = np.empty((n, 0))
+        x, count, last, scratch, out_p, out_post = _block_buffers(rows, cols, 1, n)
         for s in range(k * n_set // blocks, (k + 1) * n_set // blocks):
             _reset(x, x0[s], count, last, scratch)
             _period_body(predict, proba, update, derivs, forecast, obs[s], x, count, last, theta[s], a, b, score,
