@@ -128,9 +128,11 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     the search box (:func:`filters.grid.box_grid`: up to :data:`GRID_POINTS` settings, even on the
     log scale where the box is positive) and the method's current settings, all scored in one
     batched compiled pass (:func:`filters.grid.evaluate`), so that a poor local minimum near the
-    current settings is not where tuning ends; a method that is not a filter has no batched pass
-    and starts from its current settings. ``"current"``: from the method's current settings
-    (clipped to the box). The grid's evaluations are in the trace; the result's ``start`` is the
+    current settings is not where tuning ends; when that best point is not the current settings,
+    L-BFGS-B runs from the current settings too and the lower end is kept, so the result is never
+    worse than ``start="current"``'s. A method that is not a filter has no batched pass and starts
+    from its current settings. ``"current"``: from the method's current settings (clipped to the
+    box). The grid's evaluations are in the trace; the result's ``start`` is the
     method's settings (clipped to the box) either way.
     """
     if start not in ("grid", "current"):
@@ -189,13 +191,17 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         trace_rows.append({**values, objective: value})
         return value
 
-    from scipy.optimize import minimize  # here, so that importing filters does not load the optimiser
-
     with warnings.catch_warnings():
         # an explicit draw setting on games without draws: said once, by the run at the optimum below
         warnings.simplefilter("ignore", DrawWarning)
-        res = minimize(f, to_x(begin), method="L-BFGS-B", bounds=x_bounds,
-                       options={"maxiter": maxiter, "eps": 1e-4})
+        res = _minimize(f, to_x(begin), x_bounds, maxiter)
+        if begin != current:
+            # from another start L-BFGS-B stops elsewhere on a flat floor, within its tolerance of
+            # the minimum but not always below the current start's end: keeping the better of the
+            # two makes the grid start never worse than start="current"
+            res_current = _minimize(f, to_x(current), x_bounds, maxiter)
+            if res_current.fun < res.fun:
+                res = res_current
         best = from_x(res.x)
         se = _standard_errors(method, games, objective, best, box, scored) if standard_errors else {}
     value, _ = _score(method.with_params(**best), games, objective, scored)
@@ -215,6 +221,14 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     tuned = method.with_params(**best)
     tuned.tuning = result
     return tuned, result
+
+
+def _minimize(f, x0, x_bounds, maxiter):
+    """L-BFGS-B on ``f`` from ``x0`` in the box ``x_bounds`` (finite-difference step 1e-4 on the
+    search scale)."""
+    from scipy.optimize import minimize  # here, so that importing filters does not load the optimiser
+
+    return minimize(f, x0, method="L-BFGS-B", bounds=x_bounds, options={"maxiter": maxiter, "eps": 1e-4})
 
 
 #: the most settings the coarse grid of ``tune(start="grid")`` scores (``m`` values a dimension,
