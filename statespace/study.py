@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import inspect
 import json
 import math
 import multiprocessing
@@ -113,11 +112,11 @@ def _source_spec(name: str, source) -> dict | Any:
     if isinstance(source, str):
         kind, colon, value = source.partition(":")
         if not colon:  # a bare name: a scenario, else a data set
-            if source in scenarios.NAMES:
+            if source in scenarios.ALL:
                 return {"scenario": source}
             if source in datasets.DATASETS:
                 return {"dataset": source}
-            raise ValueError(f"source {name!r}: {source!r} is neither a scenario ({', '.join(scenarios.NAMES)}) nor "
+            raise ValueError(f"source {name!r}: {source!r} is neither a scenario ({', '.join(scenarios.ALL)}) nor "
                              f"a data set ({', '.join(datasets.DATASETS)}); or write 'dataset:NAME', "
                              f"'scenario:NAME'")
         source = {kind.strip(): value.strip()}
@@ -137,20 +136,12 @@ def _source_spec(name: str, source) -> dict | Any:
             raise ValueError(f"source {name!r}: unknown data set {spec['dataset']!r}; choose one of "
                              f"{', '.join(datasets.DATASETS)}")
     elif kind == "scenario":
-        if spec["scenario"] not in scenarios.NAMES:
-            raise ValueError(f"source {name!r}: unknown scenario {spec['scenario']!r}; choose one of "
-                             f"{', '.join(scenarios.NAMES)}")
         if "seed" in spec:
             raise ValueError(f"source {name!r}: the seed of a scenario comes from the grid's seeds, not its spec")
-        params = sorted(set(spec) - {"scenario"})
-        if params:  # caught here rather than as an error in every one of the source's rows
-            accepted = inspect.signature(scenarios.get).parameters
-            if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
-                bad = [p for p in params if p not in accepted]
-                if bad:
-                    raise ValueError(f"source {name!r}: scenario {spec['scenario']!r} has no parameter"
-                                     f"{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} "
-                                     f"(statespace.scenarios.get takes {', '.join(accepted)})")
+        try:  # caught here rather than as an error in every one of the source's rows
+            scenarios.check_params(spec["scenario"], {k: v for k, v in spec.items() if k != "scenario"})
+        except ValueError as exc:
+            raise ValueError(f"source {name!r}: {exc}") from None
     else:
         if set(spec) - {"csv"}:
             raise ValueError(f"source {name!r}: a CSV source takes no parameters, got {sorted(set(spec) - {'csv'})}")
