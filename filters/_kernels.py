@@ -455,14 +455,29 @@ def objectives(out_p, score, first, out, s):
         if prod_obs < _FOLD:
             log_obs += math.log(prod_obs)
             prod_obs = 1.0
-    m = n - first
+    finish_objectives(log_win + math.log(prod_win), log_draw + math.log(prod_draw), log_obs + math.log(prod_obs),
+                      br, check, n_draws, most_draw, n - first, out, s)
+
+
+#: ln 2, to turn a binary exponent into a natural log
+LN2 = math.log(2.0)
+
+
+@njit(cache=True, inline="always")
+def finish_objectives(log_win, log_draw, log_obs, br, check, n_draws, most_draw, m, out, s):
+    """``out[s]`` from the sums over ``m`` scored games (:func:`objectives`): ``log_win`` of
+    ``log E`` (wins) and ``log(1 - E)`` (losses), ``log_draw`` of ``log(E (1 - E))`` (draws),
+    ``log_obs`` of ``log P(observed)``, ``br`` of ``(E - y)^2``; ``check`` the sum of every
+    probability (not finite: NaN scores), ``n_draws`` and ``most_draw`` the number of draws and the
+    largest forecast of one (log_loss_3 is NaN when there are draws and no forecast gives one a
+    chance)."""
     if not math.isfinite(check) or m <= 0:
         out[s, 0] = np.nan
         out[s, 1] = np.nan
         out[s, 2] = np.nan
         return
-    out[s, 0] = -(log_win + math.log(prod_win) + 0.5 * (log_draw + math.log(prod_draw))) / m
-    out[s, 1] = np.nan if n_draws > 0.0 and not most_draw > 0.0 else -(log_obs + math.log(prod_obs)) / m
+    out[s, 0] = -(log_win + 0.5 * log_draw) / m
+    out[s, 1] = np.nan if n_draws > 0.0 and not most_draw > 0.0 else -log_obs / m
     out[s, 2] = br / m
 
 

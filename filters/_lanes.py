@@ -1,0 +1,347 @@
+"""Many settings of one filter advanced together, the settings as the innermost, contiguous axis.
+
+The batched loops of :mod:`filters._kernels` (``grid_game_loop`` and its kin) run a filter's loop
+once per setting, so a setting costs about what a run does. Here a filter instead supplies a
+*lanes* kernel that advances one game for a whole block of settings at once (a *lane* is one
+setting), written as a plain loop over the lanes that LLVM vectorises (AVX2/AVX-512 registers hold
+4/8 doubles): the state is laid out settings-last, ``x[row, column, lane]``, the parameters
+``theta[param, lane]`` and the observation's vector ``obs[entry, lane]``. The grid
+(:func:`filters.grid.evaluate`) picks this path when a filter class sets ``_lanes_site`` (see
+:func:`lanes_usable`) and falls back to the batched loops otherwise.
+
+**The kernel.** ``site(x, theta, obs, a, b, score, score_a, score_b, at_home, weight, acc, p)``
+(:data:`LANES_SITE_SIG`) is the filter's per-game site over the lanes: from the pre-period state
+``x`` it adds each lane's contribution to ``acc[a, 0, lane]`` and ``acc[b, 0, lane]`` and writes
+the game's forecast ``(win, draw, loss)`` to ``p[0:3, lane]``. The combination rule is
+:data:`~filters._kernels.RULE_SHIFT`: after the period, ``x[i, 0, lane] += acc[i, 0, lane]``, as
+:func:`filters._kernels._combine` does for one setting, so the numbers are those of the filter's
+own site in the shared run loop (same operations in the same order, apart from the logistic below).
+Today the lanes path covers filters with no time update, no shared state row and this rule (Elo
+without FIDE's rules); another rule would be one more branch of :func:`_combine_lanes`.
+
+**No library calls inside the lanes loop.** ``math.exp`` and ``math.log`` are scalar calls into
+libm (numba here has no vector math library), which stop LLVM from vectorising the loop. So:
+
+- :func:`exp_nonpos` is ``e^x`` for ``x <= 0`` by range reduction: ``x = n ln 2 + r`` with
+  ``n = round(x / ln 2)`` and ``|r| <= ln 2 / 2`` (Cody and Waite: ``ln 2`` split in a part whose
+  product with ``n`` is exact and a small correction), ``e^r`` by its Taylor polynomial of degree
+  13 (remainder below ``0.35^14 / 14! = 4e-18``), and ``2^n`` built exactly from its bits (in two
+  halves, so that results below the smallest normal float round once, as libm's do). Within 2 ulp
+  of ``math.exp`` on ``[-746, 0]`` (tests/test_grid_lanes.py checks it densely);
+  :func:`logistic` is the logistic cdf from it, in the form of
+  :func:`statespace._numeric.cdf`.
+- The log losses are sums of logs of per-game factors; each lane keeps their running products and,
+  every :data:`FOLD_EVERY` scored games, moves each product's binary exponent into an integer sum
+  (reading the float's bits: exact, no log), so a lane pays one ``math.log`` per score at the end:
+  ``log(prod) = log(mantissa) + exponent * ln 2``. A factor is at least about ``EPS = 1e-15``, so
+  16 of them times a mantissa in ``[1, 2)`` stay a normal float.
+
+The scores are :func:`filters._kernels.objectives`' (the same clipped factors; equal to it within
+rounding, about 1e-14 relative on real tables), so :func:`filters.grid.evaluate` gives the same
+numbers whichever path it takes. With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, getcontext
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+from statespace._jit import entry, kernel
+
+from . import _kernels as K
+
+__all__ = ["LANES_SITE_SIG", "LanesSiteFn", "lanes_site_kernel", "exp_nonpos", "logistic", "lanes_loop",
+           "lanes_usable", "lane_width", "FOLD_EVERY"]
+
+#: the compiler's freedom in the lanes code: a product followed by a sum may be one fused
+#: multiply-add (one rounding instead of two: the scores move by about 1e-16 relative)
+FLAGS = {"contract"}
+
+f8 = types.float64
+i8 = types.int64
+f8_1d = types.float64[::1]
+f8_2d = types.float64[:, ::1]
+f8_3d = types.float64[:, :, ::1]
+
+#: ``site(x, theta, obs, a, b, score, score_a, score_b, at_home, weight, acc, p)`` over the lanes
+LANES_SITE_SIG = types.void(f8_3d, f8_2d, f8_2d, i8, i8, f8, f8, f8, f8, f8, f8_3d, f8_2d)
+LanesSiteFn = types.FunctionType(LANES_SITE_SIG)
+
+
+def lanes_site_kernel(fn):
+    """Compile ``fn`` as a lanes site kernel (:data:`LANES_SITE_SIG`; compiled on first use, cached),
+    with numpy's error model: a division by zero gives inf or NaN rather than raising, so the loop
+    over lanes has no branch out of it and vectorises (a forecast that is not finite scores NaN)."""
+    return kernel(LANES_SITE_SIG, error_model="numpy", fastmath=FLAGS)(fn)
+
+
+# ---------------------------------------------------------------------------- bits of a float
+if numba.config.DISABLE_JIT:
+    def _bits(x):
+        """The IEEE-754 bits of the float ``x`` as an int64."""
+        return int(np.array(x, dtype=np.float64).view(np.int64))
+
+    def _from_bits(i):
+        """The float whose IEEE-754 bits are the int64 ``i``."""
+        return float(np.array(i, dtype=np.int64).view(np.float64))
+else:
+    @intrinsic
+    def _bits(typingctx, x):
+        """The IEEE-754 bits of the float ``x`` as an int64 (a bit cast: one register move, vectorisable)."""
+        if x != types.float64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], ir.IntType(64))
+        return types.int64(types.float64), codegen
+
+    @intrinsic
+    def _from_bits(typingctx, i):
+        """The float whose IEEE-754 bits are the int64 ``i`` (a bit cast)."""
+        if i != types.int64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], ir.DoubleType())
+        return types.float64(types.int64), codegen
+
+
+#: the LLVM function attribute asking for 512-bit vectors where the CPU has them (LLVM's default on
+#: AVX-512 CPUs is 256-bit vectors, to spare the clock; a loop over lanes of exps gains about 2x)
+_WIDE = '"prefer-vector-width"="512"'
+
+if numba.config.DISABLE_JIT:
+    def wide_vectors():
+        """Nothing without the compiler."""
+        return None
+else:
+    @intrinsic
+    def wide_vectors(typingctx):
+        """Mark the compiled function that calls this to vectorise with 512-bit registers where the
+        CPU has them (an LLVM function attribute; no code). llvmlite's attribute set accepts only
+        the names it knows, so the string attribute goes in through ``set.add``."""
+        def codegen(context, builder, sig, args):
+            set.add(builder.function.attributes, _WIDE)
+            return context.get_dummy_value()
+        return types.none(), codegen
+
+
+# ---------------------------------------------------------------------------- e^x without libm
+def _ln2_split() -> tuple[float, float]:
+    """``ln 2 = hi + lo``: ``hi`` with its low 32 significand bits zero (so ``n * hi`` is exact for
+    ``|n| < 2^20``), ``lo`` the rest to double precision (from 40 digits of ln 2)."""
+    getcontext().prec = 50
+    ln2 = Decimal("0.6931471805599453094172321214581765680755001343602552")
+    bits = np.array(float(ln2), dtype=np.float64).view(np.int64) & ~np.int64(0xFFFFFFFF)
+    hi = float(np.array(bits, dtype=np.int64).view(np.float64))
+    lo = float(ln2 - Decimal(hi))
+    return hi, lo
+
+
+LN2_HI, LN2_LO = _ln2_split()
+INV_LN2 = 1.0 / math.log(2.0)
+#: adding 1.5 * 2^52 rounds a float of magnitude below 2^51 to an integer (round to nearest), which
+#: then sits in the low bits of the sum's significand
+_ROUND = 6755399441055744.0
+_ROUND_BITS = int(np.array(_ROUND).view(np.int64))
+_MANTISSA = (1 << 52) - 1
+_ONE_BITS = 1023 << 52  # the bits of 1.0
+#: 1/k! for k = 2..13, the Taylor coefficients of e^r after 1 + r
+_C = [1.0 / math.factorial(k) for k in range(2, 14)]
+C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13 = _C
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def exp_nonpos(x):
+    """``e^x`` for ``x <= 0`` (see the module docstring; below -746 it is 0, as ``math.exp`` rounds
+    it, and a NaN stays NaN), written without library calls so a loop over lanes vectorises."""
+    if x < -746.0:  # a NaN passes unchanged (the comparison is false)
+        x = -746.0
+    t = x * INV_LN2 + _ROUND
+    k = t - _ROUND  # round(x / ln 2), as a float
+    n = _bits(t) - _ROUND_BITS  # the same integer, from the significand's low bits
+    r = (x - k * LN2_HI) - k * LN2_LO
+    poly = C2 + r * (C3 + r * (C4 + r * (C5 + r * (C6 + r * (C7 + r * (C8 + r * (C9 + r * (
+        C10 + r * (C11 + r * (C12 + r * C13))))))))))
+    er = 1.0 + (r + r * r * poly)
+    # 2^n in two halves, each a normal float for n >= -1077: the first product is exact, the
+    # second rounds once (to a subnormal when e^x is one)
+    n1 = n >> 1
+    n2 = n - n1
+    return er * _from_bits((n1 + 1023) << 52) * _from_bits((n2 + 1023) << 52)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def logistic(z):
+    """The logistic cdf ``1 / (1 + e^-z)`` as :func:`statespace._numeric.cdf` computes it (from
+    ``e^-|z|``, which never overflows), with :func:`exp_nonpos` for the exponential."""
+    e = exp_nonpos(-abs(z))
+    r = 1.0 / (1.0 + e)
+    return r if z >= 0.0 else e * r
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def split_exponent(v):
+    """``(m, e)`` with ``v = m * 2^e`` exactly, ``m`` in ``[1, 2)``, for a positive normal float
+    ``v`` (from its bits: no library call)."""
+    b = _bits(v)
+    return _from_bits((b & _MANTISSA) | _ONE_BITS), float((b >> 52) - 1023)
+
+
+# ---------------------------------------------------------------------------- the loop
+#: the lanes' running products move their exponents out every this many scored games
+FOLD_EVERY = 16
+# rows of a block's score accumulators (one lane a column)
+_PWIN, _PDRAW, _POBS, _EWIN, _EDRAW, _EOBS, _BRIER, _CHECK, _MOSTDRAW = range(9)
+_N_STATS = 9
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def _score_lanes(p, y, st):
+    """Add one game's forecasts ``p[0:3, lane]`` with result ``y`` to each lane's accumulators
+    ``st``: the factors of :func:`filters._kernels.objectives` (``E`` clipped for the log loss,
+    ``P(observed)`` clipped for the three-outcome loss, ``(E - y)^2``), chosen by the result once
+    for the block (``y`` is the same in every lane)."""
+    W = p.shape[1]
+    eps = K.EPS
+    if y == 1.0:
+        for s in range(W):
+            pw = p[0, s]
+            pd = p[1, s]
+            pl = p[2, s]
+            st[_CHECK, s] += pw + pd + pl
+            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
+            e = pw + 0.5 * pd
+            st[_BRIER, s] += (e - y) * (e - y)
+            st[_PWIN, s] *= min(max(e, eps), 1.0 - eps)
+            st[_POBS, s] *= min(max(pw, eps), 1.0)
+    elif y == 0.0:
+        for s in range(W):
+            pw = p[0, s]
+            pd = p[1, s]
+            pl = p[2, s]
+            st[_CHECK, s] += pw + pd + pl
+            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
+            e = pw + 0.5 * pd
+            st[_BRIER, s] += (e - y) * (e - y)
+            st[_PWIN, s] *= 1.0 - min(max(e, eps), 1.0 - eps)
+            st[_POBS, s] *= min(max(pl, eps), 1.0)
+    else:
+        for s in range(W):
+            pw = p[0, s]
+            pd = p[1, s]
+            pl = p[2, s]
+            st[_CHECK, s] += pw + pd + pl
+            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
+            e = pw + 0.5 * pd
+            st[_BRIER, s] += (e - y) * (e - y)
+            ec = min(max(e, eps), 1.0 - eps)
+            st[_PDRAW, s] *= ec * (1.0 - ec)
+            st[_POBS, s] *= min(max(pd, eps), 1.0)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def _fold_lanes(st):
+    """Move each lane's running products' binary exponents into the exponent sums (exact)."""
+    for s in range(st.shape[1]):
+        for j in range(3):
+            m, e = split_exponent(st[_PWIN + j, s])
+            st[_PWIN + j, s] = m
+            st[_EWIN + j, s] += e
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def _combine_lanes(x, acc, i):
+    """Row ``i``'s accumulated shifts into its state, in every lane (:data:`~filters._kernels.RULE_SHIFT`)."""
+    for s in range(x.shape[2]):
+        x[i, 0, s] += acc[i, 0, s]
+        acc[i, 0, s] = 0.0
+
+
+@entry(types.void(LanesSiteFn, f8_2d, f8_2d, f8_2d, i8, K.i8_1r, K.i8_1r, K.f8_1r, K.f8_1r, K.f8_1r, K.f8_1r,
+                  K.f8_1r, K.i8_1r, i8, f8, i8, f8_2d), parallel=True, error_model="numpy", fastmath=FLAGS)
+def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight, starts, first, n_draws, width,
+               out):
+    """Every setting ``s`` (parameters ``theta[s]``, observation vector ``obs[s]``, every row
+    starting at ``prior[s]``) over the time-sorted games, rating period by rating period
+    (``starts[k]:starts[k+1]``; a period of one game is the one-game path), ``width`` settings a
+    block, blocks in parallel; ``out[s]`` gets the objectives of its forecasts of games ``first:``
+    (:func:`filters._kernels.objectives`; ``n_draws``: how many of them are draws, one number)."""
+    wide_vectors()
+    n_set = theta.shape[0]
+    cols = prior.shape[1]
+    blocks = (n_set + width - 1) // width
+    m = a.shape[0] - first
+    for k in prange(blocks):
+        lo = k * width
+        hi = min(lo + width, n_set)
+        W = hi - lo
+        wide_vectors()  # the block's body is a function of its own
+        x = np.empty((rows, cols, W))
+        th = np.empty((theta.shape[1], W))
+        ob = np.empty((obs.shape[1], W))
+        for s in range(W):
+            for c in range(cols):
+                for i in range(rows):
+                    x[i, c, s] = prior[lo + s, c]
+            for j in range(theta.shape[1]):
+                th[j, s] = theta[lo + s, j]
+            for j in range(obs.shape[1]):
+                ob[j, s] = obs[lo + s, j]
+        acc = np.zeros((rows, 1, W))
+        p = np.empty((3, W))
+        st = np.zeros((_N_STATS, W))
+        st[_PWIN:_PWIN + 3, :] = 1.0
+        scored = 0
+        for j in range(starts.shape[0] - 1):
+            g0 = starts[j]
+            g1 = starts[j + 1]
+            for g in range(g0, g1):
+                site(x, th, ob, a[g], b[g], score[g], ya[g], yb[g], home[g], min(weight[g], K.WEIGHT_MAX), acc, p)
+                if g >= first:
+                    _score_lanes(p, score[g], st)
+                    scored += 1
+                    if scored % FOLD_EVERY == 0:
+                        _fold_lanes(st)
+            for g in range(g0, g1):
+                _combine_lanes(x, acc, a[g])
+                _combine_lanes(x, acc, b[g])
+        for s in range(W):
+            K.finish_objectives(st[_EWIN, s] * K.LN2 + math.log(st[_PWIN, s]),
+                                st[_EDRAW, s] * K.LN2 + math.log(st[_PDRAW, s]),
+                                st[_EOBS, s] * K.LN2 + math.log(st[_POBS, s]), st[_BRIER, s], st[_CHECK, s],
+                                n_draws, st[_MOSTDRAW, s], m, out, lo + s)
+
+
+def lane_width(n_settings: int, threads: int) -> int:
+    """Settings a block: the blocks shared evenly among ``threads`` (a whole number of blocks each),
+    at most 64 lanes wide, a multiple of 8 (one AVX-512 register of doubles)."""
+    per = max(1, -(-n_settings // max(threads, 1)))
+    n_blocks = -(-per // 64)
+    w = -(-per // n_blocks)
+    return max(8, -(-w // 8) * 8)
+
+
+def lanes_theta(method) -> np.ndarray:
+    """The parameter vector of ``method``'s lanes kernel: its ``lanes_theta()`` where it has one
+    (parameters in a form the lanes compute with faster, e.g. a reciprocal), else ``theta()``."""
+    own = getattr(method, "lanes_theta", None)
+    return own() if own is not None else method.theta()
+
+
+def lanes_usable(method) -> bool:
+    """Whether :func:`lanes_loop` can run ``method``: its class supplies ``_lanes_site``, it
+    combines sites by :data:`~filters._kernels.RULE_SHIFT` with the class's own site, has no time
+    update, no whole-period update, no shared state row and no forecast override."""
+    cls = type(method)
+    if getattr(cls, "_lanes_site", None) is None or cls._update is not None or cls._predict is not K.no_predict:
+        return False
+    site, _, rule = method.site_kernels()
+    return (site is cls._site and rule == K.RULE_SHIFT and not method.shared_names()
+            and method._forecast_override is None)
