@@ -23,9 +23,8 @@ them). A setting whose forecasts are not finite scores NaN.
 FIDE's rules) runs instead in :func:`filters._lanes.lanes_loop`, which advances one game for a
 block of settings at once, the settings the innermost axis, so that the compiler vectorises across
 them; its scores equal the batched loops' within rounding (about 1e-14 relative). Settings it does
-not cover (:func:`filters._lanes.lanes_usable`) take the batched loops. On international football
-(49,520 games) 1,000 Elo settings take about X ms against Y ms for one run
-(``python benchmarks/bench_grid.py``).
+not cover (:func:`filters._lanes.lanes_usable`) take the batched loops. Measured figures:
+``python benchmarks/bench_grid.py`` (benchmarks/results/bench_grid-*.md).
 
 Settings that change the run's structure rather than its numbers (the kernels a filter picks,
 ``Elo(fide=True)``; the times, Glicko's ``period_days``; the state's shape) cannot share one
