@@ -318,6 +318,42 @@ def paired(tidy: pd.DataFrame, condition: str, a: str, b: str) -> tuple[float, f
     return float(d.mean()) if n else math.nan, float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan, n
 
 
+def n_games(params: dict) -> int:
+    """A league's number of games (:func:`statespace.scenarios.league`'s rule)."""
+    return int(round(params["n_competitors"] * params["games_per_period"] * params["n_periods"] / 2.0))
+
+
+def full_run_estimate(tidy: pd.DataFrame, conds, workers: int = 16) -> tuple[float, float]:
+    """``(steady, one_off)``: CPU seconds the full design (:data:`FACTORS` x :data:`FULL_SEEDS`
+    seeds; PyMC on :data:`PYMC_CONDITIONS` x :data:`PYMC_SEEDS`) would take, extrapolated from
+    this run's task seconds.
+
+    Per method and condition the steady cost of a task is the smallest over this run's seeds
+    (the first task of a method in a process also pays numba's compilation, or loading its
+    cache); a condition this run did not cover is priced at the method's median seconds per game
+    times its games. ``one_off`` is what this run's tasks took beyond their steady cost (mostly
+    compilation), paid once by each of ``workers`` processes: an upper bound, since workers
+    started on a warm cache load compiled code instead."""
+    games_of = {c["name"]: n_games(c["params"]) for c in conditions(BASE, FACTORS)}
+    games_of.update({c["name"]: n_games(c["params"]) for c in conds})
+    ok = tidy[tidy["error"].isna()].assign(
+        seconds=lambda t: t["fit_seconds"].fillna(0) + t["tune_seconds"].fillna(0),
+        games=lambda t: [games_of[c] for c in t["condition"]])
+    steady = one_off = 0.0
+    for method, rows in ok.groupby("method"):
+        per_condition = rows.groupby("condition")["seconds"].min()
+        per_game = float(np.median(rows["seconds"] / rows["games"]))
+        targets = [c for c in games_of if c in {d["name"] for d in conditions(BASE, FACTORS)}]
+        seeds = FULL_SEEDS
+        if method == "pymc":
+            targets, seeds = [c for c in targets if c in PYMC_CONDITIONS], PYMC_SEEDS
+        steady += seeds * sum(float(per_condition[c]) if c in per_condition.index else per_game * games_of[c]
+                              for c in targets)
+        excess = float(rows["seconds"].sum() - rows.groupby("condition")["seconds"].transform("min").sum())
+        one_off += excess * min(workers, len(targets) * seeds)
+    return steady, one_off
+
+
 # ---------------------------------------------------------------------------- reporting
 def _order(conds):
     return [c["name"] for c in conds]
@@ -430,8 +466,15 @@ def write_markdown(path: Path, tidy, summary, conds, methods, info: dict) -> str
              f"({info['task_seconds'] / 3600:.2f} CPU-hours; / 16 = {info['task_seconds'] / 16 / 60:.1f} minutes on 16 "
              f"cores); wall clock {info['wall']:,.0f} s with n_jobs={info['n_jobs']}.", ""]
     if info["partial"]:
+        steady, one_off = info["estimate"]
         lines += [f"**Partial run**: {info['partial']}. The full study is "
-                  f"`python examples/which_filter_when.py --n-jobs 16 --out wfw-rows`.", ""]
+                  f"`python examples/which_filter_when.py --n-jobs 16 --out wfw-rows`. Extrapolated from this "
+                  f"run's task seconds (`full_run_estimate` in the script), its tasks would take "
+                  f"{steady / 3600:.2f} CPU-hours, plus at most {one_off / 3600:.2f} CPU-hours of compilation "
+                  f"in 16 fresh workers: {(steady + one_off) / 3600:.2f} CPU-hours, about "
+                  f"{(steady + one_off) / 16 / 60:.0f} minutes on 16 cores"
+                  + ("" if "pymc" in methods else " (without the PyMC smoother, which this run left out)") + ".",
+                  ""]
     lines += ["Regret = held-out log loss − log loss of the true probabilities on the same games, in "
               "milli-nats (x 1000), mean ± standard error over the seeds; lowest per row in bold.", "",
               results_table(summary, conds, methods), ""]
@@ -472,24 +515,27 @@ def plot(summary: pd.DataFrame, conds, methods, folder: Path, prefix: str = "") 
             points = sorted([(c["params"][factor], c["name"]) for c in conds if c["factor"] == factor]
                             + [(base["params"][factor], "base")])
             x = np.arange(len(points))
+            colours = plt.get_cmap("tab20").colors
             for j, m in enumerate(group):
                 y = [1000 * s.loc[(n, m), "regret"] if (n, m) in s.index else np.nan for _, n in points]
                 e = [1000 * s.loc[(n, m), "se"] if (n, m) in s.index else np.nan for _, n in points]
                 style = "--" if fig_name == "smoothers" and kind(m) == "filter" else "-"
-                ax.errorbar(x + (j - len(group) / 2) * 0.015, y, yerr=np.nan_to_num(e), marker="o", ms=3,
-                            ls=style, lw=1, capsize=2, label=m)
+                # spread the points a little sideways so that error bars of close methods stay apart
+                ax.errorbar(x + (j - len(group) / 2) * 0.02, y, yerr=np.nan_to_num(e), marker="osD^v<>"[j % 7],
+                            ms=3, ls=style, lw=1, capsize=2, label=m, color=colours[(2 * j) % 20 + (j >= 10)])
             ax.set_xticks(x, [f"{lv:g}" + (" (base)" if n == "base" else "") for lv, n in points], fontsize=8)
             ax.set_xlabel(FACTORS[factor][1])
             ax.set_ylabel("regret (milli-nats)")
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(factors):]:
             ax.axis("off")
-        handles, labels = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=8, frameon=False)
         fig.suptitle(f"Regret against the true probabilities: {fig_name}", fontsize=11)
-        fig.tight_layout(rect=(0, 0.06 if nrow > 1 else 0.1, 1, 0.96))
+        fig.tight_layout()
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=min(len(labels), 4 if ncol == 1 else 8), fontsize=8, frameon=False)
         path = folder / f"{prefix}{fig_name}.png"
-        fig.savefig(path, dpi=160)
+        fig.savefig(path, dpi=160, bbox_inches="tight")
         plt.close(fig)
         paths.append(path)
     return paths
@@ -559,7 +605,7 @@ def main(argv=None) -> int:
             "command": command.strip(), "date": date, "leagues": len(conds) * n_seeds, "seeds": n_seeds,
             "pymc_conditions": pymc_conditions, "pymc_seeds": len(pymc_seeds), "tasks": len(tidy),
             "failed": int(tidy["error"].notna().sum()), "task_seconds": task_seconds, "wall": wall,
-            "n_jobs": args.n_jobs or 1, "partial": partial}
+            "n_jobs": args.n_jobs or 1, "partial": partial, "estimate": full_run_estimate(tidy, conds)}
     md = results / f"{stem}.md"
     write_markdown(md, tidy, summary, conds, order, info)
     prefix = "reduced-" if args.reduced else ""
@@ -569,6 +615,11 @@ def main(argv=None) -> int:
     print(results_table(summary, conds, order))
     print(f"\ntasks: {len(tidy)} ({info['failed']} failed); fit + tune seconds: {task_seconds:,.1f} "
           f"({task_seconds / 3600:.3f} CPU-hours); / 16 cores: {task_seconds / 16:,.1f} s; wall {wall:,.1f} s")
+    if not full:
+        steady, one_off = info["estimate"]
+        print(f"full design extrapolated from this run: {steady:,.0f} s of tasks + at most {one_off:,.0f} s of "
+              f"compilation in 16 workers = {(steady + one_off) / 3600:.2f} CPU-hours; / 16 cores: "
+              f"{(steady + one_off) / 16 / 60:.1f} minutes")
     print(f"wrote {results / (stem + '.csv')}, {md}" + "".join(f", {p}" for p in pngs))
     return 0
 
