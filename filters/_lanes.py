@@ -57,7 +57,7 @@ from statespace._jit import entry, kernel
 from . import _kernels as K
 
 __all__ = ["LANES_SITE_SIG", "LanesSiteFn", "lanes_site_kernel", "exp_nonpos", "logistic", "lanes_loop",
-           "lanes_usable", "lane_width", "FOLD_EVERY"]
+           "lanes_usable", "lane_width", "FOLD_EVERY", "always_inline", "wide_vectors"]
 
 #: the compiler's freedom in the lanes code: a product followed by a sum may be one fused
 #: multiply-add (one rounding instead of two: the scores move by about 1e-16 relative)
@@ -69,15 +69,18 @@ f8_1d = types.float64[::1]
 f8_2d = types.float64[:, ::1]
 f8_3d = types.float64[:, :, ::1]
 
-#: ``site(x, theta, obs, a, b, score, score_a, score_b, at_home, weight, acc, p)`` over the lanes
-LANES_SITE_SIG = types.void(f8_3d, f8_2d, f8_2d, i8, i8, f8, f8, f8, f8, f8, f8_3d, f8_2d)
+#: ``site(x, theta, obs, a, b, lane, score, score_a, score_b, at_home, weight) -> (win, draw, loss,
+#: shift_a, shift_b)``: one game in one lane
+LANES_SITE_SIG = types.UniTuple(f8, 5)(f8_3d, f8_2d, f8_2d, i8, i8, i8, f8, f8, f8, f8, f8)
 LanesSiteFn = types.FunctionType(LANES_SITE_SIG)
 
 
 def lanes_site_kernel(fn):
     """Compile ``fn`` as a lanes site kernel (:data:`LANES_SITE_SIG`; compiled on first use, cached),
     with numpy's error model: a division by zero gives inf or NaN rather than raising, so the loop
-    over lanes has no branch out of it and vectorises (a forecast that is not finite scores NaN)."""
+    over lanes has no branch out of it and vectorises (a forecast that is not finite scores NaN).
+    The kernel should call :func:`always_inline`, so that the loop over lanes that calls it is one
+    loop LLVM can vectorise rather than a call per lane."""
     return kernel(LANES_SITE_SIG, error_model="numpy", fastmath=FLAGS)(fn)
 
 
@@ -128,6 +131,22 @@ else:
         the names it knows, so the string attribute goes in through ``set.add``."""
         def codegen(context, builder, sig, args):
             set.add(builder.function.attributes, _WIDE)
+            return context.get_dummy_value()
+        return types.none(), codegen
+
+
+if numba.config.DISABLE_JIT:
+    def always_inline():
+        """Nothing without the compiler."""
+        return None
+else:
+    @intrinsic
+    def always_inline(typingctx):
+        """Mark the compiled function that calls this to be inlined into every compiled caller (the
+        LLVM attribute ``alwaysinline``; no code): a lanes kernel is called once per lane inside the
+        loop over lanes, which vectorises only with the kernel's body in it."""
+        def codegen(context, builder, sig, args):
+            builder.function.attributes.add("alwaysinline")
             return context.get_dummy_value()
         return types.none(), codegen
 
@@ -203,18 +222,26 @@ _N_STATS = 9
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
-def _score_lanes(p, y, st):
-    """Add one game's forecasts ``p[0:3, lane]`` with result ``y`` to each lane's accumulators
-    ``st``: the factors of :func:`filters._kernels.objectives` (``E`` clipped for the log loss,
-    ``P(observed)`` clipped for the three-outcome loss, ``(E - y)^2``), chosen by the result once
-    for the block (``y`` is the same in every lane)."""
-    W = p.shape[1]
+def _game_lanes(site, x, th, ob, tgt, st, a, b, y, ya, yb, at_home, w, scored):
+    """One game in every lane of a block: the filter's lane kernel ``site`` (inlined, so that the
+    loop over lanes is one vectorised loop), its shifts added to ``tgt[a, 0, lane]`` and
+    ``tgt[b, 0, lane]`` (the state itself for a one-game period, the period's accumulators
+    otherwise), and, when ``scored``, the forecast's factors of :func:`filters._kernels.objectives`
+    added to the lane's accumulators ``st`` (``E`` clipped for the log loss, ``P(observed)`` for
+    the three-outcome loss, ``(E - y)^2``). The result is the same in every lane, so the branch on it
+    is taken once for the block, outside the loop over lanes."""
+    W = x.shape[2]
     eps = K.EPS
-    if y == 1.0:
+    if not scored:
         for s in range(W):
-            pw = p[0, s]
-            pd = p[1, s]
-            pl = p[2, s]
+            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
+            tgt[a, 0, s] += ra
+            tgt[b, 0, s] += rb
+    elif y == 1.0:
+        for s in range(W):
+            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
+            tgt[a, 0, s] += ra
+            tgt[b, 0, s] += rb
             st[_CHECK, s] += pw + pd + pl
             st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
             e = pw + 0.5 * pd
@@ -223,9 +250,9 @@ def _score_lanes(p, y, st):
             st[_POBS, s] *= min(max(pw, eps), 1.0)
     elif y == 0.0:
         for s in range(W):
-            pw = p[0, s]
-            pd = p[1, s]
-            pl = p[2, s]
+            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
+            tgt[a, 0, s] += ra
+            tgt[b, 0, s] += rb
             st[_CHECK, s] += pw + pd + pl
             st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
             e = pw + 0.5 * pd
@@ -234,9 +261,9 @@ def _score_lanes(p, y, st):
             st[_POBS, s] *= min(max(pl, eps), 1.0)
     else:
         for s in range(W):
-            pw = p[0, s]
-            pd = p[1, s]
-            pl = p[2, s]
+            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
+            tgt[a, 0, s] += ra
+            tgt[b, 0, s] += rb
             st[_CHECK, s] += pw + pd + pl
             st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
             e = pw + 0.5 * pd
@@ -265,13 +292,16 @@ def _combine_lanes(x, acc, i):
 
 
 @entry(types.void(LanesSiteFn, f8_2d, f8_2d, f8_2d, i8, K.i8_1r, K.i8_1r, K.f8_1r, K.f8_1r, K.f8_1r, K.f8_1r,
-                  K.f8_1r, K.i8_1r, i8, f8, i8, f8_2d), parallel=True, error_model="numpy", fastmath=FLAGS)
-def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight, starts, first, n_draws, width,
-               out):
+                  K.f8_1r, K.i8_1r, types.boolean, i8, f8, i8, f8_2d), parallel=True, error_model="numpy",
+       fastmath=FLAGS)
+def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight, starts, one_game, first, n_draws,
+               width, out):
     """Every setting ``s`` (parameters ``theta[s]``, observation vector ``obs[s]``, every row
     starting at ``prior[s]``) over the time-sorted games, rating period by rating period
-    (``starts[k]:starts[k+1]``; a period of one game is the one-game path), ``width`` settings a
-    block, blocks in parallel; ``out[s]`` gets the objectives of its forecasts of games ``first:``
+    (``starts[k]:starts[k+1]``; ``one_game``: every period is one game, whose shifts then go
+    straight into the state: ``x + r`` either way), ``width`` settings a block (the last block
+    padded with copies of the last setting, so that every block is a whole number of vectors),
+    blocks in parallel; ``out[s]`` gets the objectives of its forecasts of games ``first:``
     (:func:`filters._kernels.objectives`; ``n_draws``: how many of them are draws, one number)."""
     wide_vectors()
     n_set = theta.shape[0]
@@ -281,49 +311,63 @@ def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight,
     for k in prange(blocks):
         lo = k * width
         hi = min(lo + width, n_set)
-        W = hi - lo
+        W = width
         wide_vectors()  # the block's body is a function of its own
         x = np.empty((rows, cols, W))
         th = np.empty((theta.shape[1], W))
         ob = np.empty((obs.shape[1], W))
         for s in range(W):
+            src = min(lo + s, n_set - 1)
             for c in range(cols):
                 for i in range(rows):
-                    x[i, c, s] = prior[lo + s, c]
+                    x[i, c, s] = prior[src, c]
             for j in range(theta.shape[1]):
-                th[j, s] = theta[lo + s, j]
+                th[j, s] = theta[src, j]
             for j in range(obs.shape[1]):
-                ob[j, s] = obs[lo + s, j]
-        acc = np.zeros((rows, 1, W))
-        p = np.empty((3, W))
+                ob[j, s] = obs[src, j]
         st = np.zeros((_N_STATS, W))
         st[_PWIN:_PWIN + 3, :] = 1.0
         scored = 0
-        for j in range(starts.shape[0] - 1):
-            g0 = starts[j]
-            g1 = starts[j + 1]
-            for g in range(g0, g1):
-                site(x, th, ob, a[g], b[g], score[g], ya[g], yb[g], home[g], min(weight[g], K.WEIGHT_MAX), acc, p)
+        if one_game:
+            for g in range(a.shape[0]):
+                _game_lanes(site, x, th, ob, x, st, a[g], b[g], score[g], ya[g], yb[g], home[g],
+                            min(weight[g], K.WEIGHT_MAX), g >= first)
                 if g >= first:
-                    _score_lanes(p, score[g], st)
                     scored += 1
                     if scored % FOLD_EVERY == 0:
                         _fold_lanes(st)
-            for g in range(g0, g1):
-                _combine_lanes(x, acc, a[g])
-                _combine_lanes(x, acc, b[g])
-        for s in range(W):
+        else:
+            acc = np.zeros((rows, 1, W))
+            for j in range(starts.shape[0] - 1):
+                g0 = starts[j]
+                g1 = starts[j + 1]
+                for g in range(g0, g1):
+                    _game_lanes(site, x, th, ob, acc, st, a[g], b[g], score[g], ya[g], yb[g], home[g],
+                                min(weight[g], K.WEIGHT_MAX), g >= first)
+                    if g >= first:
+                        scored += 1
+                        if scored % FOLD_EVERY == 0:
+                            _fold_lanes(st)
+                for g in range(g0, g1):
+                    _combine_lanes(x, acc, a[g])
+                    _combine_lanes(x, acc, b[g])
+        for s in range(hi - lo):
             K.finish_objectives(st[_EWIN, s] * K.LN2 + math.log(st[_PWIN, s]),
                                 st[_EDRAW, s] * K.LN2 + math.log(st[_PDRAW, s]),
                                 st[_EOBS, s] * K.LN2 + math.log(st[_POBS, s]), st[_BRIER, s], st[_CHECK, s],
                                 n_draws, st[_MOSTDRAW, s], m, out, lo + s)
 
 
+#: the widest block: 512 lanes keep a block's state of a few hundred competitors within a core's L2
+MAX_WIDTH = 512
+
+
 def lane_width(n_settings: int, threads: int) -> int:
-    """Settings a block: the blocks shared evenly among ``threads`` (a whole number of blocks each),
-    at most 64 lanes wide, a multiple of 8 (one AVX-512 register of doubles)."""
+    """Settings a block: one block a thread (each pass over the games then serves as many settings as
+    it can, and the per-game work outside the loop over lanes is paid once a thread), at most
+    :data:`MAX_WIDTH` lanes, a multiple of 8 (one AVX-512 register of doubles)."""
     per = max(1, -(-n_settings // max(threads, 1)))
-    n_blocks = -(-per // 64)
+    n_blocks = -(-per // MAX_WIDTH)
     w = -(-per // n_blocks)
     return max(8, -(-w // 8) * 8)
 

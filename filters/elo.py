@@ -112,21 +112,15 @@ _LK, _LHOME, _LINV = range(3)
 
 
 @L.lanes_site_kernel
-def _lanes_site(x, theta, obs, a, b, score, score_a, score_b, at_home, weight, acc, p):
-    """:func:`_site` without FIDE's rules for a block of settings at once (one lane a setting,
-    :mod:`filters._lanes`; ``theta`` from :meth:`Elo.lanes_theta`): the same ``K w (S - E)`` in
-    the same order, ``E`` from the logistic of :func:`filters._lanes.logistic` at
-    ``(r_a - r_b + H) * (1 / s)`` (a product with the scale's reciprocal: within an ulp or two of
-    the quotient :func:`_expected` takes)."""
-    L.wide_vectors()
-    for s in range(x.shape[2]):
-        e = L.logistic((x[a, _RATING, s] - x[b, _RATING, s] + theta[_LHOME, s] * at_home) * theta[_LINV, s])
-        r = theta[_LK, s] * weight * (score - e)
-        acc[a, 0, s] += r
-        acc[b, 0, s] -= r
-        p[0, s] = e
-        p[1, s] = 0.0
-        p[2, s] = 1.0 - e
+def _lanes_site(x, theta, obs, a, b, s, score, score_a, score_b, at_home, weight):
+    """:func:`_site` without FIDE's rules in lane ``s`` (one setting, :mod:`filters._lanes`;
+    ``theta`` from :meth:`Elo.lanes_theta`): the same ``K w (S - E)`` in the same order, ``E`` from
+    the logistic of :func:`filters._lanes.logistic` at ``(r_a - r_b + H) * (1 / s)`` (a product with
+    the scale's reciprocal: within an ulp or two of the quotient :func:`_expected` takes)."""
+    L.always_inline()
+    e = L.logistic((x[a, _RATING, s] - x[b, _RATING, s] + theta[_LHOME, s] * at_home) * theta[_LINV, s])
+    r = theta[_LK, s] * weight * (score - e)
+    return e, 0.0, 1.0 - e, r, -r
 
 
 class Elo(Filter):

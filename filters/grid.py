@@ -160,7 +160,8 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
     n_draws = float(np.count_nonzero(g.score[first:] == 0.5))
     out = np.empty((S, 3))
     _L.lanes_loop(type(m0)._lanes_site, np.ascontiguousarray(obs, dtype=np.float64), prior, theta,
-                  games.n_players, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, starts, first, n_draws,
+                  games.n_players, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, starts,
+                  bool(np.all(np.diff(starts) == 1)), first, n_draws,
                   _L.lane_width(S, get_num_threads()), out)
     return out
 

@@ -155,10 +155,11 @@ def test_split_exponent_is_exact():
 
 
 def test_lane_width_shares_blocks_evenly():
-    assert L.lane_width(1000, 2) == 64  # 16 blocks, 8 a thread
+    assert L.lane_width(1000, 2) == 504  # one block a thread, 500 rounded up to whole vectors
     assert L.lane_width(1, 2) == 8
-    for n, threads in [(1000, 2), (70, 2), (7, 4), (513, 3)]:
+    assert L.lane_width(5000, 2) == 504  # 2500 a thread: 5 blocks of 500 each
+    for n, threads in [(1000, 2), (70, 2), (7, 4), (513, 3), (5000, 2)]:
         w = L.lane_width(n, threads)
-        assert w % 8 == 0 and 8 <= w <= 64
+        assert w % 8 == 0 and 8 <= w <= L.MAX_WIDTH
         blocks = -(-n // w)
         assert blocks >= min(threads, -(-n // 8))
