@@ -75,7 +75,16 @@ def _structure(method, games: Games, times_memo: dict):
     if not isinstance(method, Filter):
         return None, None
     cls = type(method)
-    kernels = method.observation_kernels()
+    if cls.observation_kernels is Filter.observation_kernels and cls._reads_scores is Filter._reads_scores:
+        # both read the model, which costs about 20 microseconds to build: build it once
+        model = method.model
+        o = model.observation
+        forecast = o.forecast_kernel if method._forecast_override is None else method._forecast_override
+        kernels = (o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64))
+        reads = method.needs_scores or o.needs_scores
+    else:
+        kernels = method.observation_kernels()
+        reads = method._reads_scores()
     derivs, forecast, obs = kernels
     site, apply, rule = method.site_kernels()
     if cls.times is Filter.times:
@@ -87,7 +96,7 @@ def _structure(method, games: Games, times_memo: dict):
         times = method.times(games).tobytes()
     prior = method.prior_row()
     return (cls, cls._predict, cls._proba, cls._update, site, apply, rule, derivs, forecast, obs.size,
-            method.params, method.shared_names(), method.scratch_width, prior.size, method._reads_scores(),
+            method.params, method.shared_names(), method.scratch_width, prior.size, reads,
             times), kernels
 
 

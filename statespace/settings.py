@@ -27,6 +27,23 @@ class DrawWarning(UserWarning):
     such games."""
 
 
+#: class -> (its ``__init__``, the names of its named constructor arguments): reading a signature
+#: costs about 50 microseconds, which a grid of many settings would pay once per setting
+_NAMES: dict[type, tuple[Any, tuple[str, ...]]] = {}
+
+
+def _constructor_names(cls: type) -> tuple[str, ...]:
+    """The constructor arguments of ``cls`` that have names (not ``self``, ``*args``, ``**kwargs``),
+    in order; read again if the class's ``__init__`` is replaced."""
+    init = cls.__init__
+    hit = _NAMES.get(cls)
+    if hit is None or hit[0] is not init:
+        names = tuple(name for name, p in inspect.signature(init).parameters.items()
+                      if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+        hit = _NAMES[cls] = (init, names)
+    return hit[1]
+
+
 class Settings:
     """Constructor arguments as the method's settings. A subclass keeps every argument on an
     attribute of the same name, or names the attribute in ``_param_aliases``."""
@@ -56,8 +73,8 @@ class Settings:
     def get_params(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this method: ``type(m)(**m.get_params())``."""
         out = {}
-        for name, p in inspect.signature(type(self).__init__).parameters.items():
-            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name in self._deprecated_params:
+        for name in _constructor_names(type(self)):
+            if name in self._deprecated_params:
                 continue
             value = getattr(self, self._param_aliases.get(name, name))
             out[name] = dict(value) if isinstance(value, dict) else value
