@@ -9,15 +9,24 @@ setting), written as a plain loop over the lanes that LLVM vectorises (AVX2/AVX-
 (:func:`filters.grid.evaluate`) picks this path when a filter class sets ``_lanes_site`` (see
 :func:`lanes_usable`) and falls back to the batched loops otherwise.
 
-**The kernel.** ``site(x, theta, obs, a, b, score, score_a, score_b, at_home, weight, acc, p)``
-(:data:`LANES_SITE_SIG`) is the filter's per-game site over the lanes: from the pre-period state
-``x`` it adds each lane's contribution to ``acc[a, 0, lane]`` and ``acc[b, 0, lane]`` and writes
-the game's forecast ``(win, draw, loss)`` to ``p[0:3, lane]``. The combination rule is
-:data:`~filters._kernels.RULE_SHIFT`: after the period, ``x[i, 0, lane] += acc[i, 0, lane]``, as
-:func:`filters._kernels._combine` does for one setting, so the numbers are those of the filter's
-own site in the shared run loop (same operations in the same order, apart from the logistic below).
-Today the lanes path covers filters with no time update, no shared state row and this rule (Elo
-without FIDE's rules); another rule would be one more branch of :func:`_combine_lanes`.
+**The kernel.** ``site(x, theta, obs, a, b, lane, score, score_a, score_b, at_home, weight)``
+(:data:`LANES_SITE_SIG`) is the filter's per-game site in one lane: from the pre-period state
+``x[:, :, lane]`` it returns the game's forecast ``(win, draw, loss)`` and the shifts of rows ``a``
+and ``b``. It calls :func:`always_inline`, so that the loop over a block's lanes
+(:func:`_game_lanes`: the kernel, the shifts, the scoring of the forecast) is one loop with the
+kernel's body in it, which LLVM vectorises (no call per lane, no forecast array). The combination
+rule is :data:`~filters._kernels.RULE_SHIFT`: the shifts are summed over the period and then added
+to ``x[i, 0, lane]``, as :func:`filters._kernels._combine` does for one setting (where every period
+is one game they go straight into the state: ``x + r`` either way), so the numbers are those of the
+filter's own site in the shared run loop (same operations in the same order, apart from the
+logistic below). Today the lanes path covers filters with no time update, no shared state row and
+this rule (Elo without FIDE's rules).
+
+**Blocks.** One block of lanes a thread (:func:`lane_width`, up to :data:`MAX_WIDTH`): the work
+outside the loop over lanes (reading the game, the branch on its result) is paid once a block, and
+the loop's body is latency-bound (a chain of about 40 dependent operations from the ratings to the
+shift), so many independent lanes a game keep the core busy. The last block is padded with copies of
+the last setting, so every block is a whole number of 8-double vectors.
 
 **No library calls inside the lanes loop.** ``math.exp`` and ``math.log`` are scalar calls into
 libm (numba here has no vector math library), which stop LLVM from vectorising the loop. So:
@@ -25,7 +34,8 @@ libm (numba here has no vector math library), which stop LLVM from vectorising t
 - :func:`exp_nonpos` is ``e^x`` for ``x <= 0`` by range reduction: ``x = n ln 2 + r`` with
   ``n = round(x / ln 2)`` and ``|r| <= ln 2 / 2`` (Cody and Waite: ``ln 2`` split in a part whose
   product with ``n`` is exact and a small correction), ``e^r`` by its Taylor polynomial of degree
-  13 (remainder below ``0.35^14 / 14! = 4e-18``), and ``2^n`` built exactly from its bits (in two
+  13 (remainder below ``0.35^14 / 14! = 4e-18``; evaluated by Estrin's scheme, a tree of depth 4,
+  for the latency), and ``2^n built exactly from its bits (in two
   halves, so that results below the smallest normal float round once, as libm's do). Within 2 ulp
   of ``math.exp`` on ``[-746, 0]`` (tests/test_grid_lanes.py checks it densely);
   :func:`logistic` is the logistic cdf from it, in the form of
@@ -186,9 +196,13 @@ def exp_nonpos(x):
     k = t - _ROUND  # round(x / ln 2), as a float
     n = _bits(t) - _ROUND_BITS  # the same integer, from the significand's low bits
     r = (x - k * LN2_HI) - k * LN2_LO
-    poly = C2 + r * (C3 + r * (C4 + r * (C5 + r * (C6 + r * (C7 + r * (C8 + r * (C9 + r * (
-        C10 + r * (C11 + r * (C12 + r * C13))))))))))
-    er = 1.0 + (r + r * r * poly)
+    # Estrin's scheme: the same polynomial as Horner's rule in a tree of depth 4 rather than a
+    # chain of 11 (the lanes are latency-bound: a shorter chain lets more lanes run at once)
+    r2 = r * r
+    r4 = r2 * r2
+    poly = (((C2 + r * C3) + r2 * (C4 + r * C5)) + r4 * ((C6 + r * C7) + r2 * (C8 + r * C9))
+            + (r4 * r4) * ((C10 + r * C11) + r2 * (C12 + r * C13)))
+    er = 1.0 + (r + r2 * poly)
     # 2^n in two halves, each a normal float for n >= -1077: the first product is exact, the
     # second rounds once (to a subnormal when e^x is one)
     n1 = n >> 1
