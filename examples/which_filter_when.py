@@ -276,6 +276,7 @@ def run(conds: list[dict], methods: dict, seeds, *, pymc_conditions=(), pymc_see
         tables.append(study(methods={"pymc": methods["pymc"]}, sources=sub, seeds=list(pymc_seeds),
                             modes=["walk_forward"], split=SPLIT, every=EVERY, tune=True, n_jobs=n_jobs, path=out,
                             progress=progress))
+    ran = sum(int(t.attrs.get("ran", len(t))) for t in tables)
     table = pd.concat(tables, ignore_index=True)
     table = table.rename(columns={"source": "condition"})
     table["seed"] = table["seed"].astype(int)
@@ -291,7 +292,9 @@ def run(conds: list[dict], methods: dict, seeds, *, pymc_conditions=(), pymc_see
     merged["regret"] = merged["log_loss"] - merged["floor"]
     columns = ["condition", "factor", "level", "method", "kind", "seed", "n_test", "log_loss", "floor", "regret",
                "fit_seconds", "tune_seconds", "tuned", "error"]
-    return merged[columns]
+    merged = merged[columns].copy()
+    merged.attrs["ran"] = ran  # the tasks this call ran; the others were read from the resume folder
+    return merged
 
 
 def summarise(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -408,7 +411,7 @@ def conclusions(tidy: pd.DataFrame, summary: pd.DataFrame, conds, methods) -> li
     filter."""
     s = summary.set_index(["condition", "method"])
     filters_ = [m for m in methods if kind(m) == "filter"]
-    smoothers_ = [m for m in methods if kind(m) != "filter"]
+    smoothers_ = [m for m in methods if kind(m) == "smoother"]  # the static references left aside
     by_factor = {}
     for c in conds:
         for factor, (levels, _) in FACTORS.items():
@@ -452,7 +455,7 @@ def conclusions(tidy: pd.DataFrame, summary: pd.DataFrame, conds, methods) -> li
                 smooth.append(f"{level:g}: {bs} − {bf} = {1000 * d:+.1f}" + (f" ± {1000 * se:.1f}" if np.isfinite(se)
                                                                               else ""))
         levels = [f"{lv:g}" for lv, _ in items]
-        out.append(f"**{label}** (levels {', '.join(levels)}):")
+        out += [f"**{label}** (levels {', '.join(levels)}):", ""]
         if "elo" in filters_:
             out.append(f"- Elo's regret is within one standard error of the best filter's at "
                        f"{', '.join(enough) if enough else 'no level'}"
@@ -466,6 +469,7 @@ def conclusions(tidy: pd.DataFrame, summary: pd.DataFrame, conds, methods) -> li
         if smooth:
             out.append("- Smoothing buys (best smoother − best filter, milli-nats; negative: the smoother is "
                        "better): " + "; ".join(smooth) + ".")
+        out.append("")
     return out
 
 
@@ -479,7 +483,8 @@ def write_markdown(path: Path, tidy, summary, conds, methods, info: dict) -> str
              f"{info['failed']} failed.", "",
              f"Cost: the tasks' fit + tune seconds sum to {info['task_seconds']:,.0f} s "
              f"({info['task_seconds'] / 3600:.2f} CPU-hours; / 16 = {info['task_seconds'] / 16 / 60:.1f} minutes on 16 "
-             f"cores); wall clock {info['wall']:,.0f} s with n_jobs={info['n_jobs']}"
+             f"cores); this call ran {info['ran']} of the tasks (the others were read from its resume folder) in "
+             f"{info['wall']:,.0f} s of wall clock with n_jobs={info['n_jobs']}"
              + (f", of which {info['warm']:,.0f} s the warm-up compiling every method once before the workers "
                 f"started" if info["warm"] else "") + ".", ""]
     if info["partial"] and info["estimate"] is None:
@@ -629,7 +634,7 @@ def main(argv=None) -> int:
             "command": command.strip(), "date": date, "leagues": len(conds) * n_seeds, "seeds": n_seeds,
             "pymc_conditions": pymc_conditions, "pymc_seeds": len(pymc_seeds), "tasks": len(tidy),
             "failed": int(tidy["error"].notna().sum()), "task_seconds": task_seconds, "wall": wall,
-            "n_jobs": args.n_jobs or 1, "partial": partial, "warm": warm, "estimate": None if args.reduced else full_run_estimate(tidy, conds)}
+            "n_jobs": args.n_jobs or 1, "partial": partial, "warm": warm, "ran": tidy.attrs.get("ran", len(tidy)), "estimate": None if args.reduced else full_run_estimate(tidy, conds)}
     md = results / f"{stem}.md"
     write_markdown(md, tidy, summary, conds, order, info)
     prefix = "reduced-" if args.reduced else ""
