@@ -98,6 +98,37 @@ def _keywords(ctor) -> list[str] | None:
     return names
 
 
+def _settings(what: str, word: str, text: str) -> dict[str, Any]:
+    """``key=value,...`` as a dict of converted values (:func:`_convert`); ``CLIError`` naming
+    ``what`` on an item without ``=`` or a key given twice."""
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key or not value.strip():
+            raise CLIError(f"{what}: {word} {item!r} must look like key=value")
+        if key in kwargs:
+            raise CLIError(f"{what}: {word} {key!r} given twice")
+        kwargs[key] = _convert(value)
+    return kwargs
+
+
+def parse_scenario(spec: str) -> tuple[str, dict[str, Any]]:
+    """``name`` or ``name:key=value,...`` (``league:drift_sd=40,n_competitors=40``) as the
+    scenario's name and parameters, checked by :func:`statespace.scenarios.check_params`;
+    ``CLIError`` on an unknown scenario or parameter."""
+    from . import scenarios
+
+    name, _, params = spec.strip().partition(":")
+    name = name.strip()
+    kwargs = _settings(f"scenario {name!r}", "parameter", params)
+    try:
+        scenarios.check_params(name, kwargs)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    return name, kwargs
+
+
 def parse_method(spec: str, known: dict[str, Callable] | None = None):
     """Build a method from ``name`` or ``name:key=value,...``; raises ``CLIError`` on bad specs.
     ``known``: ``{name: factory}`` to choose from (default: the registry, one name looked up)."""
@@ -112,15 +143,7 @@ def parse_method(spec: str, known: dict[str, Callable] | None = None):
         raise CLIError(f"unknown method {name!r}; choose from {', '.join(known) or 'none registered'}")
     else:
         ctor = known[name]
-    kwargs: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in settings.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or not key or not value.strip():
-            raise CLIError(f"method {name!r}: setting {item!r} must look like key=value")
-        if key in kwargs:
-            raise CLIError(f"method {name!r}: setting {key!r} given twice")
-        kwargs[key] = _convert(value)
+    kwargs = _settings(f"method {name!r}", "setting", settings)
     allowed = _keywords(ctor)
     if allowed is not None:
         bad = [k for k in kwargs if k not in allowed]

@@ -44,7 +44,8 @@ import time
 import warnings
 from typing import Any
 
-from ._specs import PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods, registry
+from ._specs import (PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods,
+                     parse_scenario, registry)
 
 __all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
 
@@ -100,12 +101,14 @@ def _load(args, err) -> tuple[Any, str, Any]:
     else:
         from . import scenarios
 
-        name = args.scenario or scenarios.DEFAULT
-        if name not in scenarios.NAMES:
-            raise CLIError(f"unknown scenario {name!r}; choose one of {', '.join(scenarios.NAMES)}")
-        sim = scenarios.get(name, seed=args.seed)
+        name, params = parse_scenario(args.scenario or scenarios.DEFAULT)
+        try:
+            sim = scenarios.get(name, seed=args.seed, **params)
+        except ValueError as exc:  # a parameter's value out of range
+            raise CLIError(str(exc)) from None
         games = sim.games
-        source = f"scenario {name} (seed {args.seed})"
+        given = "".join(f", {k}={v}" for k, v in params.items())
+        source = f"scenario {name} (seed {args.seed}{given})"
     periods = parse_periods(args.periods)
     if periods is not None:
         try:
@@ -410,10 +413,13 @@ def _first_line(doc: str | None) -> str:
 def _cmd_scenarios(args, out, err) -> int:
     from . import scenarios
 
-    width = max(map(len, scenarios.NAMES))
-    for name in scenarios.NAMES:
+    width = max(map(len, scenarios.ALL))
+    for name in scenarios.ALL:
         mark = " (default)" if name == scenarios.DEFAULT else ""
         print(f"{name.ljust(width)}  {_first_line(getattr(scenarios, name).__doc__)}{mark}", file=out)
+    for name, defaults in scenarios.PARAMETERISED.items():
+        settings = ",".join(f"{k}={v}" for k, v in defaults.items())
+        print(f"\n{name} takes parameters (--scenario {name}:KEY=VALUE,...); its defaults: {settings}", file=out)
     return 0
 
 
@@ -507,7 +513,8 @@ def build_parser() -> argparse.ArgumentParser:
     src = c.add_mutually_exclusive_group()
     src.add_argument("--data", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
     src.add_argument("--dataset", metavar="NAME", help="a real data set by name (see `statespace datasets`)")
-    src.add_argument("--scenario", metavar="NAME", help="built-in simulated scenario (see `statespace scenarios`)")
+    src.add_argument("--scenario", metavar="NAME", help="built-in simulated scenario, NAME or NAME:KEY=VALUE,... "
+                     "for one with parameters (see `statespace scenarios`)")
     c.add_argument("--methods", action="append", metavar="LIST",
                    help="comma-separated methods, each name or name:key=value,... "
                         "(e.g. elo,elo:k=24,home=60,elo_fide); repeatable; default: all registered")
@@ -539,7 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fit one method on all games and print the leaderboard.")
     r.add_argument("data", nargs="?", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
     r.add_argument("--dataset", metavar="NAME", help="rate a real data set by name (see `statespace datasets`)")
-    r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV")
+    r.add_argument("--scenario", metavar="NAME", help="rate a built-in scenario instead of a CSV (NAME or "
+                   "NAME:KEY=VALUE,...)")
     r.add_argument("--seed", type=_seed, default=0, help="seed of the scenario (default 0)")
     r.add_argument("--method", default=None, metavar="SPEC",
                    help="method name or name:key=value,... (default elo)")

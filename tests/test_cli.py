@@ -244,6 +244,10 @@ USER_ERRORS = [
     (["rate", "--scenario", "balanced", "--method", "elo,elo_fide"], ["one method"]),
     (["compare", "--scenario", "nosuch"], ["unknown scenario 'nosuch'", "balanced"]),
     (["rate", "--scenario", "nosuch"], ["unknown scenario 'nosuch'"]),
+    (["rate", "--scenario", "league:nosuch=3"], ["scenario 'league' has no parameter 'nosuch'", "drift_sd"]),
+    (["rate", "--scenario", "balanced:drift_sd=3"], ["scenario 'balanced' has no parameter 'drift_sd'"]),
+    (["rate", "--scenario", "league:draw_rate=2"], ["draw_rate"]),
+    (["rate", "--scenario", "league:drift_sd"], ["parameter 'drift_sd' must look like key=value"]),
     (["compare", "--split", "1.5"], ["--split", "between 0 and 1"]),
     (["compare", "--split", "0"], ["--split"]),
     (["compare", "--split", "abc"], ["--split", "'abc'"]),
@@ -289,8 +293,9 @@ def test_help_and_listings(capsys):
     code, out, err = run(capsys, "scenarios")
     assert code == 0
     lines = out.splitlines()
-    assert [line.split()[0] for line in lines] == list(scenarios.NAMES)
-    assert "(default)" in lines[scenarios.NAMES.index(scenarios.DEFAULT)]
+    assert [line.split()[0] for line in lines[:len(scenarios.ALL)]] == list(scenarios.ALL)
+    assert "(default)" in lines[scenarios.ALL.index(scenarios.DEFAULT)]
+    assert "league takes parameters" in out and "drift_sd=" in out
     code, out, err = run(capsys, "methods")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == list(cli.registry())
@@ -430,3 +435,12 @@ def test_quiet_turns_progress_off_in_compare_and_auto(monkeypatch, capsys):
     assert main(["compare", "--scenario", "drifting", "--methods", "elo"]) == 0
     assert seen == [False, None]
     assert capsys.readouterr().err == ""
+
+
+def test_a_scenario_with_parameters_from_the_command_line(capsys):
+    code, out, err = run(capsys, "rate", "--scenario", "league:n_competitors=12,n_periods=10,drift_sd=40",
+                         "--seed", "2", "--method", "elo", "--top", "3")
+    assert code == 0, err
+    games = scenarios.get("league", seed=2, n_competitors=12, n_periods=10, drift_sd=40).games
+    assert f"{len(games)} games, 12 rated competitors" in out
+    assert "scenario league (seed 2, n_competitors=12, n_periods=10, drift_sd=40)" in out
