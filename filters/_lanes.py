@@ -35,7 +35,7 @@ libm (numba here has no vector math library), which stop LLVM from vectorising t
   ``n = round(x / ln 2)`` and ``|r| <= ln 2 / 2`` (Cody and Waite: ``ln 2`` split in a part whose
   product with ``n`` is exact and a small correction), ``e^r`` by its Taylor polynomial of degree
   13 (remainder below ``0.35^14 / 14! = 4e-18``; evaluated by Estrin's scheme, a tree of depth 4,
-  for the latency), and ``2^n built exactly from its bits (in two
+  for the latency), and ``2^n`` built exactly from its bits (in two
   halves, so that results below the smallest normal float round once, as libm's do). Within 2 ulp
   of ``math.exp`` on ``[-746, 0]`` (tests/test_grid_lanes.py checks it densely);
   :func:`logistic` is the logistic cdf from it, in the form of

@@ -24,7 +24,7 @@ FIDE's rules) runs instead in :func:`filters._lanes.lanes_loop`, which advances 
 block of settings at once, the settings the innermost axis, so that the compiler vectorises across
 them; its scores equal the batched loops' within rounding (about 1e-14 relative). Settings it does
 not cover (:func:`filters._lanes.lanes_usable`) take the batched loops. Measured figures:
-``python benchmarks/bench_grid.py`` (benchmarks/results/bench_grid-*.md).
+``python benchmarks/bench_grid.py`` (``benchmarks/results/bench_grid-*.md``).
 
 Settings that change the run's structure rather than its numbers (the kernels a filter picks,
 ``Elo(fide=True)``; the times, Glicko's ``period_days``; the state's shape) cannot share one
