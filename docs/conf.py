@@ -69,7 +69,7 @@ extensions = [
     "myst_nb",                 # MyST Markdown pages and MyST text notebooks
     "sphinx.ext.autodoc",      # the API reference from the docstrings
     "sphinx.ext.napoleon",     # NumPy-style "Parameters" sections
-    "sphinx.ext.mathjax",
+    "sphinx.ext.mathjax",      # MathJax 2.7 served from the built site (below): works offline
     "sphinx.ext.viewcode",     # [source] links next to every documented object
 ]
 
@@ -81,6 +81,40 @@ exclude_patterns = ["_build", "jupyter_cache", ".jupyter_cache", "**.ipynb_check
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 4   # [text](page.md#a-heading) links, as the pages use them
 myst_dmath_double_inline = True
+# MyST would write a MathJax 3/4 configuration (window.MathJax = {...}), which replaces a
+# MathJax 2 configuration, and hide each page's top section from MathJax; ours is below.
+myst_update_mathjax = False
+
+# -- Math: MathJax 2.7 from the built site, no CDN -------------------------------------------
+# A classroom without internet must still see equations, so MathJax is copied at build time
+# from the jupyter-server-mathjax wheel (the docs extra) into _static/mathjax: the combined
+# TeX + AMS config (its input, HTML-CSS output and tex2jax are inside that one file), the
+# extensions and output pieces it loads on demand, and the STIX-Web web fonts, the only fonts
+# that wheel ships (about 2 MB; the 2 MB of localisations, the SVG output and the a11y
+# extensions are left out). Sphinx refuses a query string in a local asset path, so the
+# config file is named in the in-page configuration rather than as ``?config=``.
+mathjax_path = "mathjax/MathJax.js"
+mathjax2_config = {
+    "config": ["TeX-AMS-MML_HTMLorMML-full.js"],
+    # Sphinx writes \(...\) and \[...\]; "$" stays text (prices, shell variables in prose).
+    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+                "processEscapes": True, "processEnvironments": True},
+    "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web",
+                 "webFont": "STIX-Web", "imageFont": None},
+    "MMLorHTML": {"prefer": "HTML"},   # the same output in every browser
+    # the quick preview before typesetting uses MathJax's TeX fonts, which the wheel lacks
+    "fast-preview": {"disabled": True},
+    "menuSettings": {"zoom": "None"},
+    # The hidden MathML kept for screen readers is styled by MathJax's NativeMML rules, whose
+    # script, double-struck, fraktur and calligraphic fonts are TeX web fonts that the wheel does
+    # not ship (each \mathcal or \mathbb would request a missing file): plain serif instead.
+    "NativeMML": {"styles": {sel: {"font-family": "serif"} for sel in (
+        '[mathvariant="double-struck"]', '[mathvariant="script"]', '[mathvariant="fraktur"]',
+        '[mathvariant="bold-script"]', '[mathvariant="bold-fraktur"]',
+        '[class="MJX-tex-caligraphic"]', '[class="MJX-tex-caligraphic-bold"]',
+        '[class="MJX-tex-oldstyle"]', '[class="MJX-tex-oldstyle-bold"]')}},
+    "showMathMenu": False,             # its language menu would fetch localisations
+}
 
 # -- Notebook execution (myst-nb) -----------------------------------------------------------
 nb_execution_mode = os.environ.get("STATESPACE_DOCS_EXECUTE", "cache")   # "off" for a quick look
@@ -176,5 +210,71 @@ def _plain_docstring_layout(app, what, name, obj, options, lines):
     lines[:] = out
 
 
+# -- MathJax's files and the notebooks' .ipynb downloads, written into the built site ---------
+_MATHJAX_KEEP = ("MathJax.js", "LICENSE", "config/TeX-AMS-MML_HTMLorMML-full.js",
+                 "extensions", "jax", "fonts")
+_MATHJAX_SKIP = ("extensions/a11y", "jax/output/SVG")
+
+
+def _mathjax_source() -> Path:
+    """The MathJax 2.7 folder of the installed jupyter-server-mathjax (found without importing
+    it: its package imports jupyter_server)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jupyter_server_mathjax")
+    if spec is None or not spec.submodule_search_locations:
+        from sphinx.errors import ExtensionError
+        raise ExtensionError("the docs serve MathJax from the jupyter-server-mathjax package, which "
+                             "is not installed: python -m pip install -e \".[docs]\"")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"
+
+
+def _copy_mathjax(app) -> None:
+    if app.builder.format != "html":
+        return
+    import shutil
+
+    src, dest = _mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
+    for rel in _MATHJAX_KEEP:
+        if (src / rel).is_dir():
+            shutil.copytree(src / rel, dest / rel, dirs_exist_ok=True,
+                            ignore=lambda d, names: [n for n in names if any(
+                                (Path(d) / n) == src / skip for skip in _MATHJAX_SKIP)])
+        else:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, dest / rel)
+
+
+_NB_PREFIX = "notebooks/"
+
+
+def _notebook_download(app, pagename, templatename, context, doctree) -> None:
+    """Each derivation notebook page: write the notebook as ``.ipynb`` (jupytext's conversion of
+    the MyST text notebook, without outputs: Jupyter runs it) beside the page, and put a download
+    link under the page's title."""
+    if not pagename.startswith(_NB_PREFIX) or app.builder.format != "html":
+        return
+    source = DOCS / (pagename + ".md")
+    if not source.is_file() or "body" not in context:
+        return
+    import jupytext
+    import nbformat
+
+    nb = jupytext.read(source)
+    target = Path(app.outdir) / (pagename + ".ipynb")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(target))
+    name = target.name
+    link = (f'<p class="notebook-download"><a href="{name}" download="{name}">'
+            f"Download this notebook (.ipynb)</a> · "
+            f'<a href="{context["pathto"]("notebooks_in_jupyter")}">using the notebooks in Jupyter</a></p>\n')
+    body = context["body"]
+    end = body.find("</h1>")
+    # under the title; a page without one gets the link first
+    context["body"] = (body[:end + 5] + "\n" + link + body[end + 5:]) if end >= 0 else link + body
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _plain_docstring_layout, priority=400)
+    app.connect("builder-inited", _copy_mathjax)
+    app.connect("html-page-context", _notebook_download)

@@ -1,0 +1,194 @@
+"""The documentation site works without internet: built pages opened in headless Chromium (the
+system's package, driven by Playwright, as in test_lab_browser.py) from a server on 127.0.0.1, with
+every request to another host blocked and recorded.
+
+For the index, a derivation notebook and the API page it checks that
+(a) no request left the machine and every local request was answered (MathJax's files, fonts);
+(b) MathJax (served from the site's ``_static/mathjax``) typeset the page's equations: every
+    math element holds MathJax output, none is a MathJax error, and no TeX delimiter is left in
+    the visible text;
+(c) the notebook page's "Download this notebook (.ipynb)" link resolves to a valid notebook.
+
+The site: ``STATESPACE_DOCS_HTML`` names a built one (.ci/run sets it after its docs build, so the
+site checked is the one CI built, notebooks executed); without it the test builds one into a
+temporary folder with notebook execution off (about 40 s), and skips when the docs' packages
+(``pip install -e ".[docs]"``) are missing. A missing Chromium or Playwright skips it, except
+under ``CI``, where it fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost", ""}
+NOTEBOOK_PAGE = "notebooks/01_model.html"
+PAGES = ["index.html", NOTEBOOK_PAGE, "api.html"]
+
+
+def _need(condition: bool, reason: str) -> None:
+    if condition:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI installs it: the offline docs test must run there)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    given = os.environ.get("STATESPACE_DOCS_HTML")
+    if given:
+        path = Path(given).resolve()
+        assert (path / "index.html").is_file(), f"STATESPACE_DOCS_HTML={given}: no index.html there"
+        return path
+    # Without a built site, build one: only where the docs' packages are installed (CI's test
+    # run has the test extra only, and runs this test again after its docs build).
+    for module in ("sphinx", "myst_nb", "furo", "jupyter_server_mathjax"):
+        try:
+            __import__(module)
+        except ImportError:
+            pytest.skip(f"{module} is not installed (pip install -e \".[docs]\"), and "
+                        "STATESPACE_DOCS_HTML names no built site")
+    out = tmp_path_factory.mktemp("docs")
+    env = {**os.environ, "STATESPACE_DOCS_EXECUTE": "off"}
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(ROOT / "docs"),
+                          str(out / "html"), "-d", str(out / "doctrees")],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, f"the docs build failed:\n{run.stderr[-4000:]}"
+    return out / "html"
+
+
+@pytest.fixture(scope="module")
+def site_url(site):
+    """The built site served over HTTP on a free port of 127.0.0.1, in a thread."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # the test reports failures itself
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    _need(sync_playwright is not None, "playwright is not installed")
+    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    _need(executable is not None, f"no Chromium at {CHROMIUM}")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+_MATHJAX_LOADED = "() => !!(window.MathJax && MathJax.Hub && MathJax.Hub.Queue)"
+# Resolves once MathJax has finished its queue (typesetting included) on the page.
+_MATHJAX_DONE = "() => new Promise(resolve => MathJax.Hub.Queue(() => resolve(true)))"
+
+# Per Sphinx math element: did MathJax replace its TeX by output? And any error, any raw TeX left.
+_MATH_STATE = """() => {
+    // Sphinx's math elements (MathJax's own output has spans of class "math" too)
+    const maths = [...document.querySelectorAll('.math.notranslate')];
+    return {
+        n: maths.length,
+        typeset: maths.filter(m => m.querySelector('.MathJax, .MathJax_Display, .MathJax_CHTML')).length,
+        errors: document.querySelectorAll('.MathJax_Error, merror, .merror').length,
+        raw: maths.filter(m => /\\\\\\(|\\\\\\[|\\$\\$/.test(m.innerText)).map(m => m.innerText.slice(0, 80)),
+        body: document.querySelector('article') ? document.querySelector('article').innerText : document.body.innerText,
+    };
+}"""
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_renders_offline(browser, site_url, page_path):
+    outside: list[str] = []
+    failed: list[str] = []
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        def route(r):
+            # only this machine: anything else is recorded and refused, as with no network
+            if urlparse(r.request.url).hostname in LOCAL_HOSTS or r.request.url.startswith(("data:", "blob:")):
+                r.continue_()
+            else:
+                outside.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.set_default_timeout(30_000)  # a bound on the waits, not a speed check
+        page.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}") if resp.status >= 400 else None)
+        page.on("requestfailed", lambda req: failed.append(f"failed {req.url}")
+                if urlparse(req.url).hostname in LOCAL_HOSTS else None)
+        page.goto(urljoin(site_url, page_path), wait_until="load")
+        state = page.evaluate(_MATH_STATE)
+        if state["n"]:  # a page with equations loads MathJax; it must typeset all of them
+            try:
+                page.wait_for_function(_MATHJAX_LOADED)
+            except Exception as exc:  # Playwright's TimeoutError: say what it means here
+                raise AssertionError(f"{page_path}: MathJax did not load (requests blocked: "
+                                     f"{outside}; failed: {failed})") from exc
+            page.evaluate(_MATHJAX_DONE)
+            state = page.evaluate(_MATH_STATE)
+            assert state["typeset"] == state["n"], (
+                f"{page_path}: MathJax typeset {state['typeset']} of {state['n']} equations")
+            assert state["errors"] == 0, f"{page_path}: {state['errors']} MathJax errors"
+            assert not state["raw"], f"{page_path}: raw TeX left on the page: {state['raw'][:3]}"
+        assert "$$" not in state["body"], f"{page_path}: '$$' in the visible text"
+        page.wait_for_load_state("networkidle")
+        assert not outside, f"{page_path}: requests left the machine: {outside}"
+        assert not failed, f"{page_path}: local requests failed: {failed}"
+        if page_path == "index.html":
+            # the index has equations (its table's update rules): the MathJax branch above ran
+            assert state["n"] > 0, "index.html has no math elements: the MathJax check did not run"
+    finally:
+        context.close()
+
+
+def test_notebook_page_has_math_and_a_valid_ipynb_download(browser, site_url):
+    nbformat = pytest.importorskip("nbformat")
+    context = browser.new_context()
+    try:
+        context.route("**/*", lambda r: r.continue_() if urlparse(r.request.url).hostname in LOCAL_HOSTS
+                      else r.abort())
+        page = context.new_page()
+        page.goto(urljoin(site_url, NOTEBOOK_PAGE), wait_until="load")
+        assert page.locator(".math.notranslate").count() > 10, "the notebook page should show its derivations"
+        link = page.get_by_role("link", name="Download this notebook (.ipynb)")
+        assert link.count() == 1, "no download link on the notebook page"
+        href = urljoin(page.url, link.get_attribute("href"))
+    finally:
+        context.close()
+    assert urlparse(href).hostname == "127.0.0.1", href
+    with urllib.request.urlopen(href, timeout=30) as resp:
+        text = resp.read().decode("utf-8")
+    nb = nbformat.reads(text, as_version=4)
+    nbformat.validate(nb)  # raises on an invalid notebook
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and any("statespace" in c.source for c in code), "the notebook lost its code cells"
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
