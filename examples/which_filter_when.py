@@ -408,7 +408,7 @@ def conclusions(tidy: pd.DataFrame, summary: pd.DataFrame, conds, methods) -> li
     """Sentences read off the results (no number typed by hand): per factor, where Elo is within
     one standard error of the best filter, where Glicko-2 beats Elo by more than two, where the
     EKF is the best filter or within one se of it, and what the best smoother gains over the best
-    filter."""
+    filter (the best of each kind among the methods scored on all of the condition's seeds)."""
     s = summary.set_index(["condition", "method"])
     filters_ = [m for m in methods if kind(m) == "filter"]
     smoothers_ = [m for m in methods if kind(m) == "smoother"]  # the static references left aside
@@ -422,8 +422,11 @@ def conclusions(tidy: pd.DataFrame, summary: pd.DataFrame, conds, methods) -> li
     out = []
 
     def best_of(name, group):
-        vals = {m: s.loc[(name, m), "regret"] for m in group if (name, m) in s.index}
-        vals = {m: v for m, v in vals.items() if np.isfinite(v)}
+        # only methods scored on every seed of the condition compete: the lowest mean of fewer seeds
+        # (PyMC's subset) would be picked for its noise as often as for its skill
+        rows = {m: s.loc[(name, m)] for m in group if (name, m) in s.index}
+        most = max((r["n"] for r in rows.values()), default=0)
+        vals = {m: r["regret"] for m, r in rows.items() if r["n"] == most and np.isfinite(r["regret"])}
         return min(vals, key=vals.get) if vals else None
 
     for factor, items in by_factor.items():
