@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -30,22 +29,12 @@ from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
 import pytest
+from _browser import chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", ""}
 NOTEBOOK_PAGE = "notebooks/01_model.html"
 PAGES = ["index.html", NOTEBOOK_PAGE, "api.html"]
-
-
-def _need(condition: bool, reason: str) -> None:
-    if condition:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI installs it: the offline docs test must run there)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -92,19 +81,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    _need(sync_playwright is not None, "playwright is not installed")
-    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    _need(executable is not None, f"no Chromium at {CHROMIUM}")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium("the offline docs test") as b:
+        yield b
 
 
 _MATHJAX_LOADED = "() => !!(window.MathJax && MathJax.Hub && MathJax.Hub.Queue)"

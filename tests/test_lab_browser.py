@@ -15,35 +15,17 @@ CI installs Chromium, so there a missing browser is a failure. With
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from urllib.parse import urlparse
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _need(condition: bool, reason: str) -> None:
-    if condition:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI installs it: the browser test must run there)")
-    pytest.skip(reason)
-
+from _browser import chromium
 
 @pytest.fixture(scope="module")
-def playwright_api():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        sync_playwright = None
-    _need(sync_playwright is not None, "playwright is not installed")
-    _need(os.path.exists(CHROMIUM) or shutil.which("chromium") is not None, f"no Chromium at {CHROMIUM}")
-    return sync_playwright
+def browser():
+    with chromium("the browser test") as b:
+        yield b
 
 
 @pytest.fixture(scope="module")
@@ -79,54 +61,48 @@ def _value(page, method: str, player: str, field: str) -> tuple[str, float]:
     return cell.inner_text(), float(cell.get_attribute("data-value"))
 
 
-def test_glickmans_example_on_the_page(playwright_api, lab_url):
-    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+def test_glickmans_example_on_the_page(browser, lab_url):
     requested: list[str] = []
-    with playwright_api() as p:
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 1000}, device_scale_factor=2)
-            page = context.new_page()
-            page.set_default_timeout(20_000)
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto(lab_url)
-            page.wait_for_selector("body[data-ready=true]")
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, device_scale_factor=2)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(lab_url)
+    page.wait_for_selector("body[data-ready=true]")
 
-            # a player against himself: the API's message, with the field and row, on the page
-            page.fill("#games", "1,Player,A,1\n1,A,A,0.5")
-            page.click("#run")
-            page.wait_for_selector("#error:not([hidden])")
-            error = page.inner_text("#error")
-            assert 'games[1]: player "A" against itself' in error and "line 2" in error, error
+    # a player against himself: the API's message, with the field and row, on the page
+    page.fill("#games", "1,Player,A,1\n1,A,A,0.5")
+    page.click("#run")
+    page.wait_for_selector("#error:not([hidden])")
+    error = page.inner_text("#error")
+    assert 'games[1]: player "A" against itself' in error and "line 2" in error, error
 
-            # then Glickman's example, one click: the server still serves
-            page.click("#example-glickman")
-            page.wait_for_selector('td[data-method="glicko"][data-player="Player"][data-field="rating"]')
-            assert page.is_hidden("#error")
-            shown, r = _value(page, "glicko", "Player", "rating")
-            assert shown == "1464.1" and round(r) == 1464  # the paper prints r' = 1464
-            shown, rd = _value(page, "glicko", "Player", "rd")
-            assert shown == "151.4" and abs(rd - 151.4) <= 0.05  # the paper prints RD' = 151.4
-            _, rd2 = _value(page, "glicko2", "Player", "rd")
-            assert abs(rd2 - 151.52) <= 0.005  # Glicko-2 paper: RD' = 151.52
-            _, vol = _value(page, "glicko2", "Player", "volatility")
-            assert int(vol * 1e5) == 5999  # the paper prints sigma' = 0.05999, cut to five decimals
-            # the chart: a line and an uncertainty band per player drawn
-            assert page.locator("#chart polyline.line").count() == 4
-            assert page.locator("#chart polygon.band").count() == 4
-            # the odds of the example's pair, from each method
-            win = float(page.locator('#odds td[data-method="glicko"][data-field="win"]').get_attribute("data-value"))
-            assert 0.5 < win < 0.7
-            shot = os.environ.get("STATESPACE_LAB_SCREENSHOT")
-            if shot:
-                page.screenshot(path=shot, full_page=True)
+    # then Glickman's example, one click: the server still serves
+    page.click("#example-glickman")
+    page.wait_for_selector('td[data-method="glicko"][data-player="Player"][data-field="rating"]')
+    assert page.is_hidden("#error")
+    shown, r = _value(page, "glicko", "Player", "rating")
+    assert shown == "1464.1" and round(r) == 1464  # the paper prints r' = 1464
+    shown, rd = _value(page, "glicko", "Player", "rd")
+    assert shown == "151.4" and abs(rd - 151.4) <= 0.05  # the paper prints RD' = 151.4
+    _, rd2 = _value(page, "glicko2", "Player", "rd")
+    assert abs(rd2 - 151.52) <= 0.005  # Glicko-2 paper: RD' = 151.52
+    _, vol = _value(page, "glicko2", "Player", "volatility")
+    assert int(vol * 1e5) == 5999  # the paper prints sigma' = 0.05999, cut to five decimals
+    # the chart: a line and an uncertainty band per player drawn
+    assert page.locator("#chart polyline.line").count() == 4
+    assert page.locator("#chart polygon.band").count() == 4
+    # the odds of the example's pair, from each method
+    win = float(page.locator('#odds td[data-method="glicko"][data-field="win"]').get_attribute("data-value"))
+    assert 0.5 < win < 0.7
+    shot = os.environ.get("STATESPACE_LAB_SCREENSHOT")
+    if shot:
+        page.screenshot(path=shot, full_page=True)
 
-            # the club league, the other button: a leaderboard per method, three periods on the chart
-            page.click("#example-club")
-            page.wait_for_selector('td[data-method="trueskill"][data-player="Ana"][data-field="rating"]')
-            assert page.locator("#leaderboards .board").count() == 6
-            assert page.inner_text("#status").endswith("3 periods")
-        finally:
-            browser.close()
+    # the club league, the other button: a leaderboard per method, three periods on the chart
+    page.click("#example-club")
+    page.wait_for_selector('td[data-method="trueskill"][data-player="Ana"][data-field="rating"]')
+    assert page.locator("#leaderboards .board").count() == 6
+    assert page.inner_text("#status").endswith("3 periods")
     hosts = {urlparse(u).hostname for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")}
     assert requested and hosts == {"127.0.0.1"}, f"requests left 127.0.0.1: {sorted(set(requested))}"
