@@ -113,6 +113,23 @@ def _settings(what: str, word: str, text: str) -> dict[str, Any]:
     return kwargs
 
 
+def whole_number(flag: str, allowed: Callable[[int], bool], rule: str) -> Callable[[str], int]:
+    """An argparse ``type``: the text as an int, or ``ArgumentTypeError`` "``flag`` must be a whole
+    number ``rule``, got ..." when it is not a whole number or ``allowed(value)`` is false."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not allowed(value):
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number {rule}, got {text!r}")
+        return value
+
+    return parse
+
+
 def parse_scenario(spec: str) -> tuple[str, dict[str, Any]]:
     """``name`` or ``name:key=value,...`` (``league:drift_sd=40,n_competitors=40``) as the
     scenario's name and parameters, checked by :func:`statespace.scenarios.check_params`;

@@ -45,7 +45,7 @@ import warnings
 from typing import Any
 
 from ._specs import (PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods,
-                     parse_scenario, registry)
+                     parse_scenario, registry, whole_number)
 
 __all__ = ["main", "parse_method", "parse_methods", "parse_periods", "registry"]
 
@@ -441,8 +441,8 @@ def _cmd_datasets(args, out, err) -> int:
         print(f"{row.name.ljust(width)}  {row.games:>7,} games  {row.competitors:>5,} competitors  {row.span}  "
               f"{row.where:<20}  licence: {row.licence}", file=out)
         print(f"{''.ljust(width)}  {row.title}; source {row.source}", file=out)
-    print(f"load one with statespace.datasets.load(NAME), or --dataset NAME in compare and rate; "
-          f"statespace datasets --fetch NAME downloads one now", file=out)
+    print("load one with statespace.datasets.load(NAME), or --dataset NAME in compare and rate; "
+          "statespace datasets --fetch NAME downloads one now", file=out)
     return 0
 
 
@@ -460,15 +460,8 @@ def _cmd_methods(args, out, err) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
-def _seed(text: str) -> int:
-    """A seed: a whole number >= 0 (NumPy's generators take no negative seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed must be a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed must be a whole number >= 0, got {text!r}")
-    return value
+#: a seed: a whole number >= 0 (NumPy's generators take no negative seed)
+_seed = whole_number("--seed", lambda v: v >= 0, ">= 0")
 
 
 def _split_fraction(text: str) -> float:

@@ -48,7 +48,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from ._specs import PROG, CLIError, _one_line
+from ._specs import PROG, CLIError, _one_line, whole_number
 
 __all__ = ["add_parser", "main", "read_grid"]
 
@@ -57,14 +57,8 @@ GRID_KEYS = ("methods", "sources", "seeds", "modes", "split", "every", "tune", "
 OUT_SUFFIXES = (".parquet", ".csv")
 
 
-def _n_jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--n-jobs must be a whole number >= 1 or -1, got {text!r}") from None
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(f"--n-jobs must be a whole number >= 1 or -1, got {text!r}")
-    return value
+#: worker processes: a whole number >= 1, or -1 for one per core
+_n_jobs = whole_number("--n-jobs", lambda v: v >= 1 or v == -1, ">= 1 or -1")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -14,20 +14,13 @@ from __future__ import annotations
 
 import argparse
 
-from .._specs import PROG, _one_line
+from .._specs import PROG, _one_line, whole_number
 
 __all__ = ["add_parser", "main"]
 
 
-def _port(text: str) -> int:
-    """A TCP port: a whole number from 0 (a free port) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, got {text!r}")
-    return value
+#: a TCP port: a whole number from 0 (a free port) to 65535
+_port = whole_number("--port", lambda v: 0 <= v <= 65535, "from 0 to 65535")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
