@@ -236,6 +236,21 @@ _N_STATS = 9
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def _lane_step(site, x, th, ob, tgt, st, a, b, s, y, ya, yb, at_home, w):
+    """One game in lane ``s``: the kernel's forecast, its shifts added to ``tgt``, and the factors
+    every result shares (the check sum, the largest draw forecast, the Brier term); returns the
+    forecast and ``E = P(win) + P(draw) / 2``."""
+    pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
+    tgt[a, 0, s] += ra
+    tgt[b, 0, s] += rb
+    st[_CHECK, s] += pw + pd + pl
+    st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
+    e = pw + 0.5 * pd
+    st[_BRIER, s] += (e - y) * (e - y)
+    return pw, pd, pl, e
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
 def _game_lanes(site, x, th, ob, tgt, st, a, b, y, ya, yb, at_home, w, scored):
     """One game in every lane of a block: the filter's lane kernel ``site`` (inlined, so that the
     loop over lanes is one vectorised loop), its shifts added to ``tgt[a, 0, lane]`` and
@@ -253,35 +268,17 @@ def _game_lanes(site, x, th, ob, tgt, st, a, b, y, ya, yb, at_home, w, scored):
             tgt[b, 0, s] += rb
     elif y == 1.0:
         for s in range(W):
-            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
-            tgt[a, 0, s] += ra
-            tgt[b, 0, s] += rb
-            st[_CHECK, s] += pw + pd + pl
-            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
-            e = pw + 0.5 * pd
-            st[_BRIER, s] += (e - y) * (e - y)
+            pw, pd, pl, e = _lane_step(site, x, th, ob, tgt, st, a, b, s, y, ya, yb, at_home, w)
             st[_PWIN, s] *= min(max(e, eps), 1.0 - eps)
             st[_POBS, s] *= min(max(pw, eps), 1.0)
     elif y == 0.0:
         for s in range(W):
-            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
-            tgt[a, 0, s] += ra
-            tgt[b, 0, s] += rb
-            st[_CHECK, s] += pw + pd + pl
-            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
-            e = pw + 0.5 * pd
-            st[_BRIER, s] += (e - y) * (e - y)
+            pw, pd, pl, e = _lane_step(site, x, th, ob, tgt, st, a, b, s, y, ya, yb, at_home, w)
             st[_PWIN, s] *= 1.0 - min(max(e, eps), 1.0 - eps)
             st[_POBS, s] *= min(max(pl, eps), 1.0)
     else:
         for s in range(W):
-            pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
-            tgt[a, 0, s] += ra
-            tgt[b, 0, s] += rb
-            st[_CHECK, s] += pw + pd + pl
-            st[_MOSTDRAW, s] = max(st[_MOSTDRAW, s], pd)
-            e = pw + 0.5 * pd
-            st[_BRIER, s] += (e - y) * (e - y)
+            pw, pd, pl, e = _lane_step(site, x, th, ob, tgt, st, a, b, s, y, ya, yb, at_home, w)
             ec = min(max(e, eps), 1.0 - eps)
             st[_PDRAW, s] *= ec * (1.0 - ec)
             st[_POBS, s] *= min(max(pd, eps), 1.0)
