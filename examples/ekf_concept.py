@@ -29,20 +29,26 @@ What it reproduces, and where the numbers come from:
 
 3. The Elo K scan (K on the difference, 0.02 ... 0.30).
 
-4. Elo is the scalar EKF: ``EKF(SkillModel("logistic", 400 / ln 10, 1500, 350^2, q, "half"),
-   covariance="scalar")`` has the fixed gain ``v / (1 + 2 v kappa_0)``, ``kappa_0 = 1 / (4 s^2)``,
-   ``v`` the steady-state variance for drift ``q`` per game; it gives the same ratings as
-   ``Elo(k=gain / s)`` (``s = 400 / ln 10``).
+4. The seed sensitivity: other natural draw orders of the same seed.
+
+5. Elo is the scalar EKF: ``EKF(SkillModel("logistic", 400 / ln 10, 1500, 350^2, q, "half"),
+   covariance="scalar")`` has the fixed gain ``u / (1 + 2 u kappa_0)``, ``kappa_0 = 1 / (4 s^2)``,
+   ``u`` the predicted steady-state variance (the variance each game sees) for drift ``q`` per
+   game, ``u = q + sqrt(q^2 + q / kappa_0)``; it gives the same ratings as ``Elo(k=gain / s)``
+   (``s = 400 / ln 10``). Inverted: the drift a given K assumes, ``u = K s / (1 - 2 K s kappa_0)``
+   and ``q = kappa_0 u^2 / (1 + 2 kappa_0 u)`` (the fixed-point quadratic solved for ``q``).
 
 The script exits with status 1 if a by-hand figure and the library differ by more than 1e-9.
 
 Usage::
 
-    python examples/ekf_concept.py
+    python examples/ekf_concept.py                 # all five sections
+    python examples/ekf_concept.py --section 5     # only the K <-> drift table (docs/ekf.md)
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 
@@ -160,7 +166,8 @@ def riccati_gain(kappa: float, q_diff: float) -> float:
     return S / (1 + kappa * S)
 
 
-def main() -> int:
+def concept_sections() -> None:
+    """Sections 1-4: the concept example, the by-hand checks, the K scan, the draw orders."""
     d, y = simulate()
     g = games_of(y)
     q_diff = 2 * STEP_SD**2
@@ -231,23 +238,57 @@ def main() -> int:
         k = int(np.argmin(scan))
         print(f"  {order:36s} {e_elo:11.4f} {e_ekf:9.4f} {Ks[k]:7.2f} {scan[k]:8.4f}")
 
+
+
+def drift_of_k(K: float, kappa0: float, scale: float = ELO_SCALE) -> float:
+    """The drift per game whose scalar filter is Elo with this K: the gain ``K s`` gives the
+    predicted variance ``u = K s / (1 - 2 K s kappa_0)`` (from ``gain = u / (1 + 2 u kappa_0)``),
+    and the fixed point ``kappa_0 u^2 - 2 kappa_0 q u - q = 0`` solved for ``q`` gives
+    ``q = kappa_0 u^2 / (1 + 2 kappa_0 u)``."""
+    gain = K * scale
+    u = gain / (1.0 - 2.0 * gain * kappa0)
+    return kappa0 * u * u / (1.0 + 2.0 * kappa0 * u)
+
+
+def scalar_section() -> None:
+    """Section 5: Elo is the scalar EKF; the K each drift gives and the drift each K assumes."""
     print("\n5. Elo is the scalar EKF (logistic, scale 400 / ln 10, draws as half a win, drift q per game)")
     sim = ss.scenarios.drifting(seed=2).games
     n = len(sim)
     games = ss.Games.from_arrays(np.arange(n), sim.a_name, sim.b_name, sim.score)
     kappa0 = expected_curvature(SkillModel("logistic", ELO_SCALE, 1500.0, 350.0**2, 1.0, "half"))
     print(f"  kappa_0 = {kappa0:.6e} = 1 / (4 s^2) = {1 / (4 * ELO_SCALE**2):.6e}")
-    print(f"  {'q':>6s} {'steady v':>10s} {'sd':>7s} {'gain':>10s} {'K = gain/s':>11s} "
+    print("  u = the predicted steady-state variance, the variance each game sees "
+          "(steady_state_variance(model, predicted=True), the scalar filter's default)")
+    print(f"  {'q':>6s} {'u':>10s} {'sd':>7s} {'gain':>10s} {'K = gain/s':>11s} "
           f"{'max |EKF - Elo| (ratings, {0:,} games)'.format(n)}")
     for q in (10.0, 25.0, 100.0, 400.0):
         model = SkillModel("logistic", ELO_SCALE, 1500.0, 350.0**2, q, "half")
         m = EKF(model, covariance="scalar")
-        v = steady_state_variance(model)
+        u = steady_state_variance(model, predicted=True)
+        _record(abs(m.variance - u) <= TOL * u)
         K = m.gain / ELO_SCALE
         r1, r2 = m.run(games), Elo(k=K).run(games)
         diff = float(np.max(np.abs(r1.state.values[:, 0] - r2.state.values[:, 0])))
-        print(f"  {q:6.0f} {v:10.2f} {math.sqrt(v):7.2f} {m.gain:10.2f} {K:11.4f} {diff:12.2e}")
+        print(f"  {q:6.0f} {u:10.2f} {math.sqrt(u):7.2f} {m.gain:10.2f} {K:11.4f} {diff:12.2e}")
         _record(diff <= 1e-9)
+    print("  inverted, the drift per game (rating points^2) each K assumes:")
+    for K in (10.0, 16.0, 20.0, 32.0, 40.0):
+        q = drift_of_k(K, kappa0)
+        back = EKF(SkillModel("logistic", ELO_SCALE, 1500.0, 350.0**2, q, "half"), covariance="scalar").gain / ELO_SCALE
+        _record(abs(back - K) <= TOL * K)  # the library's scalar filter at that drift has this K
+        print(f"    K = {K:4.0f}: q = {q:8.2f}  (its scalar filter's K: {back:.6f})")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--section", choices=("all", "1-4", "5"), default="all",
+                        help="'1-4': the concept example only; '5': the K <-> drift table only")
+    args = parser.parse_args(argv)
+    if args.section in ("all", "1-4"):
+        concept_sections()
+    if args.section in ("all", "5"):
+        scalar_section()
     print("\nMISMATCH" if _mismatch else "\nall checks ok")
     return 1 if _mismatch else 0
 

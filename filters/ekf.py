@@ -1,42 +1,51 @@
 r"""The extended Kalman filter of any :class:`statespace.SkillModel`, and how Elo, Glicko and
-TrueSkill sit inside it.
+TrueSkill sit inside it (derived at length in ``docs/ekf.md``).
 
-The model: skills random-walk, ``s_i(t + dt) = s_i(t) + N(0, q dt)`` (``q`` = ``model.drift``), and
-a game between a and b observes ``y`` through a likelihood ``L(y | d)`` of the difference
-``d = s_a - s_b + h`` (``h`` the home advantage): logistic or probit link, any draw model.
+The model: skills random-walk, :math:`s_i(t + \Delta t) = s_i(t) + \mathcal N(0, q\,\Delta t)`
+(:math:`q` = ``model.drift``), and a game between :math:`a` and :math:`b` observes its result
+:math:`y` through a likelihood :math:`L(y \mid d)` of the difference :math:`d = s_a - s_b + h`
+(:math:`h` the home advantage): logistic or probit link, any draw model.
 
-**Predict.** The prior of a competitor idle for ``dt``: ``v <- v + q dt`` (diagonal), or
-``P <- P + Q dt`` with ``Q = q I`` (full covariance).
+**Predict.** The prior of a competitor idle for :math:`\Delta t`: :math:`v \leftarrow v + q\,\Delta t`
+(diagonal), or :math:`P \leftarrow P + Q\,\Delta t` with :math:`Q = q I` (full covariance).
 
-**Update.** Write the prior of the two skills as ``N(m, \Sigma)`` and ``J = e_a - e_b``, so that
-``d = J s + h`` has prior mean ``d_0 = J m + h`` and variance ``S = J \Sigma J^T`` (``v_a + v_b``
-when diagonal). Let ``g = l'(d)`` and ``\kappa = -l''(d)`` be the gradient and curvature of the
-log-likelihood ``l = log L(y | d)``. One Newton step on the log posterior from the prior mean is
+**Update.** Write the prior of the two skills as :math:`\mathcal N(m, \Sigma)` and
+:math:`J = e_a - e_b`, so that :math:`d = J s + h` has prior mean :math:`d_0 = J m + h` and variance
+:math:`S = J \Sigma J^\top` (:math:`v_a + v_b` when diagonal). Let :math:`g = \ell'(d)` and
+:math:`\kappa = -\ell''(d)` be the gradient and curvature of the log-likelihood
+:math:`\ell = \log L(y \mid d)`. One Newton step on the log posterior from the prior mean is
 
-    m <- m + \Sigma J^T g / (1 + \kappa S),        \Sigma <- \Sigma - \kappa / (1 + \kappa S) \Sigma J^T J \Sigma,
+.. math::
 
-with ``g`` and ``\kappa`` at ``d_0``: this is the EKF (the measurement linearised at the prior
-mean; the Kalman gain is ``\Sigma J^T / (1 + \kappa S)`` per unit of "innovation" ``g``). Iterating
-the Newton step (``iterations > 1``) moves the linearisation point to the posterior mode
-``d* = d_0 + S l'(d*)``: the iterated EKF, i.e. the Laplace approximation of the one-game posterior.
-Rating periods: each game's Gaussian "site" (precision ``\kappa``, from the pre-period prior) is
-multiplied into the prior, so the order inside a period does not matter.
+    m \leftarrow m + \frac{\Sigma J^\top g}{1 + \kappa S}, \qquad
+    \Sigma \leftarrow \Sigma - \frac{\kappa}{1 + \kappa S}\, \Sigma J^\top J \Sigma ,
 
-**The family as special cases** (logistic link, scale ``s = 400 / ln 10``, draws as half a win,
-where ``g = (y - E) / s`` and ``\kappa = E (1 - E) / s^2``):
+with :math:`g` and :math:`\kappa` at :math:`d_0`: this is the EKF (the measurement linearised at
+the prior mean; the Kalman gain is :math:`\Sigma J^\top / (1 + \kappa S)` per unit of
+"innovation" :math:`g`). Iterating the Newton step (``iterations > 1``) moves the linearisation
+point to the posterior mode :math:`d^* = d_0 + S\,\ell'(d^*)`: the iterated EKF, i.e. the Laplace
+approximation of the one-game posterior. Rating periods: each game's Gaussian "site" (precision
+:math:`\kappa`, from the pre-period prior) is multiplied into the prior, so the order inside a
+period does not matter.
+
+**The family as special cases** (logistic link at scale :math:`s = 400 / \ln 10`, draws as half
+a win, where :math:`g = (y - E) / s` and :math:`\kappa = E (1 - E) / s^2`):
 
 - *Elo* is the scalar filter (``covariance="scalar"``): every competitor keeps the same fixed
-  variance ``v`` and the curvature is frozen at its steady-state value ``\kappa_0 = 1 / (4 s^2)``,
-  so the mean update is ``m_a += v / (s (1 + 2 v \kappa_0)) (y - E)``: Elo with
-  ``K = v / (s (1 + 2 v \kappa_0))`` rating points per unit of surprise. The steady-state ``v`` of a
-  filter with drift ``q`` gives Elo's K for that drift.
+  variance :math:`u`, the variance each game sees, and the curvature is frozen at its
+  steady-state value :math:`\kappa_0 = 1 / (4 s^2)`, so the mean update is
+  :math:`m_a \mathrel{+}= \frac{u}{s (1 + 2 u \kappa_0)} (y - E)`: Elo with
+  :math:`K = u / (s (1 + 2 u \kappa_0))` rating points per unit of surprise. The default
+  :math:`u` is the predicted steady-state variance :math:`u^*` of a filter with drift
+  :math:`q` (:func:`steady_state_variance`), which gives Elo's K for that drift.
 - *Glicko* is the diagonal filter with the uncertainty integrated into the forecast: per-player
-  variance ``RD^2``, drift ``c^2`` per period, and ``E`` computed with ``g(RD_j)``; its update
-  ``1 / RD'^2 = 1 / RD^2 + q^2 g^2 E (1 - E)`` is exactly ``1 / v' = 1 / v + \kappa`` with the
-  opponent's variance folded into ``\kappa``.
+  variance :math:`RD^2`, drift :math:`c^2` per period, and :math:`E` computed with
+  :math:`g(RD_j)`; its update :math:`1 / RD'^2 = 1 / RD^2 + q^2 g^2 E (1 - E)` (Glickman's
+  :math:`q = \ln 10 / 400`) is exactly :math:`1 / v' = 1 / v + \kappa` with the opponent's
+  variance folded into :math:`\kappa`.
 - *TrueSkill* is the diagonal filter with the probit link where the Newton step is replaced by
-  moment matching (assumed-density filtering): same ``S = 2 \beta^2 + \sigma_a^2 + \sigma_b^2``
-  structure, with ``v`` and ``w`` in place of ``g`` and ``\kappa``.
+  moment matching (assumed-density filtering): the same :math:`S = 2 \beta^2 + \sigma_a^2 + \sigma_b^2`
+  structure, with :math:`v` and :math:`w` in place of :math:`g` and :math:`\kappa`.
 
 Covariance options: ``"diagonal"`` (default; one variance per competitor; O(1) per game),
 ``"full"`` (one n x n covariance, so that playing a common opponent correlates two competitors;
@@ -45,9 +54,10 @@ has its cost), :mod:`filters.ekf_full`), ``"scalar"`` (a shared fixed variance: 
 filter Elo approximates, :class:`ScalarEKF`).
 
 **A drifting home advantage** (``SkillModel.home_drift > 0``, diagonal covariance): the home
-advantage ``h`` is one more state row, the last (:data:`HOME_ROW`), a third participant of every
-game at ``a``'s home: ``J = e_a - e_b + e_h``, so ``S = v_a + v_b + v_h`` and ``h`` moves by
-``v_h g / (1 + kappa S)``; between rating periods its variance grows by ``home_drift * dt``.
+advantage :math:`h` is one more state row, the last (:data:`HOME_ROW`), a third participant of
+every game at :math:`a`'s home: :math:`J = e_a - e_b + e_h`, so :math:`S = v_a + v_b + v_h` and
+:math:`h` moves by :math:`v_h g / (1 + \kappa S)`; between rating periods its variance grows by
+``home_drift`` :math:`\times\,\Delta t`.
 """
 
 from __future__ import annotations
@@ -256,24 +266,54 @@ def expected_curvature(model: SkillModel) -> float:
     return float(kappa)
 
 
-def steady_state_variance(model: SkillModel, dt: float = 1.0, tol: float = 1e-14) -> float:
-    """Variance ``v`` of a competitor who plays an equal opponent (same variance) after every
-    ``dt`` of drift, at the filter's fixed point: ``v = u - kappa u^2 / (1 + 2 kappa u)`` with
-    ``u = v + q dt`` and ``kappa`` the expected curvature at ``d = 0`` (``1 / (4 s^2)`` for the
-    logistic link without draws). The scalar EKF's default variance."""
+def steady_state_variance(model: SkillModel, dt: float = 1.0, *, predicted: bool = False) -> float:
+    r"""The fixed point of the diagonal filter's variance for a competitor who meets an equal
+    opponent (the same variance, :math:`d = 0`) after every ``dt`` of drift.
+
+    Such a competitor's variance goes through the time update :math:`u = v + q\,\Delta t`
+    (:math:`q` = ``model.drift``, :math:`\Delta t` = ``dt``) and then the game's update with
+    :math:`S = 2u` (the opponent's variance is also :math:`u`) and the curvature frozen at its
+    expected value between equal competitors, :math:`\kappa_0` (:func:`expected_curvature`,
+    :math:`1/(4 s^2)` for the logistic link at scale :math:`s` with draws as half a win):
+
+    .. math::
+
+        v = u - \frac{\kappa_0 u^2}{1 + 2\kappa_0 u}, \qquad u = v + q\,\Delta t .
+
+    Putting :math:`v = u - q\,\Delta t` into the first equation and multiplying by
+    :math:`1 + 2\kappa_0 u` gives the quadratic (the one-dimensional discrete algebraic Riccati
+    equation of the filter's variance, Kalman 1960; derived step by step in
+    ``docs/notebooks/02_elo.md``)
+
+    .. math::
+
+        \kappa_0 u^2 - 2\kappa_0\, q\Delta t\, u - q\Delta t = 0,
+
+    whose roots have the product :math:`-q\Delta t/\kappa_0 < 0`; the positive one gives
+
+    .. math::
+
+        u^* = q\Delta t + \sqrt{(q\Delta t)^2 + q\Delta t/\kappa_0}, \qquad
+        v^* = u^* - q\Delta t = \sqrt{(q\Delta t)^2 + q\Delta t/\kappa_0} .
+
+    Returns :math:`v^*`, the posterior variance after each game (``predicted=False``), or
+    :math:`u^*`, the predicted variance each game sees (``predicted=True``). The scalar filter's
+    default variance is :math:`u^*` with ``dt = 1``: its gain :math:`u^*/(1 + 2 u^* \kappa_0)` is
+    then the diagonal filter's steady gain (``tests/test_ekf.py`` runs that filter to its steady
+    state). Mean reversion (``model.reversion``) is ignored: the random walk's steady state. For
+    draw models whose curvature depends on the result, :math:`\kappa_0` is its expectation, so the
+    fixed point is that of the expected recursion.
+    """
     if model.drift <= 0:
         raise ValueError(f"the steady state needs drift > 0, got drift={model.drift!r} (with drift 0 give "
                          f"covariance='scalar' its variance=)")
+    if not (isinstance(dt, (int, float, np.integer, np.floating)) and 0 < dt < math.inf):
+        raise ValueError(f"steady_state_variance: dt must be a finite number > 0, got {dt!r}")
     kappa = expected_curvature(model)
-    v = model.drift * dt
-    for _ in range(10_000):
-        u = v + model.drift * dt
-        # u - kappa u^2 / (1 + 2 kappa u) as u (1/2 + 1/2 / (1 + 2 kappa u)): kappa u^2 overflows for a huge drift
-        new = u * (0.5 + 0.5 / (1.0 + 2.0 * kappa * u))
-        if abs(new - v) <= tol * max(1.0, v):
-            return float(new)
-        v = new
-    return float(v)
+    qdt = model.drift * float(dt)
+    # hypot and sqrt(q) / sqrt(kappa): no overflow of (q dt)^2 or q dt / kappa before the root
+    root = math.hypot(qdt, math.sqrt(qdt) / math.sqrt(kappa)) if kappa > 0 else math.inf
+    return float(qdt + root if predicted else root)
 
 
 class EKF(Filter):
@@ -296,7 +336,9 @@ class EKF(Filter):
         1 for the EKF (linearise at the prior mean); more iterates the Newton step to the
         posterior mode (the iterated EKF), stopping when the step is below ``tol``.
     variance:
-        The fixed variance of ``covariance="scalar"`` (default: :func:`steady_state_variance`).
+        The fixed variance of ``covariance="scalar"``, the variance each game sees (default: the
+        predicted steady-state variance ``steady_state_variance(model, predicted=True)``, that
+        of a competitor who meets an equal opponent after every unit of time).
     period_days:
         Time unit of the drift when the games carry no rating periods (1: drift per day; with
         numeric times, per unit of time).
@@ -364,7 +406,7 @@ class EKF(Filter):
                              f"the model observes {type(model.observation).__name__}: use 'diagonal' or 'full'")
         if covariance == "scalar":
             if variance is None:  # a huge drift's steady state is beyond the variances the kernels keep
-                variance = min(steady_state_variance(model), K.VAR_MAX)
+                variance = min(steady_state_variance(model, predicted=True), K.VAR_MAX)
             C.number("EKF", "variance", variance, 0.0, K.VAR_MAX, lo_open=True)
         elif variance is not None:
             raise ValueError("variance= is the fixed variance of covariance='scalar' only")
@@ -517,13 +559,13 @@ class EKF(Filter):
 
     @property
     def gain(self) -> float:
-        """Scalar filter: the fixed gain ``v / (1 + 2 v kappa_0)`` (skill units per unit of
-        log-likelihood gradient). With the logistic link and draws as half a win the gradient is
-        ``(y - E) / s``, so this filter is Elo with ``K = gain / s``."""
+        r"""Scalar filter: the fixed gain :math:`u / (1 + 2 u \kappa_0)`, :math:`u` = :attr:`variance`
+        (skill units per unit of log-likelihood gradient). With the logistic link at scale
+        :math:`s` and draws as half a win the gradient is :math:`(y - E) / s`, so this filter is
+        Elo with :math:`K` = ``gain`` :math:`/ s`."""
         if self.covariance != "scalar":
             raise ValueError("gain is defined for covariance='scalar'")
         return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
-
 
 
 class ScalarEKF(EKF):

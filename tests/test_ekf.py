@@ -260,17 +260,57 @@ def test_scalar_ekf_is_elo(q, periods):
     ekf = EKF(model, covariance="scalar")
     kappa0 = 1.0 / (4.0 * ELO_SCALE**2)
     assert expected_curvature(model) == pytest.approx(kappa0, rel=1e-14)
-    v = steady_state_variance(model)
-    u = v + q
+    v = steady_state_variance(model)  # the posterior variance after each game, v*
+    u = steady_state_variance(model, predicted=True)  # the predicted variance each game sees, u*
+    assert u == pytest.approx(v + q, rel=1e-14)
     assert v == pytest.approx(u - kappa0 * u * u / (1 + 2 * kappa0 * u), rel=1e-12)  # its fixed point
-    assert ekf.variance == v and ekf.gain == pytest.approx(v / (1 + 2 * v * kappa0), rel=1e-14)
+    assert ekf.variance == u and ekf.gain == pytest.approx(u / (1 + 2 * u * kappa0), rel=1e-14)
     elo = Elo(k=ekf.gain / ELO_SCALE, home=40.0)
     r1, r2 = ekf.run(g), elo.run(g)
     np.testing.assert_allclose(r1.state.values[:, 0], r2.state.values[:, 0], rtol=0, atol=1e-9)
     # the forecasts differ only by the uncertainty the EKF integrates: 2 v in the difference
     d = r2.state.values[:, 0]
     p_ekf = ekf.predict_proba(r1.state, g.players[:5], g.players[5:10])
-    np.testing.assert_allclose(p_ekf, model.proba(d[:5] - d[5:10], 2 * v), atol=1e-14)
+    np.testing.assert_allclose(p_ekf, model.proba(d[:5] - d[5:10], 2 * u), atol=1e-14)
+
+
+@pytest.mark.parametrize("q, dt", [(10.0, 1.0), (400.0, 1.0), (25.0, 2.5)])
+def test_scalar_ekf_has_the_diagonal_filters_steady_gain_and_forecast_variance(q, dt):
+    """The scalar filter's default variance is the variance each game sees at the diagonal
+    filter's steady state, and its gain that filter's steady mean shift per unit of gradient.
+
+    Independent of the closed form: the diagonal EKF itself is run to its steady state. A and B
+    start equal and play a draw every ``dt``: with the logistic link and draws as half a win,
+    ``E = 1/2 = y`` keeps ``d = 0`` exactly, so each meets an opponent of the same variance at
+    the curvature ``kappa_0``. Read from its outputs at game ``n``: the predicted variance (the
+    posterior sd after game ``n - 1`` squared, plus ``q dt``), the mean shift when A wins game
+    ``n`` (gain = shift / (y - E) * s), and the forecast of game ``n + 1``, made with the
+    variance ``2 u*`` (the curvature at ``d = 0`` does not depend on the result, so game ``n``
+    leaves the variances at their steady state). Before the fix the scalar filter's default was
+    the posterior variance ``v* = u* - q``, 1-5% below."""
+    model = SkillModel("logistic", ELO_SCALE, 1500.0, 350.0**2, q, "half")
+    n = 3000  # the variance contracts to its fixed point by a factor of at most 0.982 a game here
+    y = np.r_[np.full(n, 0.5), 1.0, 0.5]
+    g = ss.Games.from_arrays(dt * np.arange(n + 2), ["A"] * (n + 2), ["B"] * (n + 2), y)
+    run = EKF(model).run(g)  # covariance="diagonal"
+    tr = run.trajectories()
+    a, b = tr[tr.player == "A"], tr[tr.player == "B"]
+    mean_a, sd_a = a["mean"].to_numpy(), a["sd"].to_numpy()
+    assert np.all(mean_a[:n] == 1500.0) and np.array_equal(sd_a, b["sd"].to_numpy())  # d = 0, equal variances
+    u_seen = sd_a[n - 1] ** 2 + q * dt  # the predicted variance at game n
+    gain_seen = (mean_a[n] - mean_a[n - 1]) / (1.0 - 0.5) * ELO_SCALE
+    if dt == 1.0:
+        scalar = EKF(model, covariance="scalar")  # the default variance
+    else:
+        scalar = EKF(model, covariance="scalar", variance=steady_state_variance(model, dt, predicted=True))
+    assert u_seen == pytest.approx(scalar.variance, rel=1e-6)
+    assert gain_seen == pytest.approx(scalar.gain, rel=1e-6)
+    # and as Elo: the K of the scalar filter is the diagonal filter's steady shift per unit surprise
+    assert (mean_a[n] - mean_a[n - 1]) / 0.5 == pytest.approx(scalar.gain / ELO_SCALE, rel=1e-6)
+    # the forecast of game n + 1: the scalar filter's variance of d, 2 u*, is the diagonal's
+    d1 = mean_a[n] - b["mean"].to_numpy()[n]
+    np.testing.assert_allclose(run.proba[n + 1], model.proba(d1, 2 * scalar.variance), rtol=0, atol=1e-10)
+    assert abs(run.proba[n + 1, 0] - model.proba(d1, 2 * (scalar.variance - q * dt))[0]) > 1e-8  # v* is not: resolved
 
 
 # ---------------------------------------------------------------- 4. the concept example
