@@ -1,32 +1,39 @@
-"""The Deutsche Wertungszahl (DWZ) of the German Chess Federation (DSB).
+r"""The Deutsche Wertungszahl (DWZ) of the German Chess Federation (DSB).
 
 Deutscher Schachbund, "Wertungsordnung" (schachbund.de): 3.3.1 (the expected score), 3.5.2 (the
 new rating) and Anhang 1.2 (the development coefficient), with the same bounds stated in
-Anhang 2.4. For a player rated ``R_o`` with index ``i`` (the number of evaluations so far) who
-scores ``W`` in ``n`` games of one tournament (a rating period):
+Anhang 2.4. For a player rated :math:`R_o` with index :math:`i` (the number of evaluations so
+far) who scores :math:`W` in :math:`n` games of one tournament (a rating period):
 
-- expected score of a game, a normal distribution of the rating difference ``D`` with standard
-  deviation ``200 sqrt 2`` (each player's performance varies by 200 points, 3.3.1):
-  ``P(D) = Phi(D / (200 sqrt 2))``; ``W_e = sum_j P(D_j)`` (3.3.2). Anhang 2.1 gives the logistic
-  ``1 / (1 + 10^(-D / 400))`` as an approximation for rough calculations (``expectation="logistic"``);
-- ``E_0 = (R_o / 1000)^4 + J``, ``J = 5`` (youths up to 20), 10 (21 to 25), 15 (older);
-- ``f_B = R_o / 2000`` within ``[0.5, 1]`` for youths with ``W >= W_e``, else 1 (acceleration);
-- ``S_Br = e^((1300 - R_o) / 150) - 1`` for ``R_o < 1300`` and ``W < W_e``, else 0 (braking);
-- ``E = E_0 f_B + S_Br``, rounded to a whole number, at least 5, and at most ``5 i`` while
-  ``i <= 5`` and 30 after (``S_Br = 0``), or at most 150 (``S_Br > 0``); a rating from another
-  system counts as index 1;
-- ``R_n = R_o + 800 (W - W_e) / (E + n)`` (3.5.2), and the index grows by one.
+- expected score of a game, a normal distribution of the rating difference :math:`D` with
+  standard deviation :math:`200 \sqrt{2}` (each player's performance varies by 200 points,
+  3.3.1): :math:`P(D) = \Phi\bigl(D / (200 \sqrt{2})\bigr)`; :math:`W_e = \sum_j P(D_j)` (3.3.2).
+  Anhang 2.1 gives the logistic :math:`1 / (1 + 10^{-D / 400})` as an approximation for rough
+  calculations (``expectation="logistic"``);
+- :math:`E_0 = (R_o / 1000)^4 + J`, :math:`J = 5` (youths up to 20), 10 (21 to 25), 15 (older);
+- :math:`f_B = R_o / 2000` within :math:`[0.5, 1]` for youths with :math:`W \ge W_e`, else 1
+  (acceleration);
+- :math:`S_{Br} = e^{(1300 - R_o) / 150} - 1` for :math:`R_o < 1300` and :math:`W < W_e`, else 0
+  (braking);
+- :math:`E = E_0 f_B + S_{Br}`, rounded to a whole number, at least 5, and at most :math:`5 i`
+  while :math:`i \le 5` and 30 after (:math:`S_{Br} = 0`), or at most 150 (:math:`S_{Br} > 0`); a
+  rating from another system counts as index 1;
+- the new rating (3.5.2), and the index grows by one:
 
-Place in the state-space view: ``W - W_e`` is the sum of the games' score residuals, so the DWZ
-is Elo's fixed-gain filter on the Thurstone-Mosteller (probit) model at scale ``200 sqrt 2``, with
-a gain ``800 / (E + n)`` per period that is set by rule rather than by a tracked variance: it
-falls as the rating and the index grow (``E`` up to 30) and as the tournament lengthens (the
-``+ n``), much as a Kalman gain falls with the prior precision plus the data's. A custom
-combination rule (:data:`~filters._kernels.RULE_CUSTOM`) applies it, since ``E`` depends on the
-period's total. Ages are not in the games: the age constant ``J`` is a setting (15, adults) and
-``youth=True`` applies the acceleration factor. Not modelled: first ratings of unrated players
-(the iterative Erst-DWZ; a newcomer starts at ``initial_rating``) and the integer rounding of
-ratings (kept as real numbers).
+  .. math::
+
+      R_n = R_o + \frac{800\, (W - W_e)}{E + n}.
+
+Place in the state-space view: :math:`W - W_e` is the sum of the games' score residuals, so the
+DWZ is Elo's fixed-gain filter on the Thurstone-Mosteller (probit) model at scale
+:math:`\alpha = 200 \sqrt{2}`, with a gain :math:`800 / (E + n)` per period that is set by rule
+rather than by a tracked variance: it falls as the rating and the index grow (:math:`E` up to 30)
+and as the tournament lengthens (the :math:`+\,n`), much as a Kalman gain falls with the prior
+precision plus the data's. A custom combination rule (:data:`~filters._kernels.RULE_CUSTOM`)
+applies it, since :math:`E` depends on the period's total. Ages are not in the games: the age
+constant :math:`J` is a setting (15, adults) and ``youth=True`` applies the acceleration factor.
+Not modelled: first ratings of unrated players (the iterative Erst-DWZ; a newcomer starts at
+``initial_rating``) and the integer rounding of ratings (kept as real numbers).
 """
 
 from __future__ import annotations
@@ -119,20 +126,21 @@ def _apply(x, count, theta, i, scratch):
 
 
 class DWZ(Filter):
-    """The DSB's Deutsche Wertungszahl as a filter (see the module docstring).
+    r"""The DSB's Deutsche Wertungszahl as a filter (see the module docstring).
 
     Parameters
     ----------
     j:
-        The age constant ``J`` of ``E_0``: 15 for players over 25 (default), 10 for 21 to 25, 5 for
-        youths. In ``[0, 1000]``.
+        The age constant :math:`J` of :math:`E_0`: 15 for players over 25 (default), 10 for 21 to
+        25, 5 for youths. In ``[0, 1000]``.
     youth:
-        Apply the youths' acceleration factor ``f_B`` (False).
+        Apply the youths' acceleration factor :math:`f_B` (False).
     round_e:
-        Round ``E`` to a whole number, as the Wertungsordnung does (True).
+        Round :math:`E` to a whole number, as the Wertungsordnung does (True).
     expectation:
-        ``"normal"`` (the Wertungsordnung's ``Phi(D / (200 sqrt 2))``, default) or ``"logistic"``
-        (its approximation ``1 / (1 + 10^(-D / 400))``, Anhang 2.1); also the forecasts' link.
+        ``"normal"`` (the Wertungsordnung's :math:`\Phi\bigl(D / (200 \sqrt{2})\bigr)`, default) or
+        ``"logistic"`` (its approximation :math:`1 / (1 + 10^{-D / 400})`, Anhang 2.1); also the
+        forecasts' link.
     home:
         Rating points added to ``a`` when it plays at home (0; ``|home| <= 1e300``).
     initial_rating:
@@ -188,8 +196,9 @@ class DWZ(Filter):
 
     @property
     def model(self) -> SkillModel:
-        """Probit link at ``200 sqrt 2`` rating points (logistic at ``400 / ln 10`` with
-        ``expectation="logistic"``), the chosen draw model, no drift, no prior variance."""
+        r"""Probit link at :math:`\alpha = 200 \sqrt{2}` rating points (logistic at
+        :math:`400 / \ln 10` with ``expectation="logistic"``), the chosen draw model, no drift, no
+        prior variance."""
         if self.expectation == "normal":
             link, scale = "probit", SIGMA
         else:
@@ -202,7 +211,7 @@ class DWZ(Filter):
         return ("index",)
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
-        """``j`` in [1, 200] (a larger ``J`` means a smaller gain) and ``home`` in [-400, 400] where
+        """``j`` in [1, 200] (a larger :math:`J` means a smaller gain) and ``home`` in [-400, 400] where
         some game is not neutral."""
         out = {"j": (1.0, 200.0)}
         if not games.neutral.all():

@@ -1,41 +1,48 @@
-"""The English Chess Federation's grading system (the three-digit ECF grade, 1958-2020).
+r"""The English Chess Federation's grading system (the three-digit ECF grade, 1958-2020).
 
 The rule (R. W. B. Clarke's system as the ECF applied it; described in "ECF grading system",
 Wikipedia, and by clubs quoting the ECF grading database, e.g. North London Chess Club's
 "grading" page, mjh.orpheusweb.co.uk/nulcc/grading.htm, and Plymouth Chess Club's grading list
-page): each game gives a player a *performance*
+page): each game gives a player graded :math:`g` a *performance*
 
-    p = g_opp' + 50 (win),  g_opp' (draw),  g_opp' - 50 (loss),
-    g_opp' = g + clip(g_opp - g, -40, 40)
+.. math::
+
+    p = \begin{cases} g_\text{opp}' + 50 & \text{win} \\ g_\text{opp}' & \text{draw} \\
+    g_\text{opp}' - 50 & \text{loss} \end{cases}, \qquad
+    g_\text{opp}' = g + \operatorname{clip}(g_\text{opp} - g,\ -40,\ 40)
 
 (the opponent's grade counts as at most 40 points away from one's own, so that no one gains by
 losing to much stronger players and a stronger player's grade cannot fall when winning). A
 player's new grade is the mean of the period's performances. A player with fewer than
-``N = 30`` games in the period had them made up to 30 "at the player's previous grade" (the
+:math:`N = 30` games in the period had them made up to 30 "at the player's previous grade" (the
 ECF's rule for grade categories B-E before 2011, as the Bronowski Trophy's note "Grading
 developments 2011-12" describes it; since 2011 the most recent earlier games were used instead,
 which needs each player's game history, not a state):
 
-    g' = (sum_j p_j + max(0, N - m) g) / max(m, N)  =  g + sum_j (p_j - g) / max(m, N)
+.. math::
 
-for ``m`` games in the period. Worked example (Wikipedia): A graded 160 beats B graded 140; A's
+    g' = \frac{\sum_j p_j + \max(0, N - n)\, g}{\max(n, N)} = g + \frac{\sum_j (p_j - g)}{\max(n, N)}
+
+for :math:`n` games in the period. Worked example (Wikipedia): A graded 160 beats B graded 140; A's
 performance is 190, B's 110. Had B been graded 100, A would score 120 + 50 = 170 and B
 140 - 50 = 90. An equivalent form (North London Chess Club's page): the mean of the (capped)
 opponents' grades plus the percentage score minus 50.
 
-Place in the state-space view: ``p_j - g = 100 (s_j - E_j)`` with ``E_j = 1/2 + clip(g - g_j,
--40, 40) / 100``, so the ECF grade is Elo's fixed-gain filter (:data:`~filters._kernels.RULE_SHIFT`)
-with a *linear* expected score clipped to [0.1, 0.9] and the gain ``100 / max(m, N)`` per game:
-a stochastic-gradient step on a model whose win probability rises by 1% per grade point.
-Matching that slope with the logistic's at 0, ``1 / (4 s) = 1 / 100``, gives ``s = 25`` grade
-points per logistic unit, about 7 Elo points per grade point; the ECF's own conversions say 8
-(Elo = 8 x grade + 600, the factor from "25 grade points score 75%, as 200 Elo points do", quoted
-in the discussion of bluehorizonweb.com's "New ECF to Elo conversion formula", 2008) and 7.5
-(Elo = 7.5 x grade + 700, the ECF's 2020 conversion, "The calculation of ECF Grades on a monthly
-basis", englishchess.org.uk). Forecasts use the logistic link at ``elo_per_grade`` (default 8)
-Elo points per grade point, ``s = (400 / ln 10) / elo_per_grade`` grade points, through the
-model's observation kernels and draw model. Not modelled: the junior increment, ungraded
-opponents' estimated grades, negative performances counted as 0.
+Place in the state-space view: :math:`p_j - g = 100 (y_j - E_j)` for the score :math:`y_j` of
+game :math:`j`, with :math:`E_j = 1/2 + \operatorname{clip}(g - g_j, -40, 40) / 100`, so the ECF
+grade is Elo's fixed-gain filter (:data:`~filters._kernels.RULE_SHIFT`) with a *linear* expected
+score clipped to [0.1, 0.9] and the gain :math:`100 / \max(n, N)` per game: a
+stochastic-gradient step on a model whose win probability rises by 1% per grade point.
+Matching that slope with the logistic's at 0, :math:`1 / (4 \alpha) = 1 / 100`, gives a scale
+:math:`\alpha = 25` grade points per logistic unit, about 7 Elo points per grade point; the ECF's
+own conversions say 8 (Elo = 8 x grade + 600, the factor from "25 grade points score 75%, as 200
+Elo points do", quoted in the discussion of bluehorizonweb.com's "New ECF to Elo conversion
+formula", 2008) and 7.5 (Elo = 7.5 x grade + 700, the ECF's 2020 conversion, "The calculation of
+ECF Grades on a monthly basis", englishchess.org.uk). Forecasts use the logistic link at
+``elo_per_grade`` (default 8) Elo points per grade point,
+:math:`\alpha = (400 / \ln 10) / \mathtt{elo\_per\_grade}` grade points, through the model's
+observation kernels and draw model. Not modelled: the junior increment, ungraded opponents'
+estimated grades, negative performances counted as 0.
 """
 
 from __future__ import annotations
@@ -84,13 +91,14 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
 
 
 class ECF(Filter):
-    """The ECF grading system as a filter (see the module docstring).
+    r"""The ECF grading system as a filter (see the module docstring).
 
     Parameters
     ----------
     games_required:
-        ``N``: a period with fewer games is made up to ``N`` at the previous grade (the ECF's 30).
-        In ``[1, 1e6]``; ``N = 1`` makes the new grade the mean performance of the period.
+        :math:`N`: a period with fewer games is made up to :math:`N` at the previous grade (the
+        ECF's 30). In ``[1, 1e6]``; :math:`N = 1` makes the new grade the mean performance of the
+        period.
     home:
         Grade points added to ``a``'s grade when it plays at home (0; ``|home| <= 1e300``).
     initial_grade:
@@ -102,8 +110,8 @@ class ECF(Filter):
         ``("davidson", nu)``, ``("threshold", margin)`` in grade points).
 
     Rating periods: games with a ``period`` (``Games.with_periods``) are graded period by period
-    (the ECF's half-year or year); otherwise every game is its own period (``m = 1``, a step of
-    ``1 / N`` towards its performance).
+    (the ECF's half-year or year); otherwise every game is its own period (:math:`n = 1`, a step
+    of :math:`1 / N` towards its performance).
     """
 
     name = "ecf"
@@ -134,8 +142,8 @@ class ECF(Filter):
 
     @property
     def model(self) -> SkillModel:
-        """Logistic link at ``(400 / ln 10) / elo_per_grade`` grade points, the chosen draw model, no
-        drift and no prior variance (a grade tracks none)."""
+        r"""Logistic link at :math:`\alpha = (400 / \ln 10) / \mathtt{elo\_per\_grade}` grade points,
+        the chosen draw model, no drift and no prior variance (a grade tracks none)."""
         return SkillModel(link="logistic", scale=ELO_SCALE / self.elo_per_grade, prior_mean=self.initial_grade,
                           prior_var=0.0, drift=0.0, draw=self.draw, home=self.home)
 

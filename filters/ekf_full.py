@@ -1,26 +1,30 @@
 r"""The extended Kalman filter with one full covariance over all competitors.
 
-The state is ``N(m, P)`` over every competitor, so that playing a common opponent correlates two
-competitors (O(n^2) memory and work per game). Predict: ``P <- A P A^T + Q`` with the transition
-of :func:`filters.ekf.transition` on the idle competitor's row and column. Update: the ``m`` games
-of a rating period are linearised from the pre-period state (:func:`filters.ekf.linearise`), each
-a Gaussian site of precision ``kappa_j`` on ``d_j = J_j s + h_j``; their product with the prior is
-the rank-``m`` Woodbury update
+The state is :math:`\mathcal{N}(m, P)` over every competitor, so that playing a common opponent
+correlates two competitors (:math:`O(n^2)` memory and work per game for :math:`n` competitors).
+Predict: :math:`P \leftarrow A P A^\top + Q` with the transition of :func:`filters.ekf.transition`
+on the idle competitor's row and column. Update: the :math:`G` games of a rating period are
+linearised from the pre-period state (:func:`filters.ekf.linearise`), each a Gaussian site of
+precision :math:`\kappa_j` on :math:`d_j = J_j s + h_j`; their product with the prior is the
+rank-:math:`G` Woodbury update
 
-    P' = P - P J^T M J P,      m' = m + P J^T (c - M (J m + A c)),
-    M = K (I + A K)^{-1},      A = J P J^T,      K = diag(kappa),
+.. math::
 
-with ``c_j = g_j + kappa_j (d_j - d0_j) + kappa_j J_j m`` (the site's linear coefficient). Since
-``M (I + A K) = K``, the mean's step is ``P J^T (I - M A) c'`` with ``c'_j = g_j + kappa_j (d_j - d0_j)``,
-the form used (it never forms ``kappa J m``, which overflows for large ratings). It is not a sum of
-per-competitor sites, so it runs in :func:`filters._kernels.period_loop`.
+    P' &= P - P J^\top M J P, \qquad m' = m + P J^\top \bigl(c - M (J m + A c)\bigr), \\
+    M &= K (I + A K)^{-1}, \qquad A = J P J^\top, \qquad K = \operatorname{diag}(\kappa),
+
+with :math:`c_j = g_j + \kappa_j (d_j - d_{0,j}) + \kappa_j J_j m` (the site's linear
+coefficient). Since :math:`M (I + A K) = K`, the mean's step is :math:`P J^\top (I - M A)\, c'`
+with :math:`c'_j = g_j + \kappa_j (d_j - d_{0,j})`, the form used (it never forms
+:math:`\kappa J m`, which overflows for large ratings). It is not a sum of per-competitor sites,
+so it runs in :func:`filters._kernels.period_loop`.
 
 Numeric guards (issue 13): the update is computed in units of each game's prior sds
 (:func:`_update`); a game's weight counts up to ``WEIGHT_MAX``, its curvature up to
-``1e10 / (P_aa + P_bb)`` (information 1e10 times the prior's already fixes the difference, and more
-leaves ``I + A K`` singular to double precision), the diagonal of ``P`` is
-kept in ``[VAR_MIN, VAR_MAX]``, every covariance within ``+-sd_i sd_k`` and the means within
-``+-MEAN_MAX`` (:mod:`filters._kernels`); a forecast's variance is at least 0.
+:math:`10^{10} / (P_{aa} + P_{bb})` (information 1e10 times the prior's already fixes the
+difference, and more leaves :math:`I + A K` singular to double precision), the diagonal of
+:math:`P` is kept in ``[VAR_MIN, VAR_MAX]``, every covariance within :math:`\pm \sqrt{P_{ii} P_{kk}}`
+and the means within ``+-MEAN_MAX`` (:mod:`filters._kernels`); a forecast's variance is at least 0.
 """
 
 from __future__ import annotations
@@ -204,7 +208,7 @@ def _frozen(forecast, obs, x, last, theta, a, b, home, t):
 
 
 class FullEKF(EKF):
-    """``EKF(model, covariance="full")``: the extended Kalman filter with one n x n covariance
+    r"""``EKF(model, covariance="full")``: the extended Kalman filter with one :math:`n \times n` covariance
     (see the module docstring); state columns ``mean``, ``sd`` and the covariance row
     ``cov_0 .. cov_{n-1}``. Practical up to a few thousand competitors."""
 

@@ -1,30 +1,35 @@
-"""Elo: the fixed-gain filter of the shared logistic model.
+r"""Elo: the fixed-gain filter of the shared logistic model.
 
 Forecast (Elo 1978; the logistic form used by FIDE and most leagues):
 
-    E_a = 1 / (1 + 10^(-(r_a - r_b + H) / 400))
+.. math::
 
-with ``H`` the home advantage when ``a`` plays at home. This is the ``SkillModel`` forecast
-with the logistic link, scale ``400 / ln 10`` and no skill uncertainty.
+    E_a = \frac{1}{1 + 10^{-(r_a - r_b + h) / 400}}
+
+with :math:`h` the home advantage (``home``) when ``a`` plays at home. This is the ``SkillModel``
+forecast with the logistic link, scale :math:`\alpha = 400 / \ln 10` and no skill uncertainty.
 
 Update, for all games of one rating period computed from the pre-period ratings:
 
-    r_a <- r_a + K * sum_games (S_a - E_a)
+.. math::
 
-``S_a`` is 1, 0.5 or 0. It is one stochastic-gradient step on the log-likelihood of the
-logistic model: d/dr_a log L = (S_a - E_a) ln10 / 400, so K = step size * 400 / ln 10. Elo tracks
-no variance, so the time update does nothing.
+    r_a \leftarrow r_a + K \sum_\text{games} (y - E_a)
+
+with :math:`y` a's score, 1, 0.5 or 0. It is one stochastic-gradient step on the log-likelihood
+of the logistic model: :math:`\partial \log L / \partial r_a = (y - E_a) \ln 10 / 400`, so
+:math:`K = \eta \cdot 400 / \ln 10` for a step size :math:`\eta`. Elo tracks no variance, so the
+time update does nothing.
 
 FIDE rules (FIDE Handbook B.02, "FIDE Rating Regulations", 8.3 and 8.56), with ``Elo.fide()``:
-K = 40 until a player has 30 rated games, then 20 while the rating stays under 2400, and 10 once
-it has reached 2400 (it stays 10 even if the rating drops); a rating difference of more than
-400 points counts as 400 in the update; if K * n > 700 for a player's n games in one period, K
-becomes the largest whole number with K * n <= 700.
+:math:`K = 40` until a player has 30 rated games, then 20 while the rating stays under 2400, and
+10 once it has reached 2400 (it stays 10 even if the rating drops); a rating difference of more
+than 400 points counts as 400 in the update; if :math:`K n > 700` for a player's :math:`n` games
+in one period, :math:`K` becomes the largest whole number with :math:`K n \le 700`.
 
-Numeric guards (issue 13): ``K`` is at most 1e190, so that a game's shift ``K w (S - E)`` (a weight
-counts up to 1e100, :data:`filters._kernels.WEIGHT_MAX`) is at most 1e290 (FIDE's, 40 times the
-weight, far less): no gain or game weight makes a rating infinite over any table of fewer than 1e18
-games (and the next forecast NaN); a forecast from ratings far apart is 1 or 0, as it should be.
+Numeric guards (issue 13): ``K`` is at most 1e190, so that a game's shift :math:`K w (y - E)` (a
+weight counts up to 1e100, :data:`filters._kernels.WEIGHT_MAX`) is at most 1e290 (FIDE's, 40 times
+the weight, far less): no gain or game weight makes a rating infinite over any table of fewer than
+1e18 games (and the next forecast NaN); a forecast from ratings far apart is 1 or 0, as it should be.
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ _RATING, _REACHED = 0, 1
 
 @njit(cache=True)
 def _expected(x, a, b, at_home, theta):
-    """``E_a = F((r_a - r_b + H) / s)``, F the logistic cdf of the model's outcome numerics."""
+    """``E_a = F((r_a - r_b + h) / s)``, F the logistic cdf of the model's outcome numerics."""
     return cdf(LOGISTIC, (x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home) / theta[_SCALE])
 
 
@@ -75,7 +80,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 @K.site_kernel
 def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
-    """``S_a - E_a`` (weighted): times K for :data:`~filters._kernels.RULE_SHIFT`; under FIDE
+    """``y - E_a`` (weighted): times K for :data:`~filters._kernels.RULE_SHIFT`; under FIDE
     rules from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
     e = _expected(x, a, b, at_home, theta)
     if theta[_FIDE] != 0.0:
@@ -114,8 +119,8 @@ _LK, _LHOME, _LINV = range(3)
 @L.lanes_site_kernel
 def _lanes_site(x, theta, obs, a, b, s, score, score_a, score_b, at_home, weight):
     """:func:`_site` without FIDE's rules in lane ``s`` (one setting, :mod:`filters._lanes`;
-    ``theta`` from :meth:`Elo.lanes_theta`): the same ``K w (S - E)`` in the same order, ``E`` from
-    the logistic of :func:`filters._lanes.logistic` at ``(r_a - r_b + H) * (1 / s)`` (a product with
+    ``theta`` from :meth:`Elo.lanes_theta`): the same ``K w (y - E)`` in the same order, ``E`` from
+    the logistic of :func:`filters._lanes.logistic` at ``(r_a - r_b + h) * (1 / s)`` (a product with
     the scale's reciprocal: within an ulp or two of the quotient :func:`_expected` takes)."""
     L.always_inline()
     e = L.logistic((x[a, _RATING, s] - x[b, _RATING, s] + theta[_LHOME, s] * at_home) * theta[_LINV, s])
@@ -124,13 +129,13 @@ def _lanes_site(x, theta, obs, a, b, s, score, score_a, score_b, at_home, weight
 
 
 class Elo(Filter):
-    """Elo rating as a filter of the logistic random-walk model.
+    r"""Elo rating as a filter of the logistic random-walk model.
 
     Parameters
     ----------
     k:
-        Gain: points moved per unit of surprise (``S - E``). 32 is the classic club value. In
-        ``[0, 1e190]``: a game moves a rating by at most ``K`` times its weight (counted up to 1e100),
+        Gain :math:`K`: points moved per unit of surprise (:math:`y - E`). 32 is the classic club
+        value. In ``[0, 1e190]``: a game moves a rating by at most :math:`K` times its weight (counted up to 1e100),
         1e290, so that ratings stay finite.
     home:
         Home advantage in rating points, added to ``a`` in games not flagged neutral
@@ -141,12 +146,12 @@ class Elo(Filter):
         Points per factor ``base`` in odds: with the defaults a 400-point lead means 10:1.
     base:
         Base of the exponent (10); ``scale`` and ``base`` are finite, ``base > 1``, and the logistic
-        scale ``scale / ln(base)`` must lie in ``[1e-300, 1e300]``.
+        scale :math:`\alpha = \mathtt{scale} / \ln(\mathtt{base})` must lie in ``[1e-300, 1e300]``.
     fide:
         Apply the FIDE rules (see the module docstring and :meth:`fide`); ``k`` is then ignored.
 
-    Draws count as half a win (``S = 0.5``); Elo forecasts no draws, so ``predict_proba`` gives
-    ``(E, 0, 1 - E)``.
+    Draws count as half a win (:math:`y = 0.5`); Elo forecasts no draws, so ``predict_proba``
+    gives :math:`(E, 0, 1 - E)`.
     """
 
     name = "elo"
@@ -181,7 +186,7 @@ class Elo(Filter):
 
     @classmethod
     def fide(cls, **kwargs) -> "Elo":
-        """Elo with the FIDE rules: K 40 / 20 / 10, the 400-point cap and K * n <= 700."""
+        r"""Elo with the FIDE rules: :math:`K` 40 / 20 / 10, the 400-point cap and :math:`K n \le 700`."""
         return cls(fide=True, **kwargs)
 
     def _describe(self) -> str:
@@ -191,8 +196,9 @@ class Elo(Filter):
 
     @property
     def model(self) -> SkillModel:
-        """Logistic link, scale ``scale / ln(base)`` (400 / ln 10 = 173.72), draws as half a win,
-        no drift and no prior variance (Elo tracks none)."""
+        r"""Logistic link, scale :math:`\alpha = \mathtt{scale} / \ln(\mathtt{base})`
+        (:math:`400 / \ln 10 = 173.72`), draws as half a win, no drift and no prior variance (Elo
+        tracks none)."""
         return SkillModel(link="logistic", scale=self.logistic_scale, prior_mean=self.initial_rating,
                           prior_var=0.0, drift=0.0, draw="half", home=self.home)
 
@@ -218,7 +224,8 @@ class Elo(Filter):
 
     @property
     def logistic_scale(self) -> float:
-        """The model's scale, ``scale / ln(base)`` points per logistic unit (173.72)."""
+        r"""The model's scale, :math:`\alpha = \mathtt{scale} / \ln(\mathtt{base})` points per
+        logistic unit (173.72)."""
         return self.scale / math.log(self.base)
 
     def prior_row(self) -> np.ndarray:

@@ -1,29 +1,40 @@
-"""Glicko-1 and Glicko-2: variance-tracking filters of the shared logistic model.
+r"""Glicko-1 and Glicko-2: variance-tracking filters of the shared logistic model.
 
-Both track a rating ``r`` and a rating deviation ``RD`` (the posterior sd of the skill) in
-Elo units, with ``q = ln 10 / 400`` (the model's scale is ``1 / q = 400 / ln 10``).
+Both track a rating :math:`r` and a rating deviation :math:`\mathrm{RD}` (the posterior sd of the
+skill) in Elo units, with :math:`q = \ln 10 / 400` (the model's scale is
+:math:`\alpha = 1 / q = 400 / \ln 10`).
 
 Glicko-1 (Glickman, "Parameter estimation in large dynamic paired comparison experiments",
 Applied Statistics 1999; and "The Glicko system", 1999):
 
-- predict, at the start of a period, ``t`` periods after the last one played:
-  ``RD <- min(sqrt(RD^2 + c^2 t), RD_max)`` (the random walk with drift ``c^2`` per period);
+- predict, at the start of a period, :math:`t` periods after the last one played:
+  :math:`\mathrm{RD} \leftarrow \min\bigl(\sqrt{\mathrm{RD}^2 + c^2 t},\ \mathrm{RD}_\text{max}\bigr)`
+  (the random walk with drift :math:`c^2` per period);
 - update, all games of the period from the pre-period values, with
-  ``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)`` and
-  ``E_j = 1 / (1 + 10^(-g(RD_j) (r - r_j) / 400))``::
+  :math:`g(\mathrm{RD}) = 1 / \sqrt{1 + 3 q^2 \mathrm{RD}^2 / \pi^2}` and
+  :math:`E_j = 1 / \bigl(1 + 10^{-g(\mathrm{RD}_j) (r - r_j) / 400}\bigr)`, :math:`s_j` the score
+  against opponent :math:`j`:
 
-      1/d^2 = q^2 sum_j g(RD_j)^2 E_j (1 - E_j)
-      r'    = r + q / (1/RD^2 + 1/d^2) * sum_j g(RD_j) (s_j - E_j)
-      RD'   = (1/RD^2 + 1/d^2)^(-1/2)
+  .. math::
+
+      \frac{1}{d^2} &= q^2 \sum_j g(\mathrm{RD}_j)^2 E_j (1 - E_j) \\
+      r' &= r + \frac{q}{1/\mathrm{RD}^2 + 1/d^2} \sum_j g(\mathrm{RD}_j) (s_j - E_j) \\
+      \mathrm{RD}' &= \left(\frac{1}{\mathrm{RD}^2} + \frac{1}{d^2}\right)^{-1/2}
 
 Glicko-2 (Glickman, "Example of the Glicko-2 system", 2022 revision of the 2001 note), on the
-scale ``mu = (r - 1500) / 173.7178``, ``phi = RD / 173.7178``, with a volatility ``sigma``:
-steps 3-8 (``v``, ``Delta``, the new volatility by the Illinois algorithm on
-``f(x) = e^x (Delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - ln sigma^2) / tau^2``,
-``phi* = sqrt(phi^2 + sigma'^2)``, ``phi' = (1/phi*^2 + 1/v)^(-1/2)``,
-``mu' = mu + phi'^2 sum g(phi_j)(s_j - E_j)``). A period without games only grows
-``phi <- sqrt(phi^2 + sigma^2)``; the period a competitor plays is grown inside the update
-(step 6, with the new volatility), so ``predict`` over ``t`` periods adds ``sigma^2 (t - 1)``.
+scale :math:`\mu = (r - 1500) / 173.7178`, :math:`\phi = \mathrm{RD} / 173.7178`, with a
+volatility :math:`\sigma`: steps 3-8 (Glickman's :math:`v`, here :math:`v_\mathrm{G}`, and
+:math:`\Delta`, the new volatility by the Illinois algorithm on
+
+.. math::
+
+    f(x) = \frac{e^x (\Delta^2 - \phi^2 - v_\mathrm{G} - e^x)}{2 (\phi^2 + v_\mathrm{G} + e^x)^2} - \frac{x - \ln \sigma^2}{\tau^2},
+
+:math:`\phi^* = \sqrt{\phi^2 + \sigma'^2}`, :math:`\phi' = (1/\phi^{*2} + 1/v_\mathrm{G})^{-1/2}`,
+:math:`\mu' = \mu + \phi'^2 \sum_j g(\phi_j)(s_j - E_j)`). A period without games only grows
+:math:`\phi \leftarrow \sqrt{\phi^2 + \sigma^2}`; the period a competitor plays is grown inside
+the update (step 6, with the new volatility), so ``predict`` over :math:`t` periods adds
+:math:`\sigma^2 (t - 1)`.
 
 Rating periods: games with a ``period`` (``Games.with_periods``) are rated period by period
 and time is counted in periods. Without one, every game is its own period and time is
@@ -31,9 +42,9 @@ and time is counted in periods. Without one, every game is its own period and ti
 same time add no drift between them.
 
 Two expected scores (see :func:`expected_score`): Glickman's update-time form uses only the
-opponent's RD, so ``E(a, b) + E(b, a) != 1`` when the RDs differ; his prediction form uses
-the combined deviation ``g(sqrt(RD_a^2 + RD_b^2))`` and is symmetric. ``predict_proba``
-uses the prediction form unless ``form="update"``.
+opponent's RD, so :math:`E(a, b) + E(b, a) \ne 1` when the RDs differ; his prediction form uses
+the combined deviation :math:`g\bigl(\sqrt{\mathrm{RD}_a^2 + \mathrm{RD}_b^2}\bigr)` and is
+symmetric. ``predict_proba`` uses the prediction form unless ``form="update"``.
 """
 
 from __future__ import annotations
@@ -76,21 +87,27 @@ _R, _RD, _SIGMA = 0, 1, 2
 
 
 def g(rd):
-    """``g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2)``, ``q = ln 10 / 400`` (Glickman 1999, eq. 3): the
-    logistic model's scale over its effective scale with a skill-difference variance ``RD^2``
-    (:func:`statespace._numeric.effective_scale`)."""
+    r""":math:`g(\mathrm{RD}) = 1 / \sqrt{1 + 3 q^2 \mathrm{RD}^2 / \pi^2}`, :math:`q = \ln 10 / 400`
+    (Glickman 1999, eq. 3): the logistic model's scale over its effective scale with a
+    skill-difference variance :math:`\mathrm{RD}^2` (:func:`statespace._numeric.effective_scale`)."""
     return (ELO_SCALE / SkillModel("logistic", ELO_SCALE).effective_scale(np.asarray(rd, dtype=float) ** 2))[()]
 
 
 def expected_score(r_a, rd_a, r_b, rd_b, form: str = "prediction"):
-    """Glickman's expected score of ``a`` against ``b``, in both of his forms.
+    r"""Glickman's expected score of ``a`` against ``b``, in both of his forms.
 
-    - ``form="update"``: ``E = 1 / (1 + 10^(-g(RD_b) (r_a - r_b) / 400))``, used inside the
-      rating update (Glickman 1999, eq. 4). Only the opponent's RD enters, so
-      ``E(a, b) + E(b, a) != 1`` when the two RDs differ.
-    - ``form="prediction"``: ``E = 1 / (1 + 10^(-g(sqrt(RD_a^2 + RD_b^2)) (r_a - r_b) / 400))``
-      (Glickman, "The Glicko system", p. 5): the forecast of the game; symmetric. This is the
-      shared model's forecast with the skill-difference variance ``RD_a^2 + RD_b^2``.
+    - ``form="update"``: :math:`E = 1 / \bigl(1 + 10^{-g(\mathrm{RD}_b) (r_a - r_b) / 400}\bigr)`,
+      used inside the rating update (Glickman 1999, eq. 4). Only the opponent's RD enters, so
+      :math:`E(a, b) + E(b, a) \ne 1` when the two RDs differ.
+    - ``form="prediction"`` (Glickman, "The Glicko system", p. 5): the forecast of the game;
+      symmetric,
+
+      .. math::
+
+          E = \frac{1}{1 + 10^{-g\left(\sqrt{\mathrm{RD}_a^2 + \mathrm{RD}_b^2}\right) (r_a - r_b) / 400}}.
+
+      This is the shared model's forecast with the skill-difference variance
+      :math:`\mathrm{RD}_a^2 + \mathrm{RD}_b^2`.
     """
     r_a, rd_a, r_b, rd_b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (r_a, rd_a, r_b, rd_b)))
     if form == "update":
@@ -334,13 +351,14 @@ class _GlickoBase(Filter):
 
 
 class Glicko(_GlickoBase):
-    """Glicko-1 (Glickman 1999) as a filter: rating, RD, and RD growth ``c`` per period.
+    r"""Glicko-1 (Glickman 1999) as a filter: rating, RD, and RD growth :math:`c` per period.
 
     Parameters
     ----------
     c:
-        RD growth per rating period: ``RD^2 += c^2`` per idle period. The default
-        ``sqrt((350^2 - 50^2) / 100) = 34.64`` brings an RD of 50 back to 350 after 100 periods.
+        RD growth per rating period: :math:`\mathrm{RD}^2 \leftarrow \mathrm{RD}^2 + c^2` per idle
+        period. The default :math:`\sqrt{(350^2 - 50^2) / 100} = 34.64` brings an RD of 50 back to
+        350 after 100 periods.
     initial_rating, initial_rd:
         A newcomer's rating (1500) and RD (350); ``rd_max`` (350) caps RD growth.
     home:
@@ -348,7 +366,7 @@ class Glicko(_GlickoBase):
     period_days:
         Length of a rating period in days (or numeric time units) when the games carry no
         ``period``: each game is then its own period and RD grows with the real time elapsed,
-        ``c^2`` per ``period_days``. The default, 30, is the month-long period Glickman's
+        :math:`c^2` per ``period_days``. The default, 30, is the month-long period Glickman's
         defaults were made for (RD 50 back to 350 in about eight idle years); with 1 day the
         same ``c`` lets ratings swing far too much (docs/glicko.md measures it).
     form:
@@ -382,8 +400,8 @@ class Glicko(_GlickoBase):
 
     @property
     def model(self) -> SkillModel:
-        """Logistic link at scale 400 / ln 10, prior N(1500, 350^2), drift ``c^2`` per period,
-        draws as half a win."""
+        r"""Logistic link at scale :math:`400 / \ln 10`, prior :math:`\mathcal{N}(1500, 350^2)`,
+        drift :math:`c^2` per period, draws as half a win."""
         return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2, self.c**2, "half",
                           self.home)
 
@@ -441,8 +459,9 @@ class Glicko2(_GlickoBase):
 
     @property
     def model(self) -> SkillModel:
-        """Logistic link at scale 400 / ln 10, prior N(1500, 350^2), drift ``(173.7 sigma)^2`` per
-        period at the initial volatility (Glicko-2 lets each competitor's drift vary)."""
+        r"""Logistic link at scale :math:`400 / \ln 10`, prior :math:`\mathcal{N}(1500, 350^2)`,
+        drift :math:`(173.7\,\sigma)^2` per period at the initial volatility (Glicko-2 lets each
+        competitor's drift vary)."""
         return SkillModel("logistic", ELO_SCALE, self.initial_rating, self.initial_rd**2,
                           (ELO_SCALE * self.initial_volatility) ** 2, "half", self.home)
 

@@ -1,4 +1,4 @@
-"""Many settings of one filter scored in one compiled pass over the games.
+r"""Many settings of one filter scored in one compiled pass over the games.
 
 :func:`evaluate` runs a filter over the same games once per setting, the settings as an extra
 axis of the shared run loop (:mod:`filters._kernels`: ``grid_game_loop``, ``grid_site_loop``,
@@ -9,12 +9,13 @@ already supplies: a setting enters the loop only as its parameter vector ``theta
 observation vector and its starting state, so the numbers are those of
 ``method.run(games)`` scored by :mod:`statespace.metrics`:
 
-- ``log_loss``: ``-(1/n) sum [y log E + (1 - y) log(1 - E)]``, ``E = P(win) + P(draw) / 2``
-  clipped to ``[1e-15, 1 - 1e-15]`` (:func:`statespace.metrics.log_loss`);
-- ``log_loss_3``: ``-(1/n) sum log P(observed outcome)`` (each probability at least 1e-15), NaN
-  when the games have draws but the forecasts never give one a chance
+- ``log_loss``: :math:`-\frac{1}{n} \sum \bigl[y \log E + (1 - y) \log(1 - E)\bigr]`,
+  :math:`E = P(\text{win}) + P(\text{draw}) / 2` clipped to ``[1e-15, 1 - 1e-15]``
+  (:func:`statespace.metrics.log_loss`);
+- ``log_loss_3``: :math:`-\frac{1}{n} \sum \log P(\text{observed outcome})` (each probability at
+  least 1e-15), NaN when the games have draws but the forecasts never give one a chance
   (:func:`statespace.metrics.log_loss_3`);
-- ``brier``: ``(1/n) sum (E - y)^2`` (:func:`statespace.metrics.brier`),
+- ``brier``: :math:`\frac{1}{n} \sum (E - y)^2` (:func:`statespace.metrics.brier`),
 
 over the games after a ``burn_in`` share of the earliest (as :func:`filters.tuning.tune` scores
 them). A setting whose forecasts are not finite scores NaN.

@@ -1,30 +1,42 @@
-"""Pythagorean expectation (Bill James) as a filter.
+r"""Pythagorean expectation (Bill James) as a filter.
 
-B. James, *The Bill James Baseball Abstract* (1980s): a team that scored ``PF`` points and
-allowed ``PA`` wins a share
+B. James, *The Bill James Baseball Abstract* (1980s): a team that scored :math:`PF` points and
+allowed :math:`PA` wins a share
 
-    W = PF^x / (PF^x + PA^x)
+.. math::
 
-of its games (``x = 2`` for baseball in James's form; about 2.37 for the NFL, A. Schatz,
+    W = \frac{PF^x}{PF^x + PA^x}
+
+of its games (:math:`x = 2` for baseball in James's form; about 2.37 for the NFL, A. Schatz,
 "Pythagoras on the Gridiron", Football Outsiders 2003; S. J. Miller, "A derivation of the
 Pythagorean won-loss formula in baseball", Chance 20(1), 2007, derives it from Weibull-distributed
-scores). Two teams meet by James's log5: ``P(a beats b) = W_a (1 - W_b) / (W_a (1 - W_b) +
-W_b (1 - W_a))``. Since ``W / (1 - W) = (PF / PA)^x``, log5 is exactly
+scores). Two teams meet by James's log5:
+:math:`P(a \text{ beats } b) = \frac{W_a (1 - W_b)}{W_a (1 - W_b) + W_b (1 - W_a)}`. Since
+:math:`W / (1 - W) = (PF / PA)^x`, log5 is exactly
 
-    logit P(a beats b) = x (log(PF_a / PA_a) - log(PF_b / PA_b)),
+.. math::
 
-a Bradley-Terry model whose rating is ``r = x log(PF / PA)`` on the logistic scale 1.
+    \operatorname{logit} P(a \text{ beats } b) = x \left(\log \frac{PF_a}{PA_a} - \log \frac{PF_b}{PA_b}\right),
+
+a Bradley-Terry model whose rating is :math:`r = x \log(PF / PA)` on the logistic scale
+:math:`\alpha = 1`.
 
 Place in the state-space view: the state is each competitor's two running sums, and the
 rating is read off them; nothing about the opponent enters the update (no strength of schedule),
 so it is not a filter of the skill model's likelihood but a moment estimate: scoring rates stand
-in for the skill. The time update discounts both sums by ``2^(-dt / half_life)`` (the classic
-form has no discount, ``half_life=None``), so that the rating follows a changing strength, as a
-random walk's drift does (default 180 days). A pseudo-count ``c`` (``prior_points``) on both sums,
-``r = x log((PF + c) / (PA + c))``, gives a newcomer rating 0 and no division by zero. Forecasts
-go through the model's observation kernels (logistic link, scale 1, its draw model); the update
-reads the points (``score_a``, ``score_b``), never the forecast. ``x``, ``c`` and the half-life
-are fitted on training games by :meth:`~filters.base.Filter.tune`.
+in for the skill. The time update discounts both sums by :math:`2^{-\Delta t / t_{1/2}}` for a
+half-life :math:`t_{1/2}` (the classic form has no discount, ``half_life=None``), so that the
+rating follows a changing strength, as a random walk's drift does (default 180 days). A
+pseudo-count :math:`c` (``prior_points``) on both sums,
+
+.. math::
+
+    r = x \log \frac{PF + c}{PA + c},
+
+gives a newcomer rating 0 and no division by zero. Forecasts go through the model's observation
+kernels (logistic link, scale 1, its draw model); the update reads the points (``score_a``,
+``score_b``), never the forecast. :math:`x`, :math:`c` and the half-life are fitted on training
+games by :meth:`~filters.base.Filter.tune`.
 """
 
 from __future__ import annotations
@@ -97,9 +109,9 @@ class Pythagorean(Filter):
     Parameters
     ----------
     exponent:
-        ``x`` (2.37, the NFL's; 2 for baseball). In ``[0.01, 100]``.
+        :math:`x` (2.37, the NFL's; 2 for baseball). In ``[0.01, 100]``.
     prior_points:
-        ``c``, added to both sums (4 points). In ``[1e-6, 1e12]``.
+        :math:`c`, added to both sums (4 points). In ``[1e-6, 1e12]``.
     half_life:
         Time (days for dated games, else the games' time unit) over which past points count half
         (180); ``None``: no discount, James's running totals. In ``[1e-6, 1e12]``.

@@ -1,22 +1,28 @@
-"""Stephenson's rating system: Glicko with a per-game deviation increase, a bonus and a
+r"""Stephenson's rating system: Glicko with a per-game deviation increase, a bonus and a
 neighbourhood term.
 
 A. Stephenson, "Comparing predictive performance of chess ratings with the PlayerRatings
 package" (vignette of the R package PlayerRatings, 2012), appendix "Stephenson System". With
-``q = ln 10 / 400``, a competitor with rating ``r`` and variance ``v`` who plays ``m`` games in a
-rating period against opponents ``(r_j, v_j)`` with scores ``s_j``:
+:math:`q = \ln 10 / 400`, a competitor with rating :math:`r` and variance :math:`v` who plays
+:math:`n` games in a rating period against opponents :math:`(r_j, v_j)` with scores :math:`y_j`:
 
-- predict: ``v <- min(v + c^2 t, RD_max^2)`` after ``t`` idle periods (Glicko's step 1);
-- ``k_j = 1 / sqrt(1 + 3 q^2 v_j / pi^2)``, ``e_j = 1 / (1 + 10^(-k_j (r - r_j + gamma) / 400))``,
-  ``d = q^2 sum_j k_j^2 e_j (1 - e_j)``;
-- ``v* = (1 / (v + h^2 m) + d)^(-1)``;
-- ``r* = r + q v* sum_j k_j (s_j - e_j + b) + lambda (mean_j r_j - r)``.
+- predict: :math:`v \leftarrow \min(v + c^2 t,\ \mathrm{RD}_\text{max}^2)` after :math:`t` idle
+  periods (Glicko's step 1);
+- :math:`k_j = 1 / \sqrt{1 + 3 q^2 v_j / \pi^2}`,
+  :math:`e_j = 1 / \bigl(1 + 10^{-k_j (r - r_j + \gamma) / 400}\bigr)` (:math:`\gamma` the home
+  advantage), :math:`d = q^2 \sum_j k_j^2 e_j (1 - e_j)`;
+- the update:
 
-In the vignette's terms ``cval = c``, ``hval = h``, ``bval = 100 b`` and ``lambda`` is ``100`` times
-the neighbourhood weight; ``h = b = lambda = 0`` is Glicko-1. In this package's terms each game is
-Glicko's site (:mod:`filters.glicko`), the variance widened by ``h^2`` per game as TrueSkill's
-``tau`` is, and two extra sums (the bonus in the gradient, the opponents' ratings) that a custom
-combination rule applies.
+  .. math::
+
+      v^* &= \left(\frac{1}{v + h^2 n} + d\right)^{-1} \\
+      r^* &= r + q\, v^* \sum_j k_j (y_j - e_j + b) + \lambda \Bigl(\frac{1}{n} \sum_j r_j - r\Bigr)
+
+In the vignette's terms ``cval`` :math:`= c`, ``hval`` :math:`= h`, ``bval`` :math:`= 100 b` and
+``lambda`` is 100 times the neighbourhood weight :math:`\lambda`; :math:`h = b = \lambda = 0` is
+Glicko-1. In this package's terms each game is Glicko's site (:mod:`filters.glicko`), the
+variance widened by :math:`h^2` per game as TrueSkill's :math:`\tau` is, and two extra sums (the
+bonus in the gradient, the opponents' ratings) that a custom combination rule applies.
 """
 
 from __future__ import annotations
@@ -74,21 +80,22 @@ def _apply(x, count, theta, i, scratch):
 
 
 class Stephenson(Glicko):
-    """Stephenson's (2012) extension of Glicko-1 (see the module docstring).
+    r"""Stephenson's (2012) extension of Glicko-1 (see the module docstring).
 
     Parameters
     ----------
     c:
-        RD growth per idle rating period, as Glicko's ``c`` (the vignette's ``cval``; default 10,
-        lower than Glicko's because ``h`` also widens the deviations).
+        RD growth per idle rating period, as Glicko's :math:`c` (the vignette's ``cval``; default
+        10, lower than Glicko's because :math:`h` also widens the deviations).
     h:
-        RD growth per game played: ``v += h^2`` for each game of the period (``hval``, 10).
+        RD growth per game played: :math:`v \leftarrow v + h^2` for each game of the period
+        (``hval``, 10).
     bonus:
-        Points of expected score added to every result, ``b`` (the vignette's ``bval / 100``;
+        Points of expected score added to every result, :math:`b` (the vignette's ``bval / 100``;
         default 0): players who play more climb, whatever the results (rating inflation).
     neighbourhood:
         Share of the gap to the mean rating of the period's opponents closed at each update,
-        ``lambda`` (the vignette's ``lambda / 100``; default 0.02).
+        :math:`\lambda` (the vignette's ``lambda / 100``; default 0.02).
     initial_rating, initial_rd, rd_max, home, period_days, form:
         As for :class:`filters.Glicko` (the vignette starts newcomers at 2200 with RD 300).
 

@@ -1,27 +1,42 @@
-"""TrueSkill: assumed-density filtering of the shared probit model.
+r"""TrueSkill: assumed-density filtering of the shared probit model.
 
 Herbrich, Minka and Graepel, "TrueSkill: A Bayesian skill rating system" (NIPS 2006). Each
-competitor's skill has a Gaussian belief ``N(mu, sigma^2)``; a game is decided by performances
-``p = s + N(0, beta^2)``; a draw is a performance difference within the draw margin ``eps``.
+competitor's skill has a Gaussian belief :math:`\mathcal{N}(\mu, \sigma^2)`; a game is decided by
+performances :math:`p = s + \mathcal{N}(0, \beta^2)`; a draw is a performance difference within
+the draw margin :math:`\varepsilon`.
 
-- ``beta``: the performance noise. A skill lead of ``beta`` wins about 76% of the time
-  (``Phi(1 / sqrt(2))``); the model's scale is ``sqrt(2) * beta`` (probit link).
-- ``tau``: the dynamics noise, ``sigma^2 += tau^2`` before every game (the classic reading) or per
-  unit of elapsed time (``dynamics="time"``: the random-walk reading, so idle time matters).
+- ``beta``: the performance noise :math:`\beta`. A skill lead of :math:`\beta` wins about 76% of
+  the time (:math:`\Phi(1 / \sqrt{2})`); the model's scale is :math:`\alpha = \sqrt{2}\,\beta`
+  (probit link).
+- ``tau``: the dynamics noise, :math:`\sigma^2 \leftarrow \sigma^2 + \tau^2` before every game (the
+  classic reading) or per unit of elapsed time (``dynamics="time"``: the random-walk reading, so
+  idle time matters).
 - ``draw_probability``: the share of draws between equal competitors; it sets the margin
-  ``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` for the n players of the two sides
-  (``sqrt(2) * beta * ...`` one-vs-one). Left out (``None``, the default) it is learned from the
-  games the filter is fit, run or tuned on: 0 when they have no draw (and are too many for that to
-  be chance), else the classic :data:`DRAW_PROBABILITY` = 0.10 (which ``tune`` then fits); see
-  :mod:`filters._draws`.
+  :math:`\varepsilon = \sqrt{n}\,\beta\,\Phi^{-1}\bigl((p_\text{draw} + 1) / 2\bigr)` for the
+  :math:`n` players of the two sides (:math:`\sqrt{2}\,\beta \ldots` one-vs-one). Left out
+  (``None``, the default) it is learned from the games the filter is fit, run or tuned on: 0 when
+  they have no draw (and are too many for that to be chance), else the classic
+  :data:`DRAW_PROBABILITY` = 0.10 (which ``tune`` then fits); see :mod:`filters._draws`.
 
-Forecast of a one-vs-one game, with ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2`` and
-``d = mu_a - mu_b (+ home)``: ``win = Phi((d - eps) / c)``, ``loss = Phi((-d - eps) / c)``, draw the
-rest; the shared model's forecast with the threshold draw model.
+Forecast of a one-vs-one game, with :math:`c^2 = 2 \beta^2 + \sigma_a^2 + \sigma_b^2` and
+:math:`d = \mu_a - \mu_b\ (+\,h)`:
 
-Update (Table 1 of the paper), for a win of ``a`` with ``t = d / c``:
-``mu_a += sigma_a^2 / c * v(t, eps / c)``, ``sigma_a^2 *= 1 - sigma_a^2 / c^2 * w(t, eps / c)``
-(and mirrored for ``b``; draws use ``v_draw``, ``w_draw``; see :mod:`statespace._gaussian`).
+.. math::
+
+    P(a \text{ wins}) = \Phi\left(\frac{d - \varepsilon}{c}\right), \qquad
+    P(b \text{ wins}) = \Phi\left(\frac{-d - \varepsilon}{c}\right),
+
+draw the rest; the shared model's forecast with the threshold draw model.
+
+Update (Table 1 of the paper), for a win of ``a`` with :math:`t = d / c`:
+
+.. math::
+
+    \mu_a \leftarrow \mu_a + \frac{\sigma_a^2}{c}\, v\!\left(t, \frac{\varepsilon}{c}\right), \qquad
+    \sigma_a^2 \leftarrow \sigma_a^2 \left(1 - \frac{\sigma_a^2}{c^2}\, w\!\left(t, \frac{\varepsilon}{c}\right)\right)
+
+(and mirrored for ``b``; draws use :math:`v_\text{draw}`, :math:`w_\text{draw}`; see
+:mod:`statespace._gaussian`).
 
 Rating periods: every game of the period is an ADF update of the pre-period belief; the
 period's messages are multiplied (their precisions and precision-means add), so the result
@@ -59,11 +74,12 @@ DRAW_PROBABILITY = 0.10
 
 
 def draw_margin(draw_probability: float, beta: float, n_players: int = 2) -> float:
-    """``eps = sqrt(n) * beta * Phi^{-1}((p_draw + 1) / 2)`` (Herbrich et al. 2006; n players on
-    the two sides, 2 for one-vs-one), computed as ``sqrt(n) * beta * Phi^{-1}(1 - (1 - p_draw) / 2)``
-    from the upper tail (``-ndtri(q)``, which is scipy's ``norm.isf``): ``(p_draw + 1) / 2`` rounds
-    to 1 for ``p_draw`` within 1e-16 of 1, where ``Phi^{-1}`` would give inf; the tail keeps every
-    digit."""
+    r""":math:`\varepsilon = \sqrt{n}\,\beta\,\Phi^{-1}\bigl((p_\text{draw} + 1) / 2\bigr)` (Herbrich et
+    al. 2006; :math:`n` players on the two sides, 2 for one-vs-one), computed as
+    :math:`\sqrt{n}\,\beta\,\Phi^{-1}\bigl(1 - (1 - p_\text{draw}) / 2\bigr)` from the upper tail
+    (``-ndtri(q)``, which is scipy's ``norm.isf``): :math:`(p_\text{draw} + 1) / 2` rounds to 1 for
+    :math:`p_\text{draw}` within 1e-16 of 1, where :math:`\Phi^{-1}` would give inf; the tail keeps
+    every digit."""
     if not (isinstance(draw_probability, (int, float, np.integer, np.floating))
             and 0 <= draw_probability < 1):
         raise ValueError(f"draw_probability must be in [0, 1), got {draw_probability!r}")
@@ -122,18 +138,18 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
 
 
 class TrueSkill(LearnedDraws, GaussianBeliefFilter):
-    """TrueSkill (Herbrich, Minka and Graepel 2006) as a filter of the probit model.
+    r"""TrueSkill (Herbrich, Minka and Graepel 2006) as a filter of the probit model.
 
     Parameters
     ----------
     mu, sigma:
-        A newcomer's belief, ``N(25, (25/3)^2)``.
+        A newcomer's belief, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)`.
     beta:
-        Performance noise (default ``sigma / 2``): a skill lead of ``beta`` wins about 76% of
-        games between certain competitors.
+        Performance noise :math:`\beta` (default ``sigma / 2``): a skill lead of :math:`\beta` wins
+        about 76% of games between certain competitors.
     tau:
-        Dynamics noise (default ``sigma / 100``), added as variance ``tau^2`` before each game, or
-        per unit of time with ``dynamics="time"``.
+        Dynamics noise :math:`\tau` (default ``sigma / 100``), added as variance :math:`\tau^2`
+        before each game, or per unit of time with ``dynamics="time"``.
     draw_probability:
         Draw rate between equal competitors, in ``[0, 1)``, which sets the draw margin. ``None``
         (default): learned from the games the filter is fit, run or tuned on — 0 when they have
@@ -154,13 +170,13 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         (:class:`statespace.settings.DrawWarning`, naming the fix) when its own forecasts make
         a table without draws implausible by the same test (see :mod:`filters._draws`).
     dynamics:
-        ``"game"`` (classic: ``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period
-        when the games have periods, else per ``period_days`` days).
+        ``"game"`` (classic: :math:`\tau^2` per game played) or ``"time"`` (:math:`\tau^2` per rating
+        period when the games have periods, else per ``period_days`` days).
     home:
         Home advantage in skill units.
 
-    ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
-    ``rating = mu - 3 sigma`` (a lower bound, not the skill estimate).
+    ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
+    displayed ``rating`` :math:`= \mu - 3 \sigma` (a lower bound, not the skill estimate).
 
     Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
     ``[0, 1e150]``, ``|mu|`` and ``|home|`` at most 1e300, ``draw_probability`` in ``[0, 1)`` or ``None``,
@@ -192,14 +208,15 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
 
     @property
     def draw_margin(self) -> float:
-        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)`` (at 0.10 while
-        ``draw_probability`` is left to the games: :meth:`resolved` fixes it)."""
+        r"""One-vs-one draw margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((p_\text{draw} + 1) / 2\bigr)`
+        (at 0.10 while ``draw_probability`` is left to the games: :meth:`resolved` fixes it)."""
         return draw_margin(self._draw_value, self.beta_kernel, 2)
 
     @property
     def model(self) -> SkillModel:
-        """Probit link at scale ``sqrt(2) beta``, prior ``N(mu, sigma^2)``, drift ``tau^2`` (per game
-        or per unit of time) and the threshold draw model with the draw margin."""
+        r"""Probit link at scale :math:`\alpha = \sqrt{2}\,\beta`, prior :math:`\mathcal{N}(\mu, \sigma^2)`,
+        drift :math:`q = \tau^2` (per game or per unit of time) and the threshold draw model with
+        the draw margin."""
         return SkillModel("probit", math.sqrt(2.0) * self.beta_kernel, self.mu, self.sigma**2, self.tau**2,
                           Threshold(self.draw_margin), self.home)
 
@@ -210,8 +227,8 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         return _win_draw_loss(a[0], a[1] ** 2, b[0], b[1] ** 2, 0.0, self.beta_kernel, self.draw_margin)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
-        """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
-        first, as ``rate`` does."""
+        r"""New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds
+        :math:`\tau^2` first, as ``rate`` does."""
         (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]])[0]
         t2 = self.tau**2
         ma, pa, mb, pb = _adf(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
@@ -219,8 +236,9 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(pa))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(pb))))
 
     def quality_1vs1(self, a, b) -> float:
-        """Draw probability relative to the most even game:
-        ``sqrt(2 beta^2 / c^2) exp(-(mu_a - mu_b)^2 / (2 c^2))``, ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``."""
+        r"""Draw probability relative to the most even game:
+        :math:`\sqrt{2 \beta^2 / c^2}\, \exp\bigl(-(\mu_a - \mu_b)^2 / (2 c^2)\bigr)`,
+        :math:`c^2 = 2 \beta^2 + \sigma_a^2 + \sigma_b^2`."""
         (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]], zero_sigma=True)[0]
         c2 = 2 * self.beta_kernel**2 + a[1] ** 2 + b[1] ** 2
         return math.sqrt(2 * self.beta_kernel**2 / c2) * math.exp(-((a[0] - b[0]) ** 2) / (2 * c2))
@@ -228,15 +246,15 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None,
              min_delta: float = 1e-4, max_iter: int = 10):
-        """Rate one game among teams (or free-for-all, teams of one) by expectation propagation.
+        r"""Rate one game among teams (or free-for-all, teams of one) by expectation propagation.
 
         ``rating_groups``: a sequence of teams, each a sequence of ``(mu, sigma)`` or a mapping
         ``name -> (mu, sigma)`` (``|mu| <= 1e300``, sigma in ``(0, 1e150]``). ``ranks``: lower is
         better, equal ranks tie (default: the order given). ``weights``: partial play, a sequence
         of per-team sequences or a mapping ``(team_index, key) -> weight`` (default 1), each the
         share of the game the player took part in, in ``[0, 1]`` (Herbrich et al. 2006). Returns
-        the teams in the same shape with new ``(mu, sigma)``; ``tau^2`` is added to every variance
-        first. A malformed rating or weight is a ``TypeError`` or ``ValueError`` naming the entry. The
+        the teams in the same shape with new ``(mu, sigma)``; :math:`\tau^2` is added to every
+        variance first. A malformed rating or weight is a ``TypeError`` or ``ValueError`` naming the entry. The
         messages are kept in natural parameters (:mod:`filters._ep`): where a mean over a variance
         passes 1e308 (a mean of 1e150 with a sigma below 1e-79, say) the call raises
         ``ArithmeticError`` rather than return NaN.

@@ -1,57 +1,66 @@
-"""Weng-Lin: Bayesian moment-approximation filters of the shared logistic and probit models.
+r"""Weng-Lin: Bayesian moment-approximation filters of the shared logistic and probit models.
 
 Weng and Lin, "A Bayesian approximation method for online ranking", JMLR 12 (2011) 267-300,
 Algorithms 1 (Bradley-Terry, full pair), 3 (Thurstone-Mosteller, full pair) and 4
-(Plackett-Luce). Each competitor's skill has a Gaussian belief ``N(mu, sigma^2)``; a game is
-decided by performances ``s + N(0, beta^2)``; instead of TrueSkill's message passing, the
-posterior mean and variance come from Woodroofe-Stein identities, one closed form per pair.
+(Plackett-Luce). Each competitor's skill has a Gaussian belief :math:`\mathcal{N}(\mu, \sigma^2)`;
+a game is decided by performances :math:`s + \mathcal{N}(0, \beta^2)`; instead of TrueSkill's
+message passing, the posterior mean and variance come from Woodroofe-Stein identities, one closed
+form per pair.
 
-One-vs-one, with ``c^2 = sigma_a^2 + sigma_b^2 + 2 beta^2`` (the paper's ``c_iq``),
-``d = mu_a - mu_b (+ home)`` and ``t = d / c``, a game moves ``a`` by
+One-vs-one, with :math:`c^2 = \sigma_a^2 + \sigma_b^2 + 2 \beta^2` (the paper's :math:`c_{iq}`),
+:math:`d = \mu_a - \mu_b\ (+\,h)` and :math:`t = d / c`, a game moves ``a`` by
 
-    mu_a      += sigma_a^2 / c * Omega
-    sigma_a^2 *= max(1 - gamma_a * sigma_a^2 / c^2 * Delta, kappa),   gamma_a = sigma_a / c
+.. math::
 
-and ``b`` by the mirror image (``-Omega``, its own ``sigma_b`` and ``gamma_b = sigma_b / c``):
+    \mu_a &\leftarrow \mu_a + \frac{\sigma_a^2}{c}\, \Omega \\
+    \sigma_a^2 &\leftarrow \sigma_a^2 \max\left(1 - \gamma_a \frac{\sigma_a^2}{c^2} \Delta,\ \kappa\right),
+    \qquad \gamma_a = \frac{\sigma_a}{c}
 
-- Bradley-Terry: ``p = 1 / (1 + e^-t)``, ``Omega = s - p`` for a's score ``s`` (1, 1/2 for a
-  draw as in the paper's ties, 0), ``Delta = p (1 - p)``;
-- Thurstone-Mosteller: a win ``Omega = v(t, eps / c)``, ``Delta = w(t, eps / c)``, a loss the
-  same at ``-t`` with the sign of ``Omega`` flipped, a draw ``v~``, ``w~`` (the truncated-Gaussian
-  corrections of :mod:`statespace._gaussian`); ``eps`` is the draw margin in skill units;
+and ``b`` by the mirror image (:math:`-\Omega`, its own :math:`\sigma_b` and
+:math:`\gamma_b = \sigma_b / c`):
+
+- Bradley-Terry: :math:`p = 1 / (1 + e^{-t})`, :math:`\Omega = y - p` for a's score :math:`y`
+  (1, 1/2 for a draw as in the paper's ties, 0), :math:`\Delta = p (1 - p)`;
+- Thurstone-Mosteller: a win :math:`\Omega = v(t, \varepsilon / c)`,
+  :math:`\Delta = w(t, \varepsilon / c)`, a loss the same at :math:`-t` with the sign of
+  :math:`\Omega` flipped, a draw :math:`\tilde v`, :math:`\tilde w` (the truncated-Gaussian
+  corrections of :mod:`statespace._gaussian`); :math:`\varepsilon` is the draw margin in skill
+  units;
 - Plackett-Luce: for two teams exactly Bradley-Terry (it differs only with three or more).
 
-``kappa`` (1e-4, as in the paper) bounds the variance-shrink factor from below so that
-``sigma^2`` stays positive. ``tau`` is the dynamics noise: ``sigma^2 += tau^2`` before every
-game (``dynamics="game"``, openskill's and TrueSkill's reading) or per unit of time through
-``predict`` (``dynamics="time"``).
+:math:`\kappa` (``kappa``, 1e-4, as in the paper) bounds the variance-shrink factor from below so
+that :math:`\sigma^2` stays positive. :math:`\tau` (``tau``) is the dynamics noise:
+:math:`\sigma^2 \leftarrow \sigma^2 + \tau^2` before every game (``dynamics="game"``, openskill's
+and TrueSkill's reading) or per unit of time through ``predict`` (``dynamics="time"``).
 
 Forecast of a one-vs-one game (what ``predict_proba`` returns), the shared model's forecast
-with the skill-difference variance ``var = sigma_a^2 + sigma_b^2`` added to the squared scale:
+with the skill-difference variance :math:`v = \sigma_a^2 + \sigma_b^2` added to the squared scale:
 
-- Bradley-Terry and Plackett-Luce: ``P(a wins) = 1 / (1 + exp(-d / c))``, ``P(draw) = 0``,
-  ``P(b wins) = 1 / (1 + exp(d / c))`` (the half-win draw model);
-- Thurstone-Mosteller: ``P(a wins) = Phi((d - eps) / c)``, ``P(b wins) = Phi((-d - eps) / c)``,
-  draw the rest (the threshold draw model with margin ``eps``).
+- Bradley-Terry and Plackett-Luce: :math:`P(a \text{ wins}) = 1 / (1 + e^{-d / c})`,
+  :math:`P(\text{draw}) = 0`, :math:`P(b \text{ wins}) = 1 / (1 + e^{d / c})` (the half-win draw
+  model);
+- Thurstone-Mosteller: :math:`P(a \text{ wins}) = \Phi\bigl((d - \varepsilon) / c\bigr)`,
+  :math:`P(b \text{ wins}) = \Phi\bigl((-d - \varepsilon) / c\bigr)`, draw the rest (the threshold
+  draw model with margin :math:`\varepsilon`).
 
 For the probit link this is exactly ``model.proba(d, var)``. For the logistic link it is
-Weng and Lin's ``c`` (the variance enters the scale unweighted), not the Glickman factor
-``g`` (``3 var / pi^2``) that :meth:`statespace.SkillModel.proba` uses; it equals
+Weng and Lin's :math:`c` (the variance enters the scale unweighted), not the Glickman factor
+:math:`g` (:math:`3 v / \pi^2`) that :meth:`statespace.SkillModel.proba` uses; it equals
 ``SkillModel("logistic", scale=c).proba(d)``.
 
 Rating periods: every game of a period is one Weng-Lin update of the pre-period belief, and the
 period's games are combined as independent Gaussian likelihood messages in natural parameters
 (the per-game ``posterior / prior`` precisions and precision-means add), as
 :mod:`filters.trueskill` does. The result does not depend on the order of the games and equals
-the paper's update for a period of one game. (The other candidate, adding the ``Omega`` and
-``Delta`` of every game as the full-pair algorithm does for the teams of one game, pushes
-``sum Delta`` past 1 for a newcomer with about 16 games in a period (``Delta`` is about 0.06 a
-game at the default prior), and then ``kappa`` cuts its ``sigma`` to 1% of its value; the
-product of messages never does.)
+the paper's update for a period of one game. (The other candidate, adding the :math:`\Omega` and
+:math:`\Delta` of every game as the full-pair algorithm does for the teams of one game, pushes
+:math:`\sum \Delta` past 1 for a newcomer with about 16 games in a period (:math:`\Delta` is about
+0.06 a game at the default prior), and then :math:`\kappa` cuts its :math:`\sigma` to 1% of its
+value; the product of messages never does.)
 
 Teams and free-for-all: :meth:`WengLin.rate` implements the three algorithms over teams
-(team strength ``sum_j mu_ij``, team variance ``sum_j sigma_ij^2``; each player takes the share
-``sigma_ij^2 / sigma_i^2`` of its team's update).
+(team strength :math:`\sum_j \mu_{ij}`, team variance :math:`\sum_j \sigma_{ij}^2`; each player
+takes the share :math:`\sigma_{ij}^2 / \sigma_i^2` of its team's update).
 """
 
 from __future__ import annotations
@@ -166,7 +175,7 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
 
 
 class WengLin(LearnedDraws, GaussianBeliefFilter):
-    """Weng and Lin's (2011) Bayesian approximation filters: Bradley-Terry, Thurstone-Mosteller
+    r"""Weng and Lin's (2011) Bayesian approximation filters: Bradley-Terry, Thurstone-Mosteller
     (full pair) and Plackett-Luce.
 
     Parameters
@@ -177,15 +186,16 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         one-vs-one games, different for three or more teams in :meth:`rate`). ``"bt"``, ``"tm"``
         and ``"pl"`` are accepted too.
     mu, sigma:
-        A newcomer's belief, ``N(25, (25/3)^2)``.
+        A newcomer's belief, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)`.
     beta:
-        Performance noise (default ``sigma / 2``); the model's scale is ``sqrt(2) * beta``.
+        Performance noise :math:`\beta` (default ``sigma / 2``); the model's scale is
+        :math:`\alpha = \sqrt{2}\,\beta`.
     tau:
-        Dynamics noise (default ``sigma / 100``): ``tau^2`` is added to ``sigma^2`` before each
-        game, or per unit of time with ``dynamics="time"``.
+        Dynamics noise :math:`\tau` (default ``sigma / 100``): :math:`\tau^2` is added to
+        :math:`\sigma^2` before each game, or per unit of time with ``dynamics="time"``.
     kappa:
-        Lower bound of the variance-shrink factor (1e-4, the paper's value), keeping
-        ``sigma^2 > 0``; in ``(0, 1]``.
+        Lower bound :math:`\kappa` of the variance-shrink factor (1e-4, the paper's value), keeping
+        :math:`\sigma^2 > 0`; in ``(0, 1]``.
     epsilon:
         Thurstone-Mosteller only: the draw margin in skill units. ``None`` (default): learned from
         the games the filter is fit, run or tuned on — 0 when they have no draw and are too many
@@ -196,23 +206,26 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         state verbs) 0.1 applies. An explicit margin above 0 is honoured; a run on games without a
         draw warns (:class:`statespace.settings.DrawWarning`) when its own forecasts make that
         implausible (as for TrueSkill's ``draw_probability``; see :mod:`filters._draws`).
-        Bradley-Terry and Plackett-Luce score a draw as ``s = 1/2`` (a shared rank) and take no
+        Bradley-Terry and Plackett-Luce score a draw as :math:`y = 1/2` (a shared rank) and take no
         margin.
     dynamics:
-        ``"game"`` (``tau^2`` per game played) or ``"time"`` (``tau^2`` per rating period when the
-        games have periods, else per ``period_days`` days).
+        ``"game"`` (:math:`\tau^2` per game played) or ``"time"`` (:math:`\tau^2` per rating period
+        when the games have periods, else per ``period_days`` days).
     home:
-        Home advantage in skill units, added to ``mu_a - mu_b`` when ``a`` plays at home.
+        Home advantage :math:`h` in skill units, added to :math:`\mu_a - \mu_b` when ``a`` plays at
+        home.
 
-    ``predict_proba`` gives, with ``c = sqrt(sigma_a^2 + sigma_b^2 + 2 beta^2)`` and
-    ``d = mu_a - mu_b + home``: Bradley-Terry / Plackett-Luce ``(L(d / c), 0, L(-d / c))``, ``L`` the
-    logistic function; Thurstone-Mosteller ``(Phi((d - eps) / c), rest, Phi((-d - eps) / c))``.
+    ``predict_proba`` gives, with :math:`c = \sqrt{\sigma_a^2 + \sigma_b^2 + 2 \beta^2}` and
+    :math:`d = \mu_a - \mu_b + h`: Bradley-Terry / Plackett-Luce
+    :math:`\bigl(\operatorname{logistic}(d / c),\ 0,\ \operatorname{logistic}(-d / c)\bigr)`;
+    Thurstone-Mosteller
+    :math:`\bigl(\Phi((d - \varepsilon) / c),\ \text{the rest},\ \Phi((-d - \varepsilon) / c)\bigr)`.
     This is the shared model's forecast with skill-difference variance
-    ``sigma_a^2 + sigma_b^2`` added to the squared scale ``2 beta^2`` (for the logistic link Weng
-    and Lin's ``c``, not Glickman's ``g`` that ``SkillModel.proba`` uses).
+    :math:`\sigma_a^2 + \sigma_b^2` added to the squared scale :math:`2 \beta^2` (for the logistic
+    link Weng and Lin's :math:`c`, not Glickman's :math:`g` that ``SkillModel.proba`` uses).
 
-    ``ratings()`` gives ``mean`` = ``mu``, ``sd`` = ``sigma`` and the conservative displayed
-    ``rating = mu - 3 sigma`` (openskill's ``ordinal()``).
+    ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
+    displayed ``rating`` :math:`= \mu - 3 \sigma` (openskill's ``ordinal()``).
 
     Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
     ``[0, 1e150]``, ``|mu|``, ``|home|`` at most 1e300, ``epsilon`` in ``[0, 1e150]`` (or ``None``), ``kappa`` in
@@ -276,14 +289,15 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
 
     @property
     def model(self) -> SkillModel:
-        """The shared model each variant assumes: scale ``sqrt(2) beta`` (performance noise of both
-        sides), prior ``N(mu, sigma^2)``, drift ``tau^2`` (per game or per unit of time);
-        Bradley-Terry / Plackett-Luce: logistic link, draws scored as half a win;
-        Thurstone-Mosteller: probit link, threshold draw model with margin ``epsilon``.
+        r"""The shared model each variant assumes: scale :math:`\alpha = \sqrt{2}\,\beta`
+        (performance noise of both sides), prior :math:`\mathcal{N}(\mu, \sigma^2)`, drift
+        :math:`q = \tau^2` (per game or per unit of time); Bradley-Terry / Plackett-Luce: logistic
+        link, draws scored as half a win; Thurstone-Mosteller: probit link, threshold draw model
+        with margin :math:`\varepsilon` (``epsilon``).
 
         The filter's forecast adds the skill variance to the squared scale,
-        ``c^2 = 2 beta^2 + sigma_a^2 + sigma_b^2``: exactly ``model.proba(d, var)`` for the probit
-        link, ``SkillModel("logistic", scale=c).proba(d)`` for the logistic one."""
+        :math:`c^2 = 2 \beta^2 + \sigma_a^2 + \sigma_b^2`: exactly ``model.proba(d, var)`` for the
+        probit link, ``SkillModel("logistic", scale=c).proba(d)`` for the logistic one."""
         if self.model_code == TM:
             return SkillModel("probit", math.sqrt(2.0) * self.beta, self.mu, self.sigma**2, self.tau**2,
                               Threshold(self._draw_value), self.home)
@@ -301,8 +315,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
                               self.model_code)
 
     def rate_1vs1(self, a, b, drawn: bool = False):
-        """New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds ``tau^2``
-        first, as ``rate`` does."""
+        r"""New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds
+        :math:`\tau^2` first, as ``rate`` does."""
         (a,), (b,) = C.parse_teams("WengLin", [[a], [b]])[0]
         t2 = self.tau**2
         ma, va, mb, vb = _posterior(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
@@ -312,28 +326,31 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
 
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None):
-        """Rate one game among teams (free-for-all: teams of one) with the model's algorithm.
+        r"""Rate one game among teams (free-for-all: teams of one) with the model's algorithm.
 
         ``rating_groups``: a sequence of teams, each a sequence of ``(mu, sigma)`` (or objects with
         ``.mu`` and ``.sigma``) or a mapping ``name -> (mu, sigma)``. ``ranks``: lower is better,
         equal ranks tie (default: the order given). ``weights``: a sequence of per-team
         sequences or a mapping ``(team_index, key) -> weight`` (default 1), each >= 0.
 
-        ``tau^2`` is added to every variance first. A team's strength is ``sum_j mu_ij`` and its
-        variance ``sigma_i^2 = sum_j sigma_ij^2`` (weights do not enter them); the team's
-        ``Omega_i`` and ``Delta_i`` come from the pairs of teams (Bradley-Terry and
-        Thurstone-Mosteller full pair: every other team ``q`` with its own
-        ``c_iq^2 = sigma_i^2 + sigma_q^2 + 2 beta^2``; Plackett-Luce: one
-        ``c^2 = sum_i (sigma_i^2 + beta^2)`` over the ordering), and player ``j`` of team ``i`` gets
+        :math:`\tau^2` is added to every variance first. A team's strength is
+        :math:`\sum_j \mu_{ij}` and its variance :math:`\sigma_i^2 = \sum_j \sigma_{ij}^2` (weights
+        do not enter them); the team's :math:`\Omega_i` and :math:`\Delta_i` come from the pairs of
+        teams (Bradley-Terry and Thurstone-Mosteller full pair: every other team :math:`q` with its
+        own :math:`c_{iq}^2 = \sigma_i^2 + \sigma_q^2 + 2 \beta^2`; Plackett-Luce: one
+        :math:`c^2 = \sum_i (\sigma_i^2 + \beta^2)` over the ordering), and player :math:`j` of team
+        :math:`i` gets
 
-            mu_ij      += w_ij * sigma_ij^2 / sigma_i^2 * Omega_i
-            sigma_ij^2 *= max(1 - w_ij * sigma_ij^2 / sigma_i^2 * Delta_i, kappa)
+        .. math::
+
+            \mu_{ij} &\leftarrow \mu_{ij} + w_{ij} \frac{\sigma_{ij}^2}{\sigma_i^2}\, \Omega_i \\
+            \sigma_{ij}^2 &\leftarrow \sigma_{ij}^2 \max\left(1 - w_{ij} \frac{\sigma_{ij}^2}{\sigma_i^2}\, \Delta_i,\ \kappa\right)
 
         With weights 1 this is the paper's update. A weight scales the player's share of its
         team's update, for wins and losses alike (0: the player is not updated, beyond ``tau``).
         openskill instead first rescales each team's weights to [1, 2] (a one-player team gets
-        2) and multiplies the share by the weight when ``Omega_i >= 0`` but divides it when
-        ``Omega_i < 0``; with ``weight_bounds=None`` its winners' updates equal these.
+        2) and multiplies the share by the weight when :math:`\Omega_i \ge 0` but divides it when
+        :math:`\Omega_i < 0`; with ``weight_bounds=None`` its winners' updates equal these.
 
         Returns the teams in the same shape with new ``(mu, sigma)``. Ratings have ``|mu| <= 1e300``
         and sigma in ``(0, 1e150]``; a malformed rating or weight is a ``TypeError`` or ``ValueError``
