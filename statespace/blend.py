@@ -1,4 +1,4 @@
-"""``statespace.Blend``: one forecast pooled from several online methods.
+r"""``statespace.Blend``: one forecast pooled from several online methods.
 
 ``Blend([m1, m2, ...])`` combines the win/draw/loss forecasts of its members (filters: anything with
 ``run(games)`` whose ``proba`` holds one-step-ahead forecasts, such as :class:`filters.Elo`, a
@@ -16,16 +16,16 @@ one-step-ahead forecasts of the games the blend is fitted on, and only those::
 
 **Pooling.** ``pool="loglinear"`` (the default) is logarithmic pooling (Genest and Zidek 1986,
 "Combining probability distributions: a critique and an annotated bibliography", Statistical
-Science 1(1)): ``p(o) ∝ Π_k p_k(o)^{w_k}`` over the outcomes ``o``, with every ``w_k >= 0`` and no
-constraint on their sum. It is the default because it contains more than a mixture does: the
+Science 1(1)): :math:`p(o) \propto \prod_k p_k(o)^{w_k}` over the outcomes :math:`o`, with every
+:math:`w_k \ge 0` and no constraint on their sum. It is the default because it contains more than a mixture does: the
 weights' sum sharpens (``> 1``) or softens (``< 1``) the pool, so temperature scaling of one
-member (``w = (t, 0, ...)``) and each member alone (``w = e_k``) are special cases, and the
+member (:math:`w = (t, 0, \ldots)`) and each member alone (:math:`w = e_k`) are special cases, and the
 log-likelihood is concave in the weights, so the fit finds the global optimum. A mixture can only
 be less sharp than its sharpest member, which throws away the sharpening that independent
 evidence in several members allows. ``pool="linear"`` is the linear pool, stacking of predictive
 distributions (Yao, Vehtari, Simpson and Gelman 2018, "Using stacking to average Bayesian
-predictive distributions", Bayesian Analysis 13(3)): ``p = Σ_k w_k p_k`` with the weights on the
-simplex.
+predictive distributions", Bayesian Analysis 13(3)): :math:`p = \sum_k w_k p_k` with the weights
+on the simplex.
 
 **Outcomes.** Where the games the weights are fitted on have draws, the pool is over win, draw and
 loss and the weights maximise the three-outcome log-likelihood (``log_loss_3``); without draws it
@@ -33,7 +33,7 @@ is over win and loss, pooling each member's expected score ``P(win) + P(draw) / 
 weights maximise the two-outcome log-likelihood (the expected-score ``log_loss``, then a
 likelihood); the pool then forecasts no draws. A member that forecasts no draws (draws as half a
 win: Elo, Glicko, the default EKF) enters the three-outcome log-linear pool through its win/loss
-odds only: its factor for a draw is ``sqrt(p_win p_loss)``, the geometric mean of its other two
+odds only: its factor for a draw is :math:`\sqrt{p_\text{win}\, p_\text{loss}}`, the geometric mean of its other two
 (Davidson's 1970 form of the draw probability), so it moves the pool between win and loss and
 leaves the draw rate to the members that forecast draws. In the linear pool it adds no mass to a
 draw.
@@ -41,7 +41,7 @@ draw.
 **Fitting the weights.** The weights minimise the mean log loss of the pooled one-step-ahead
 forecasts of the fitting games after a burn-in (``burn_in``, default 0.3: the first 30% in time
 order are run through but not scored, the convention of :func:`filters.tuning.tune` and
-:func:`statespace.auto`), by L-BFGS-B with the bounds ``0 <= w_k <= W_MAX`` (log-linear; the linear
+:func:`statespace.auto`), by L-BFGS-B with the bounds :math:`0 \le w_k \le` ``W_MAX`` (log-linear; the linear
 pool's weights are scaled to sum to 1), from the best of the equal weights and each member alone,
 so a fitted blend is never worse on its fitting games than its best member there. A member whose
 weight is fitted to 0 adds nothing to the forecasts; :attr:`BlendFit.zero_weight` lists such
@@ -152,11 +152,12 @@ def _as_three(q: np.ndarray, draws: bool) -> np.ndarray:
 
 
 def pool_forecasts(probas: Sequence[np.ndarray], weights, pool: str = "loglinear", draws: bool = True) -> np.ndarray:
-    """The pooled ``(n, 3)`` win/draw/loss forecast of the members' ``probas`` (each ``(n, 3)``).
+    r"""The pooled ``(n, 3)`` win/draw/loss forecast of the members' ``probas`` (each ``(n, 3)``).
 
-    ``pool="loglinear"``: ``p ∝ Π_k q_k^{w_k}``; ``"linear"``: ``Σ_k w_k q_k / Σ_k w_k``. With
-    ``draws`` the ``q_k`` are the members' three outcomes (a member with no draw forecast in
-    ``probas`` gets the draw factor ``sqrt(p_win p_loss)`` in the log-linear pool), without them
+    ``pool="loglinear"``: :math:`p \propto \prod_k q_k^{w_k}`; ``"linear"``:
+    :math:`\sum_k w_k q_k / \sum_k w_k`. With ``draws`` the :math:`q_k` are the members' three
+    outcomes (a member with no draw forecast in ``probas`` gets the draw factor
+    :math:`\sqrt{p_\text{win}\, p_\text{loss}}` in the log-linear pool), without them
     each member's expected score and its complement, and the pool forecasts no draw.
     """
     w = np.asarray(weights, dtype=float)

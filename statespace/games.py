@@ -1012,18 +1012,19 @@ class Games:
         return self._replace(period=codes)
 
     def with_weights(self, weights=None, *, margin: tuple[str, str] | None = None, power: float = 0.0) -> "Games":
-        """A new table whose games carry likelihood weights (Elo, Glicko, Glicko-2, the EKF and
+        r"""A new table whose games carry likelihood weights (Elo, Glicko, Glicko-2, the EKF and
         the smoothers temper each game's log-likelihood by its weight: a heavier game moves
         ratings more; TrueSkill and Weng-Lin refuse weighted games).
 
         ``weights``: an array aligned with the rows, each finite and > 0. Or ``margin=(col_a,
-        col_b)``: weights from the score margin ``m = max(|score_a - score_b|, 1)`` (a draw counts
-        as a one-point game), divided by their mean so that the average game keeps weight 1. With
-        ``power`` 0 (the default) ``w = log(1 + m)``: FiveThirtyEight's margin-of-victory multiplier
-        for NFL Elo, without its autocorrelation correction. Any other ``power = p`` gives the
-        Box-Cox transform of ``1 + m``, ``w = ((1 + m)^p - 1) / p``, a family that tends to the
-        logarithm as ``p -> 0`` and is linear in the margin at ``p = 1``: larger ``p`` lets big
-        wins count for more. ``p`` is a choice about the data, not a setting of a method, so
+        col_b)``: weights from the score margin
+        :math:`\delta = \max(|\mathtt{score\_a} - \mathtt{score\_b}|, 1)` (a draw counts as a
+        one-point game), divided by their mean so that the average game keeps weight 1. With
+        ``power`` 0 (the default) :math:`w = \log(1 + \delta)`: FiveThirtyEight's margin-of-victory
+        multiplier for NFL Elo, without its autocorrelation correction. Any other ``power`` :math:`= p`
+        gives the Box-Cox transform of :math:`1 + \delta`, :math:`w = \bigl((1 + \delta)^p - 1\bigr) / p`,
+        a family that tends to the logarithm as :math:`p \to 0` and is linear in the margin at
+        :math:`p = 1`: larger :math:`p` lets big wins count for more. :math:`p` is a choice about the data, not a setting of a method, so
         ``tune`` does not fit it: pick it by the tuned methods' one-step-ahead loss on the
         training games (``benchmarks/real_data.py`` does so on a grid).
         """

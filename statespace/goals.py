@@ -223,34 +223,38 @@ def goals_forecast(params, d, var):
 
 @dataclass(frozen=True)
 class Goals(Observation):
-    """Each side's count, Poisson, with rates set by the skill difference:
+    r"""Each side's count, Poisson, with rates set by the skill difference :math:`d`, the scale
+    :math:`\alpha` and the log-rate :math:`\eta_0` (``base``) of level sides:
 
-        score_a ~ Poisson(lambda_a),  log lambda_a = base + d / (2 scale)
-        score_b ~ Poisson(lambda_b),  log lambda_b = base - d / (2 scale)
+    .. math::
+
+        \mathtt{score\_a} &\sim \operatorname{Poisson}(\lambda_a), \qquad \log \lambda_a = \eta_0 + \frac{d}{2 \alpha} \\
+        \mathtt{score\_b} &\sim \operatorname{Poisson}(\lambda_b), \qquad \log \lambda_b = \eta_0 - \frac{d}{2 \alpha}
 
     independently (Maher 1982, "Modelling association football scores", Statistica
     Neerlandica 36, with attack and defence folded into one skill per side); with a
-    ``dispersion`` ``kappa > 0`` each count is negative binomial with the same mean and variance
-    ``lambda + kappa lambda^2`` (the NB2 model; Hilbe 2011, "Negative binomial regression"; for
-    football scores Reep, Pollard and Benjamin 1971): goals more spread out than Poisson, as
-    between sides of very unequal strength, without pulling ``base`` down. ``d`` already holds
-    the model's home advantage, so ``home`` is a log-rate ratio times ``2 scale``. A skill
-    difference of ``scale`` multiplies a's rate by ``e^(1/2)`` and divides b's by it: the
-    log-ratio of the two rates is ``d / scale``.
+    ``dispersion`` :math:`\kappa > 0` each count is negative binomial with the same mean and
+    variance :math:`\lambda + \kappa \lambda^2` (the NB2 model; Hilbe 2011, "Negative binomial
+    regression"; for football scores Reep, Pollard and Benjamin 1971): goals more spread out than
+    Poisson, as between sides of very unequal strength, without pulling :math:`\eta_0` down.
+    :math:`d` already holds the model's home advantage, so :math:`h` (``home``) is a log-rate ratio
+    times :math:`2 \alpha`. A skill difference of :math:`\alpha` multiplies a's rate by
+    :math:`e^{1/2}` and divides b's by it: the log-ratio of the two rates is :math:`d / \alpha`.
 
     Win/draw/loss: the sign of ``score_a - score_b``, a Skellam variable at dispersion 0 (Karlis and
-    Ntzoufras 2003, "Analysis of sports data by using bivariate Poisson models", JRSS D 52); with skill
-    uncertainty ``d ~ N(mean, var)`` averaged by quadrature over ``d`` (:func:`goals_forecast`). No exact tilted
-    moments (:meth:`moments` raises ``NotImplementedError``).
+    Ntzoufras 2003, "Analysis of sports data by using bivariate Poisson models", JRSS D 52); with
+    skill uncertainty :math:`d \sim \mathcal{N}(m, v)` averaged by quadrature over :math:`d`
+    (:func:`goals_forecast`). No exact tilted moments (:meth:`moments` raises
+    ``NotImplementedError``).
 
     Parameters
     ----------
     base:
-        Log of each side's expected count when the sides are level (``d = 0``):
-        ``log(1.35)`` for about 1.35 goals a side, as in association football.
+        :math:`\eta_0`, the log of each side's expected count when the sides are level
+        (:math:`d = 0`): :math:`\log 1.35` for about 1.35 goals a side, as in association football.
     dispersion:
-        ``kappa >= 0``: 0 (default) for Poisson counts; above, negative binomial with variance
-        ``lambda + kappa lambda^2`` (``kappa = 1 / size``).
+        :math:`\kappa \ge 0`: 0 (default) for Poisson counts; above, negative binomial with
+        variance :math:`\lambda + \kappa \lambda^2` (:math:`\kappa = 1 / \mathtt{size}`).
 
     Kernel parameters (:meth:`vector`): ``[base, scale, dispersion]``.
     """
@@ -275,13 +279,22 @@ class Goals(Observation):
         return np.array([self.base, _positive_number("scale", scale, allow_zero=False), self.dispersion])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
-        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
-        PyMC's model of the games sums): with ``u = d / (2 scale)``, ``eta_a = base + u``,
-        ``eta_b = base - u``, the log pmf of both counts: Poisson,
-        ``x eta_a - e^eta_a - log x! + y eta_b - e^eta_b - log y!`` (``x, y`` = ``score_a``,
-        ``score_b``), or at dispersion ``kappa = 1 / r > 0`` the negative binomial's
-        ``log Gamma(x + r) - log Gamma(r) - log x! + x (eta - log r) - (x + r) log(1 + kappa e^eta)`` per
-        side (the formulas of :func:`goals_loglik`). ``score`` and ``theta`` are not read.
+        r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
+        PyMC's model of the games sums): with :math:`u = d / (2 \alpha)`,
+        :math:`\eta_a = \eta_0 + u`, :math:`\eta_b = \eta_0 - u`, the log pmf of both counts
+        :math:`x, y` (``score_a``, ``score_b``): Poisson,
+
+        .. math::
+
+            x \eta_a - e^{\eta_a} - \log x! + y \eta_b - e^{\eta_b} - \log y!,
+
+        or at dispersion :math:`\kappa = 1 / r > 0` the negative binomial's
+
+        .. math::
+
+            \log \Gamma(x + r) - \log \Gamma(r) - \log x! + x (\eta - \log r) - (x + r) \log(1 + \kappa e^\eta)
+
+        per side (the formulas of :func:`goals_loglik`). ``score`` and ``theta`` are not read.
         PyTensor is imported here, when a graph is built."""
         configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
@@ -304,12 +317,16 @@ class Goals(Observation):
             raise ValueError("score_a and score_b are counts: they must be >= 0")
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
-        """``E[score_a - score_b] = E[lambda_a - lambda_b]`` for ``x ~ N(d, var)``: with
-        ``c = 1 / (2 scale)`` the rates are log-normal, ``E[e^(base + c x)] = e^(base + c d + c^2 var / 2)``
-        (the log-normal mean), so
+        r""":math:`\mathrm{E}[\mathtt{score\_a} - \mathtt{score\_b}] = \mathrm{E}[\lambda_a - \lambda_b]`
+        for :math:`x \sim \mathcal{N}(d, v)`: with :math:`c = 1 / (2 \alpha)` the rates are
+        log-normal, :math:`\mathrm{E}[e^{\eta_0 + c x}] = e^{\eta_0 + c d + c^2 v / 2}` (the
+        log-normal mean), so
 
-            E[lambda_a - lambda_b] = e^base (e^(c d + c^2 var / 2) - e^(-c d + c^2 var / 2))
-                                   = 2 e^(base + c^2 var / 2) sinh(c d),
+        .. math::
+
+            \mathrm{E}[\lambda_a - \lambda_b]
+            &= e^{\eta_0} \left(e^{c d + c^2 v / 2} - e^{-c d + c^2 v / 2}\right) \\
+            &= 2 e^{\eta_0 + c^2 v / 2} \sinh(c d),
 
         the last form taken (no cancellation of two large terms). Mean of a Poisson count is its
         rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``."""

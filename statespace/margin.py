@@ -81,9 +81,12 @@ def _positive_number(name: str, value, *, allow_zero: bool) -> float:
 
 @dataclass(frozen=True)
 class Margin(Observation):
-    """The score difference ``y = score_a - score_b``, Gaussian around the skill difference:
+    r"""The score difference :math:`y` = ``score_a - score_b``, Gaussian around the skill
+    difference :math:`d`, with the standard deviation :math:`\sigma` (``sd``):
 
-        y | d ~ N(d, sd^2)
+    .. math::
+
+        y \mid d \sim \mathcal{N}(d, \sigma^2)
 
     so skills are measured in points (a skill difference of 7 forecasts a 7-point win). This is
     the state-space model of Glickman and Stern (1998, "A state-space model for National
@@ -95,11 +98,13 @@ class Margin(Observation):
         Standard deviation of a game's margin around the skill difference, in points: how much a
         single game scatters (about 13-14 points in the NFL).
     draw_width:
-        Half-width of a drawn margin: the forecast calls ``|y| < draw_width`` a draw. The default
-        0.5 suits integer scores (a draw is exactly ``y = 0``); 0 forbids draws.
+        Half-width :math:`w` of a drawn margin: the forecast calls :math:`|y| < w` a draw. The
+        default 0.5 suits integer scores (a draw is exactly :math:`y = 0`); 0 forbids draws.
 
-    Forecast with ``d ~ N(mean, var)``, ``t = sqrt(sd^2 + var)``, ``w = draw_width``:
-    ``P(a wins) = Phi((mean - w) / t)``, ``P(b wins) = Phi((-mean - w) / t)``, draw the rest.
+    Forecast with :math:`d \sim \mathcal{N}(m, v)` (``mean``, ``var``),
+    :math:`t = \sqrt{\sigma^2 + v}`, :math:`w` = ``draw_width``:
+    :math:`P(a \text{ wins}) = \Phi\bigl((m - w) / t\bigr)`,
+    :math:`P(b \text{ wins}) = \Phi\bigl((-m - w) / t\bigr)`, draw the rest.
     The tilted Gaussian is exact (conjugate); see :func:`margin_moments`.
 
     Kernel parameters (:meth:`vector`): ``[sd, draw_width]`` (the model's scale is not used).
@@ -123,9 +128,14 @@ class Margin(Observation):
         return np.array([self.sd, self.draw_width])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
-        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
-        PyMC's model of the games sums): ``log N(y; d, sd^2) = -(y - d)^2 / (2 sd^2) - log sd
-        - log(2 pi) / 2`` with ``y = score_a - score_b``, the formula of :func:`margin_loglik`.
+        r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
+        PyMC's model of the games sums),
+
+        .. math::
+
+            \log \mathcal{N}(y; d, \sigma^2) = -\frac{(y - d)^2}{2 \sigma^2} - \log \sigma - \frac{\log(2 \pi)}{2},
+
+        with :math:`y` = ``score_a - score_b``, the formula of :func:`margin_loglik`.
         ``score_a`` and ``score_b`` are PyTensor vectors (or arrays); ``score``, ``scale`` and
         ``theta`` are not read. Only arithmetic: nothing is imported."""
         v = self.sd * self.sd
@@ -133,7 +143,7 @@ class Margin(Observation):
         return -0.5 * r * r / v - math.log(self.sd) - _HALF_LOG_2PI
 
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
-        """``log N(y; d, sd^2 + var)``: exact."""
+        r""":math:`\log \mathcal{N}(y;\ d,\ \sigma^2 + v)`: exact."""
         score, d, score_a, score_b, var = np.broadcast_arrays(
             *self._record(score, d, score_a, score_b), np.asarray(var, dtype=float))
         if np.any(var < 0):
@@ -143,7 +153,8 @@ class Margin(Observation):
         return -0.5 * r * r / v - 0.5 * np.log(v) - _HALF_LOG_2PI
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
-        """``E[y] = E[E[y | x]] = E[x] = d`` for ``x ~ N(d, var)``: the margin is Gaussian around
-        the skill difference, so its predictive mean is the difference's mean whatever ``var``."""
+        r""":math:`\mathrm{E}[y] = \mathrm{E}\bigl[\mathrm{E}[y \mid x]\bigr] = \mathrm{E}[x] = d` for
+        :math:`x \sim \mathcal{N}(d, v)`: the margin is Gaussian around the skill difference, so its
+        predictive mean is the difference's mean whatever :math:`v` (``var``)."""
         d, _ = self._moments_of_d(d, var)
         return d.copy()

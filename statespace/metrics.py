@@ -1,14 +1,15 @@
-"""Scores of probabilistic forecasts of game results.
+r"""Scores of probabilistic forecasts of game results.
 
-Every function takes the observed ``score`` (1, 0.5, 0 for a win, draw, loss of ``a``) and the
-forecast ``proba``: an (n, 3) array of win/draw/loss probabilities, or an (n,) array of expected
-scores ``E = P(win) + P(draw) / 2``.
+Every function takes the observed ``score`` :math:`y` (1, 0.5, 0 for a win, draw, loss of ``a``)
+and the forecast ``proba``: an (n, 3) array of win/draw/loss probabilities, or an (n,) array of
+expected scores :math:`E = P(\text{win}) + P(\text{draw}) / 2`.
 
 - :func:`log_loss` and :func:`brier` score the expected score against the result, with a draw
-  as the target 0.5: ``-[y log E + (1 - y) log(1 - E)]`` and ``(E - y)^2``. This makes figures
-  comparable with published tables for Elo and Glicko, whose forecasts are expected scores.
-- :func:`log_loss_3` is the three-outcome log loss ``-log P(observed outcome)``, for methods
-  that forecast draws.
+  as the target 0.5: :math:`-\bigl[y \log E + (1 - y) \log(1 - E)\bigr]` and :math:`(E - y)^2`.
+  This makes figures comparable with published tables for Elo and Glicko, whose forecasts are
+  expected scores.
+- :func:`log_loss_3` is the three-outcome log loss :math:`-\log P(\text{observed outcome})`, for
+  methods that forecast draws.
 - :func:`accuracy`: the share of correct calls; with a band ``(0.45, 0.55)`` an expected score
   inside the band calls a draw, otherwise at 0.5 over decisive games only.
 - :func:`calibration_table` and :func:`paired_difference` (a paired standard error for the
@@ -55,7 +56,8 @@ def _check(score, proba) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expected_score(proba) -> np.ndarray:
-    """``P(win) + P(draw) / 2`` of an (n, 3) forecast (an (n,) array is returned as is)."""
+    r""":math:`E = P(\text{win}) + P(\text{draw}) / 2` of an (n, 3) forecast (an (n,) array is
+    returned as is)."""
     proba = np.asarray(proba, dtype=float)
     if proba.ndim == 2:
         if proba.shape[1] != 3:
@@ -65,7 +67,8 @@ def expected_score(proba) -> np.ndarray:
 
 
 def log_loss(score, proba, *, per_game: bool = False):
-    """Mean binary log loss of the expected score, a draw counting as the target 0.5 (nats)."""
+    r"""Mean binary log loss of the expected score, a draw counting as the target 0.5 (nats):
+    :math:`-\frac{1}{n} \sum_g \bigl[y_g \log E_g + (1 - y_g) \log(1 - E_g)\bigr]`."""
     score, proba = _check(score, proba)
     e = np.clip(expected_score(proba), EPS, 1 - EPS)
     loss = -(score * np.log(e) + (1 - score) * np.log(1 - e))
@@ -73,14 +76,14 @@ def log_loss(score, proba, *, per_game: bool = False):
 
 
 def brier(score, proba, *, per_game: bool = False):
-    """Mean squared error of the expected score: ``(E - y)^2``."""
+    """Mean squared error of the expected score: :math:`(E - y)^2`."""
     score, proba = _check(score, proba)
     loss = (expected_score(proba) - score) ** 2
     return loss if per_game else float(loss.mean())
 
 
 def log_loss_3(score, proba, *, per_game: bool = False):
-    """Three-outcome log loss ``-log P(observed outcome)`` (needs (n, 3) forecasts).
+    r"""Three-outcome log loss :math:`-\log P(\text{observed outcome})` (needs (n, 3) forecasts).
 
     Returns NaN when the data have draws but the forecasts give them probability 0 everywhere
     (the method does not model draws, so this score does not apply to it).
@@ -97,11 +100,12 @@ def log_loss_3(score, proba, *, per_game: bool = False):
 
 
 def accuracy(score, proba, *, band: tuple[float, float] | None = (0.45, 0.55), per_game: bool = False):
-    """Share of games called right from the expected score ``E``.
+    """Share of games called right from the expected score :math:`E`.
 
-    With ``band=(lo, hi)`` (default 0.45/0.55) the call is a win for ``a`` when ``E > hi``, a
-    loss when ``E < lo`` and a draw in between; every game counts. With ``band=None`` the call
-    is at 0.5 and only decisive games count (draws are left out; ``E = 0.5`` scores half).
+    With ``band=(lo, hi)`` (default 0.45/0.55) the call is a win for ``a`` when :math:`E >`
+    ``hi``, a loss when :math:`E <` ``lo`` and a draw in between; every game counts. With
+    ``band=None`` the call is at 0.5 and only decisive games count (draws are left out;
+    :math:`E = 0.5` scores half).
     """
     score, proba = _check(score, proba)
     e = expected_score(proba)
@@ -143,12 +147,12 @@ def calibration_table(score, proba, *, bins: int = 10) -> pd.DataFrame:
 
 
 def paired_difference(loss_a, loss_b) -> tuple[float, float]:
-    """Mean of ``loss_a - loss_b`` over the same games, and its standard error.
+    r"""Mean of ``loss_a - loss_b`` over the same games, and its standard error.
 
     The per-game losses of two methods on the same games are strongly correlated, so the
-    paired standard error ``sd(loss_a - loss_b) / sqrt(n)`` is far smaller than one computed
-    from each method's spread; a difference of more than about two standard errors is unlikely
-    to be noise. Pass per-game losses (e.g. ``log_loss(..., per_game=True)``); NaNs are left out.
+    paired standard error :math:`\operatorname{sd}(\mathtt{loss\_a} - \mathtt{loss\_b}) / \sqrt{n}`
+    is far smaller than one computed from each method's spread; a difference of more than about
+    two standard errors is unlikely to be noise. Pass per-game losses (e.g. ``log_loss(..., per_game=True)``); NaNs are left out.
     """
     d = np.asarray(loss_a, dtype=float) - np.asarray(loss_b, dtype=float)
     if d.ndim != 1:
@@ -215,13 +219,18 @@ def _score_inputs(observation, games_or_scores, mean, var, what: str):
 
 def score_log_density(observation, games_or_scores, mean, var=0.0, *, scale: float = 1.0,
                       per_game: bool = False):
-    """Mean log predictive density of the observed scores (nats per game; higher is better):
+    r"""Mean log predictive density of the observed scores (nats per game; higher is better):
 
-        (1 / n) sum_g log E[ L(score_a_g, score_b_g | x) ],   x ~ N(mean_g, var_g),
+    .. math::
 
-    the observation's likelihood with the Gaussian uncertainty of the skill difference integrated
-    out (:meth:`statespace.Observation.log_predictive`: for :class:`~statespace.Margin` the closed
-    form ``log N(y; mean, sd^2 + var)``, ``y = score_a - score_b``; for :class:`~statespace.Goals`
+        \frac{1}{n} \sum_g \log \mathrm{E}\bigl[L(\mathtt{score\_a}_g, \mathtt{score\_b}_g \mid x)\bigr],
+        \qquad x \sim \mathcal{N}(m_g, v_g),
+
+    the observation's likelihood with the Gaussian uncertainty of the skill difference (mean
+    :math:`m_g`, variance :math:`v_g`) integrated out
+    (:meth:`statespace.Observation.log_predictive`: for :class:`~statespace.Margin` the closed
+    form :math:`\log \mathcal{N}(y;\ m,\ \sigma^2 + v)`, :math:`y` = ``score_a - score_b``, with
+    :math:`\sigma` the margin's ``sd``; for :class:`~statespace.Goals`
     the log of the joint Poisson probability of both counts averaged over ``x``, by Gauss-Hermite
     quadrature). It is the logarithmic score of the forecast distribution of the score (Gneiting
     and Raftery 2007, "Strictly proper scoring rules, prediction, and estimation", JASA 102): a
@@ -242,15 +251,19 @@ def score_log_density(observation, games_or_scores, mean, var=0.0, *, scale: flo
 
 
 def margin_rmse(observation, games_or_scores, mean, var=0.0, *, scale: float = 1.0, per_game: bool = False):
-    """Root mean squared error of the observed margin ``y = score_a - score_b`` against its
-    predictive mean (points or goals):
+    r"""Root mean squared error of the observed margin :math:`y` = ``score_a - score_b`` against
+    its predictive mean (points or goals):
 
-        sqrt( (1 / n) sum_g (y_g - E[y_g])^2 ),   E[y_g] = observation.mean_margin(mean_g, var_g)
+    .. math::
 
-    (:meth:`statespace.Observation.mean_margin`: ``mean`` itself for :class:`~statespace.Margin`,
-    ``2 e^(base + c^2 var / 2) sinh(c mean)`` with ``c = 1 / (2 scale)`` for
-    :class:`~statespace.Goals`). Arguments as :func:`score_log_density`; ``per_game=True`` returns
-    each game's squared error ``(y_g - E[y_g])^2`` (the RMSE is the square root of their mean, and
+        \sqrt{\frac{1}{n} \sum_g \bigl(y_g - \mathrm{E}[y_g]\bigr)^2}, \qquad
+        \mathrm{E}[y_g] = \mathtt{observation.mean\_margin}(m_g, v_g)
+
+    (:meth:`statespace.Observation.mean_margin`: the mean :math:`m_g` itself for
+    :class:`~statespace.Margin`, :math:`2 e^{\eta_0 + c^2 v / 2} \sinh(c\, m)` with
+    :math:`c = 1 / (2 \alpha)` and :math:`\eta_0` the ``base`` for :class:`~statespace.Goals`).
+    Arguments as :func:`score_log_density`; ``per_game=True`` returns each game's squared error
+    :math:`\bigl(y_g - \mathrm{E}[y_g]\bigr)^2` (the RMSE is the square root of their mean, and
     :func:`paired_difference` of two methods' squared errors compares their mean squared errors).
     """
     _, sa, sb, mean, var = _score_inputs(observation, games_or_scores, mean, var, "margin_rmse")

@@ -1,14 +1,17 @@
-"""The one latent model every method in this project approximates.
+r"""The one latent model every method in this project approximates.
 
-Skill of competitor i at time t is ``s_i(t)``:
+Skill of competitor :math:`i` at time :math:`t` is :math:`s_i(t)`:
 
-- prior at first appearance: ``s_i ~ N(prior_mean, prior_var)``;
-- dynamics, a Gaussian random walk: ``s_i(t + dt) = s_i(t) + N(0, drift * dt)``;
-  (or, with ``reversion > 0``, an Ornstein-Uhlenbeck process towards ``prior_mean``);
-- observation of a game a vs b through ``d = s_a - s_b + home * [a at home]`` and an
-  observation model (:mod:`statespace.observation`): by default :class:`~statespace.Outcome`,
-  ``P(a beats b) = F(d / scale)``, F the logistic function (Bradley-Terry) or the
-  standard normal cdf (Thurstone-Mosteller), plus a draw model; or the score margin
+- prior at first appearance: :math:`s_i \sim \mathcal{N}(\mu_0, \sigma_0^2)` (``prior_mean``,
+  ``prior_var``);
+- dynamics, a Gaussian random walk: :math:`s_i(t + \Delta t) = s_i(t) + \mathcal{N}(0, q\,\Delta t)`
+  with the drift :math:`q` (``drift``); (or, with ``reversion`` :math:`\lambda > 0`, an
+  Ornstein-Uhlenbeck process towards :math:`\mu_0`);
+- observation of a game a vs b through :math:`d = s_a - s_b + h\,[a \text{ at home}]` (:math:`h`
+  the home advantage, ``home``) and an observation model (:mod:`statespace.observation`): by
+  default :class:`~statespace.Outcome`, :math:`P(a \text{ beats } b) = F(d / \alpha)` with the
+  scale :math:`\alpha` (``scale``), :math:`F` the logistic function (Bradley-Terry) or the standard
+  normal cdf :math:`\Phi` (Thurstone-Mosteller), plus a draw model; or the score margin
   (:class:`~statespace.Margin`) or each side's goals (:class:`~statespace.Goals`). The home
   advantage is a fixed number, or (``home_drift > 0``) a latent random walk of its own, shared
   by all competitors.
@@ -38,7 +41,7 @@ ELO_SCALE = 400.0 / math.log(10.0)
 
 @dataclass(frozen=True)
 class SkillModel:
-    """The shared random-walk skill model (see the module docstring).
+    r"""The shared random-walk skill model (see the module docstring).
 
     Parameters
     ----------
@@ -46,21 +49,22 @@ class SkillModel:
         ``"logistic"`` (Bradley-Terry; Elo, Glicko) or ``"probit"`` (Thurstone-Mosteller;
         TrueSkill).
     scale:
-        Skill difference that counts as one unit of the link. Elo and Glicko use
-        ``400 / ln 10 = 173.72`` (a 400-point lead gives 10:1 odds); TrueSkill uses
-        ``sqrt(2) * beta``.
+        Skill difference :math:`\alpha` that counts as one unit of the link. Elo and Glicko use
+        :math:`400 / \ln 10 = 173.72` (a 400-point lead gives 10:1 odds); TrueSkill uses
+        :math:`\sqrt{2}\,\beta`.
     prior_mean, prior_var:
-        Skill of a newcomer, ``N(prior_mean, prior_var)``.
+        Skill of a newcomer, :math:`\mathcal{N}(\mu_0, \sigma_0^2)`.
     drift:
-        Variance added to each skill per unit of time (a day, a rating period or a game,
+        Variance :math:`q` added to each skill per unit of time (a day, a rating period or a game,
         whatever the method counts time in). 0 means static skills.
     draw:
         ``"none"``, ``"half"``, ``("threshold", margin)``, ``("davidson", nu)`` or an instance of
         :class:`NoDraw`, :class:`HalfWin`, :class:`Threshold`, :class:`Davidson`.
     home:
-        Skill added to ``a`` when ``a`` plays at home (a game not flagged neutral).
+        Skill :math:`h` added to ``a`` when ``a`` plays at home (a game not flagged neutral).
     reversion:
-        Mean reversion per unit of time (0: a pure random walk). With ``lambda > 0`` skills follow
+        Mean reversion :math:`\lambda` per unit of time (0: a pure random walk). With
+        :math:`\lambda > 0` skills follow
         an Ornstein-Uhlenbeck process towards ``prior_mean`` (see :meth:`predict`): how season
         regression (e.g. FiveThirtyEight's NFL Elo regressing a third towards the mean between
         seasons) appears in a continuous-time model.
@@ -68,7 +72,9 @@ class SkillModel:
         Variance added per unit of time to the home advantage (0: the home advantage is the fixed
         number ``home``). With ``home_drift > 0`` the home advantage is one more latent state,
         shared by all competitors: it starts at ``home`` at the first game (known exactly) and
-        follows its own Gaussian random walk, ``h(t + dt) = h(t) + N(0, home_drift * dt)``, so
+        follows its own Gaussian random walk,
+        :math:`h(t + \Delta t) = h(t) + \mathcal{N}(0, q_h\,\Delta t)` with :math:`q_h` the
+        ``home_drift``, so
         that a league whose home advantage shrinks over the decades is described by the model.
         The EKF tracks it (diagonal covariance) and :func:`statespace.simulate` draws it; the
         Laplace smoother refuses it.
@@ -84,13 +90,25 @@ class SkillModel:
 
     Skill uncertainty in forecasts
     ------------------------------
-    :meth:`proba` takes the mean ``diff`` and the variance ``var`` of the skill difference and
-    integrates the Gaussian uncertainty out (each observation says how; for
-    :class:`~statespace.Outcome`: exactly for the probit link,
-    ``E[Phi(x / s)] = Phi(m / sqrt(s^2 + v))``, and for the logistic link by Glickman's
-    approximation ``E[logistic(x / s)] ~ logistic(m / sqrt(s^2 + 3 v / pi^2))``, the factor
-    ``g(RD)`` of Glicko, Glickman 1999, eq. 3, accurate to about 0.01 in probability for
-    ``v <= s^2``; the same effective scale is used inside the draw models).
+    :meth:`proba` takes the mean :math:`m` (``diff``) and the variance :math:`v` (``var``) of the
+    skill difference and integrates the Gaussian uncertainty out (each observation says how; for
+    :class:`~statespace.Outcome`, with :math:`x \sim \mathcal{N}(m, v)`: exactly for the probit
+    link,
+
+    .. math::
+
+        \mathrm{E}\bigl[\Phi(x / \alpha)\bigr] = \Phi\left(\frac{m}{\sqrt{\alpha^2 + v}}\right),
+
+    and for the logistic link by Glickman's approximation
+
+    .. math::
+
+        \mathrm{E}\bigl[\operatorname{logistic}(x / \alpha)\bigr] \approx
+        \operatorname{logistic}\left(\frac{m}{\sqrt{\alpha^2 + 3 v / \pi^2}}\right),
+
+    the factor :math:`g(\mathrm{RD})` of Glicko, Glickman 1999, eq. 3, accurate to about 0.01 in
+    probability for :math:`v \le \alpha^2`; the same effective scale is used inside the draw
+    models).
     """
 
     link: str = "logistic"
@@ -171,11 +189,13 @@ class SkillModel:
         return self.observation.vector(self.scale)
 
     def effective_scale(self, var: np.ndarray | float = 0.0) -> np.ndarray:
-        """Scale after integrating a skill-difference variance ``var`` (see class docstring)."""
+        r"""Scale after integrating a skill-difference variance ``var`` (see class docstring):
+        :math:`\sqrt{\alpha^2 + v}` (probit) or :math:`\sqrt{\alpha^2 + 3 v / \pi^2}` (logistic)."""
         return self._outcome("effective_scale").effective_scale(var, scale=self.scale)
 
     def proba(self, diff: np.ndarray | float, var: np.ndarray | float = 0.0) -> np.ndarray:
-        """Win/draw/loss probabilities of ``a`` for a skill difference ``diff = s_a - s_b (+ home)``.
+        r"""Win/draw/loss probabilities of ``a`` for a skill difference ``diff``,
+        :math:`d = s_a - s_b\ (+\,h)`.
 
         ``diff`` is the mean and ``var`` the variance of the difference; returns an array of
         shape ``diff.shape + (3,)`` whose last axis sums to 1.
@@ -183,7 +203,7 @@ class SkillModel:
         return self.observation.proba(diff, var, scale=self.scale)
 
     def expected_score(self, diff: np.ndarray | float, var: np.ndarray | float = 0.0) -> np.ndarray:
-        """``P(win) + P(draw) / 2``."""
+        r""":math:`E = P(\text{win}) + P(\text{draw}) / 2`."""
         return self.observation.expected_score(diff, var, scale=self.scale)
 
     def loglik(self, score: np.ndarray | float, diff: np.ndarray | float,
@@ -191,7 +211,7 @@ class SkillModel:
         """Log-likelihood of each observed result with the skill uncertainty ``var`` integrated
         out (:meth:`Observation.log_predictive`).
 
-        For :class:`~statespace.Outcome`, ``score`` is 1, 0.5, 0 for a's win, draw, loss: under
+        For :class:`~statespace.Outcome`, ``score`` (:math:`y`) is 1, 0.5, 0 for a's win, draw, loss: under
         ``"half"`` a draw counts as half a win and half a loss; under ``"none"`` a draw is
         impossible and raises ``ValueError``. :class:`~statespace.Margin` and
         :class:`~statespace.Goals` read ``score_a`` and ``score_b``.
@@ -199,25 +219,30 @@ class SkillModel:
         return self.observation.log_predictive(score, diff, var, score_a, score_b, scale=self.scale)
 
     def loglik_derivs(self, score, diff, score_a=None, score_b=None) -> tuple[np.ndarray, np.ndarray]:
-        """First and second derivatives of the log-likelihood (no skill uncertainty) with respect
-        to the skill difference ``diff``: the gradient and curvature an extended Kalman filter
-        linearises with (the observation's compiled ``lik_kernel``)."""
+        r"""First and second derivatives of the log-likelihood (no skill uncertainty) with respect
+        to the skill difference ``diff``, :math:`\partial \ell / \partial d` and
+        :math:`\partial^2 \ell / \partial d^2`: the gradient and curvature an extended Kalman
+        filter linearises with (the observation's compiled ``lik_kernel``)."""
         _, g, h = self.observation.loglik(score, diff, score_a, score_b, scale=self.scale)
         return g, h
 
     def predict_var(self, var: np.ndarray | float, dt: np.ndarray | float) -> np.ndarray:
-        """Variance of a skill after ``dt`` units of time: ``var + drift * dt`` (see
+        r"""Variance of a skill after ``dt`` units of time: :math:`v + q\,\Delta t` (see
         :meth:`predict` for the mean-reverting case)."""
         return self.predict(self.prior_mean, var, dt)[1]
 
     def transition(self, dt) -> tuple[np.ndarray, np.ndarray]:
-        """The skill's transition over ``dt`` units of time, ``(a, v)``:
-        ``s(t + dt) | s(t) ~ N(prior_mean + a (s(t) - prior_mean), v)``.
+        r"""The skill's transition over ``dt`` units of time, ``(a, v)``:
 
-        Random walk (``reversion = 0``): ``a = 1``, ``v = q dt``. Ornstein-Uhlenbeck
-        (``reversion = lambda > 0``): ``a = exp(-lambda dt)``, ``v = q (1 - a^2) / (2 lambda)``
-        (which tends to ``q dt`` as ``lambda -> 0``). :meth:`predict` applies it to a Gaussian;
-        a whole-history smoother uses it as the prior between a competitor's consecutive nodes.
+        .. math::
+
+            s(t + \Delta t) \mid s(t) \sim \mathcal{N}\bigl(\mu_0 + a\,(s(t) - \mu_0),\ v\bigr).
+
+        Random walk (``reversion = 0``): :math:`a = 1`, :math:`v = q\,\Delta t`. Ornstein-Uhlenbeck
+        (``reversion`` :math:`= \lambda > 0`): :math:`a = e^{-\lambda \Delta t}`,
+        :math:`v = q (1 - a^2) / (2 \lambda)` (which tends to :math:`q\,\Delta t` as
+        :math:`\lambda \to 0`). :meth:`predict` applies it to a Gaussian; a whole-history smoother
+        uses it as the prior between a competitor's consecutive nodes.
         """
         dt = np.asarray(dt, dtype=float)
         if self.reversion == 0:
@@ -226,13 +251,19 @@ class SkillModel:
                 self.drift * (-np.expm1(-2.0 * self.reversion * dt)) / (2.0 * self.reversion))
 
     def predict(self, mean, var, dt) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of a skill after ``dt`` units of time.
+        r"""Mean and variance of a skill after ``dt`` units of time.
 
-        Random walk (``reversion = 0``): ``(m, v + q dt)``. With ``reversion = lambda > 0`` the
-        dynamics are an Ornstein-Uhlenbeck process pulled towards ``prior_mean`` (the Kalman
-        form is kept): with ``a = exp(-lambda dt)`` (see :meth:`transition`),
-        ``m <- prior_mean + a (m - prior_mean)``, ``v <- a^2 v + q (1 - a^2) / (2 lambda)``, so
-        long breaks (an off-season) regress ratings towards the mean while short ones barely do.
+        Random walk (``reversion = 0``): :math:`(m,\ v + q\,\Delta t)`. With ``reversion``
+        :math:`= \lambda > 0` the dynamics are an Ornstein-Uhlenbeck process pulled towards
+        :math:`\mu_0` (``prior_mean``; the Kalman form is kept): with :math:`a = e^{-\lambda \Delta t}`
+        (see :meth:`transition`),
+
+        .. math::
+
+            m \leftarrow \mu_0 + a\,(m - \mu_0), \qquad
+            v \leftarrow a^2 v + \frac{q\,(1 - a^2)}{2 \lambda},
+
+        so long breaks (an off-season) regress ratings towards the mean while short ones barely do.
         """
         mean = np.asarray(mean, dtype=float)
         var = np.asarray(var, dtype=float)
@@ -243,8 +274,8 @@ class SkillModel:
         return self.prior_mean + a * (mean - self.prior_mean), a * a * var + v
 
     def diff(self, mean_a, mean_b, at_home=False) -> np.ndarray:
-        """Mean skill difference ``s_a - s_b + home * at_home`` (with ``home_drift > 0``, ``home``
-        is the home advantage's starting value)."""
+        r"""Mean skill difference :math:`m_a - m_b + h\,[a \text{ at home}]` (``mean_a - mean_b +
+        home * at_home``; with ``home_drift > 0``, ``home`` is the home advantage's starting value)."""
         return np.asarray(mean_a, float) - np.asarray(mean_b, float) + self.home * np.asarray(at_home, float)
 
 

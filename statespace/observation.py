@@ -1,18 +1,20 @@
-"""What a game tells about the skill difference: the observation model, as an object.
+r"""What a game tells about the skill difference: the observation model, as an object.
 
-Every method of this package sees a game through the skill difference ``d = s_a - s_b + home``
+Every method of this package sees a game through the skill difference :math:`d = s_a - s_b + h`
 (in the model's skill units) and one observation model. An observation model owns its
 numerics, written once (as kickscore's observation objects do):
 
-- ``loglik(y, d) -> (l, dl/dd, d2l/dd2)``: the log-likelihood of the game's record ``y`` and its
-  first two derivatives in ``d`` (the EKF's linearisation, the Laplace smoother's Newton step,
-  NUTS's gradient);
+- ``loglik(y, d) -> (l, dl/dd, d2l/dd2)``: the log-likelihood :math:`\ell(d) = \log L(y \mid d)`
+  of the game's record :math:`y` and its first two derivatives
+  :math:`\partial \ell / \partial d`, :math:`\partial^2 \ell / \partial d^2` (the EKF's
+  linearisation, the Laplace smoother's Newton step, NUTS's gradient);
 - ``forecast(d, var) -> (P(a wins), P(draw), P(b wins))``: the win/draw/loss forecast with a
-  Gaussian uncertainty ``var`` of ``d`` integrated out;
+  Gaussian uncertainty :math:`v` (``var``) of :math:`d` integrated out;
 - where exact, ``moments(y, mean, var) -> (mean', var')``: mean and variance of the tilted
-  Gaussian ``N(d; mean, var) L(y | d)`` (assumed-density filtering: TrueSkill's ``v`` and ``w``).
+  Gaussian :math:`\mathcal{N}(d; m, v)\, L(y \mid d)` (assumed-density filtering: TrueSkill's
+  :math:`v` and :math:`w` corrections).
 
-A game's record ``y`` is three numbers: ``score`` (1, 0.5, 0: a's win, draw, loss), ``score_a``
+A game's record :math:`y` is three numbers: ``score`` (1, 0.5, 0: a's win, draw, loss), ``score_a``
 and ``score_b`` (points or goals of each side; NaN when the table has none).
 
 Compiled kernels reach an observation through numba functions with the fixed signatures below,
@@ -59,9 +61,9 @@ MomentsFn = types.FunctionType(MOMENTS_SIG)
 
 
 def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes ``x_k`` and weights ``w_k`` such that, for ``d ~ N(m, v)``,
-    ``E[f(d)] ~ sum_k w_k f(m + sqrt(2 v) x_k)``: the Gauss-Hermite rule with its weights divided
-    by ``sqrt(pi)``, so that they sum to 1."""
+    r"""Nodes :math:`x_k` and weights :math:`w_k` such that, for :math:`d \sim \mathcal{N}(m, v)`,
+    :math:`\mathrm{E}[f(d)] \approx \sum_k w_k f(m + \sqrt{2 v}\, x_k)`: the Gauss-Hermite rule with
+    its weights divided by :math:`\sqrt{\pi}`, so that they sum to 1."""
     x, w = np.polynomial.hermite.hermgauss(n)
     return np.ascontiguousarray(x), np.ascontiguousarray(w / math.sqrt(math.pi))
 
@@ -153,8 +155,9 @@ class Observation:
 
     # ------------------------------------------------------------ NumPy methods from the kernels
     def loglik(self, score, d, score_a=None, score_b=None, *, scale: float = 1.0):
-        """``(l, dl/dd, d2l/dd2)`` of each record at skill difference ``d`` (arrays of the
-        broadcast shape): the compiled ``lik_kernel`` over every game."""
+        r""":math:`(\ell,\ \partial \ell / \partial d,\ \partial^2 \ell / \partial d^2)` of each record
+        at skill difference ``d`` (arrays of the broadcast shape): the compiled ``lik_kernel`` over
+        every game."""
         score, d, score_a, score_b = self._record(score, d, score_a, score_b)
         out = np.empty((d.size, 3))
         _lik_loop(type(self).lik_kernel, self.vector(scale), _flat(score), _flat(score_a), _flat(score_b),
@@ -172,13 +175,14 @@ class Observation:
         return out.reshape(d.shape + (3,))
 
     def expected_score(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
-        """``P(a wins) + P(draw) / 2``."""
+        r""":math:`E = P(a \text{ wins}) + P(\text{draw}) / 2`."""
         p = self.proba(d, var, scale=scale)
         return p[..., 0] + 0.5 * p[..., 1]
 
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
-        """``log E[L(y | x)]`` for ``x ~ N(d, var)``: the log-likelihood of each record with the
-        skill uncertainty integrated out (at ``var = 0`` the log-likelihood itself).
+        r""":math:`\log \mathrm{E}\bigl[L(y \mid x)\bigr]` for :math:`x \sim \mathcal{N}(d, v)`
+        (``var``): the log-likelihood of each record with the skill uncertainty integrated out (at
+        ``var = 0`` the log-likelihood itself).
 
         The base integrates by Gauss-Hermite quadrature (64 nodes) over the compiled
         log-likelihood; a subclass with a closed form overrides it.
@@ -198,9 +202,10 @@ class Observation:
         return top[..., 0] + np.log(np.sum(w * np.exp(l - top), axis=-1))
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
-        """``E[score_a - score_b]`` under the forecast for a skill difference ``x ~ N(d, var)``:
-        the predictive mean of the margin, with the skill uncertainty integrated out. Only an
-        observation that forecasts each side's score has one; the base refuses."""
+        r""":math:`\mathrm{E}[\mathtt{score\_a} - \mathtt{score\_b}]` under the forecast for a skill
+        difference :math:`x \sim \mathcal{N}(d, v)`: the predictive mean of the margin, with the
+        skill uncertainty integrated out. Only an observation that forecasts each side's score has
+        one; the base refuses."""
         raise NotImplementedError(f"{type(self).__name__} has no mean_margin: it does not say how to forecast "
                                   f"the score's margin")
 
@@ -214,8 +219,9 @@ class Observation:
         return d, var
 
     def moments(self, score, mean, var, score_a=None, score_b=None, *, scale: float = 1.0):
-        """Mean and variance of the tilted Gaussian ``N(d; mean, var) L(y | d)``, normalised:
-        exact where the subclass has a ``moments_kernel``, else ``NotImplementedError``."""
+        r"""Mean and variance of the tilted Gaussian :math:`\mathcal{N}(d; m, v)\, L(y \mid d)`
+        (``mean``, ``var``), normalised: exact where the subclass has a ``moments_kernel``, else
+        ``NotImplementedError``."""
         if type(self).moments_kernel is None:
             raise NotImplementedError(f"{type(self).__name__} has no exact tilted-Gaussian moments; "
                                       "use its loglik derivatives (a Laplace / EKF step) instead")

@@ -1,8 +1,11 @@
-"""``Outcome``: a game observed as win, draw or loss (Bradley-Terry / Thurstone-Mosteller).
+r"""``Outcome``: a game observed as win, draw or loss (Bradley-Terry / Thurstone-Mosteller).
 
-With ``d = s_a - s_b + home`` and ``F`` the link's cdf (logistic or standard normal):
+With :math:`d = s_a - s_b + h`, :math:`\alpha` the link's scale (``scale``) and :math:`F` the
+link's cdf (logistic or standard normal), without a draw model
 
-    P(a wins | d) = F(d / scale)                                (no draw model)
+.. math::
+
+    P(a \text{ wins} \mid d) = F(d / \alpha)
 
 plus one of four draw models (:class:`NoDraw`, :class:`HalfWin`, :class:`Threshold`,
 :class:`Davidson`). The numerics are the scalar kernels of :mod:`statespace._numeric`; this
@@ -29,7 +32,7 @@ __all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
 # ---------------------------------------------------------------- draw models
 @dataclass(frozen=True)
 class NoDraw:
-    """No draws: the model gives P(draw) = 0 and an observed draw has no likelihood."""
+    r"""No draws: the model gives :math:`P(\text{draw}) = 0` and an observed draw has no likelihood."""
 
     code = nx.DRAW_NONE
     theta = 0.0
@@ -37,10 +40,10 @@ class NoDraw:
 
 @dataclass(frozen=True)
 class HalfWin:
-    """Draws scored as half a win and half a loss (what Elo and Glicko do).
+    r"""Draws scored as half a win and half a loss (what Elo and Glicko do).
 
-    The forecast is (F, 0, 1 - F); an observed draw contributes
-    ``0.5 log F + 0.5 log(1 - F)`` to the log-likelihood.
+    The forecast is :math:`(F, 0, 1 - F)`; an observed draw contributes
+    :math:`\tfrac12 \log F + \tfrac12 \log(1 - F)` to the log-likelihood.
     """
 
     code = nx.DRAW_HALF
@@ -49,10 +52,12 @@ class HalfWin:
 
 @dataclass(frozen=True)
 class Threshold:
-    """Ordered logit/probit: a draw when the performance difference is within ``margin``.
+    r"""Ordered logit/probit: a draw when the performance difference is within ``margin``,
+    :math:`\varepsilon`.
 
-    ``P(win) = F((d - margin) / scale)``, ``P(loss) = F((-d - margin) / scale)``, draw the
-    rest. ``margin`` is in skill units (TrueSkill's epsilon; see Herbrich et al. 2006).
+    :math:`P(\text{win}) = F\bigl((d - \varepsilon) / \alpha\bigr)`,
+    :math:`P(\text{loss}) = F\bigl((-d - \varepsilon) / \alpha\bigr)`, draw the rest.
+    :math:`\varepsilon` is in skill units (TrueSkill's draw margin; see Herbrich et al. 2006).
     """
 
     margin: float = 0.0
@@ -70,11 +75,12 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Davidson:
-    """Davidson's (1970) draw model: ``P(draw)`` proportional to ``nu * sqrt(pi_a pi_b)``.
+    r"""Davidson's (1970) draw model: :math:`P(\text{draw})` proportional to
+    :math:`\nu \sqrt{\pi_a \pi_b}` (``nu`` :math:`= \nu`).
 
-    With ``p = F(d / scale)``: win ``p / D``, loss ``(1 - p) / D``, draw
-    ``nu sqrt(p (1 - p)) / D``, ``D = 1 + nu sqrt(p (1 - p))``. At d = 0 the draw probability
-    is ``nu / (2 + nu)``.
+    With :math:`p = F(d / \alpha)`: win :math:`p / D`, loss :math:`(1 - p) / D`, draw
+    :math:`\nu \sqrt{p (1 - p)} / D`, :math:`D = 1 + \nu \sqrt{p (1 - p)}`. At :math:`d = 0` the
+    draw probability is :math:`\nu / (2 + \nu)`.
     """
 
     nu: float = 0.0
@@ -172,22 +178,26 @@ def outcome_moments(params, score, score_a, score_b, mean, var):
 # ---------------------------------------------------------------- the observation
 @dataclass(frozen=True)
 class Outcome(Observation):
-    """Win/draw/loss of ``a`` through a link and a draw model.
+    r"""Win/draw/loss of ``a`` through a link and a draw model.
 
-    ``P(a wins | d) = F(d / scale)`` with ``F`` the logistic function (``link="logistic"``,
-    Bradley-Terry; Elo and Glicko) or the standard normal cdf (``"probit"``,
-    Thurstone-Mosteller; TrueSkill, Herbrich et al. 2006), and a draw model:
+    :math:`P(a \text{ wins} \mid d) = F(d / \alpha)` with :math:`\alpha` the scale and :math:`F`
+    the logistic function (``link="logistic"``, Bradley-Terry; Elo and Glicko) or the standard
+    normal cdf :math:`\Phi` (``"probit"``, Thurstone-Mosteller; TrueSkill, Herbrich et al. 2006),
+    and a draw model:
 
     - ``"none"``: no draws; ``"half"``: a draw scored as half a win and half a loss;
-    - ``("threshold", m)``: ordered logit/probit, win ``F((d - m) / scale)``, loss
-      ``F((-d - m) / scale)``, draw the rest (TrueSkill's draw margin epsilon);
-    - ``("davidson", nu)``: Davidson (1970), ``P(draw)`` proportional to ``nu sqrt(p (1 - p))``.
+    - ``("threshold", margin)``: ordered logit/probit with the margin :math:`\varepsilon`, win
+      :math:`F\bigl((d - \varepsilon) / \alpha\bigr)`, loss
+      :math:`F\bigl((-d - \varepsilon) / \alpha\bigr)`, draw the rest (TrueSkill's draw margin);
+    - ``("davidson", nu)``: Davidson (1970), :math:`P(\text{draw})` proportional to
+      :math:`\nu \sqrt{p (1 - p)}`, :math:`p = F(d / \alpha)`.
 
-    Forecast with skill uncertainty ``d ~ N(mean, var)``: the scale becomes
-    ``sqrt(scale^2 + var)`` for the probit link (exact) and ``sqrt(scale^2 + 3 var / pi^2)`` for
-    the logistic link (Glickman 1999, the factor ``g(RD)``; 3 / pi^2 matches the logistic
-    distribution's variance, pi^2 / 3). Exact tilted moments exist for the probit link
-    (TrueSkill's ``v`` and ``w``); see :func:`outcome_moments`.
+    Forecast with skill uncertainty :math:`d \sim \mathcal{N}(m, v)` (``mean``, ``var``): the scale
+    becomes :math:`\sqrt{\alpha^2 + v}` for the probit link (exact) and
+    :math:`\sqrt{\alpha^2 + 3 v / \pi^2}` for the logistic link (Glickman 1999, the factor
+    :math:`g(\mathrm{RD})`; :math:`3 / \pi^2` matches the logistic distribution's variance,
+    :math:`\pi^2 / 3`). Exact tilted moments exist for the probit link (TrueSkill's :math:`v` and
+    :math:`w`); see :func:`outcome_moments`.
 
     Kernel parameters (:meth:`vector`): ``[link code, draw code, draw parameter, scale]``.
     """
@@ -233,8 +243,8 @@ class Outcome(Observation):
                              "'threshold' or 'davidson'")
 
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
-        """``log P(result)`` under the forecast :meth:`proba` (probabilities floored at the
-        smallest normal float); under ``"half"`` a draw counts as half a win and half a loss."""
+        r""":math:`\log P(\text{result})` under the forecast :meth:`proba` (probabilities floored at
+        the smallest normal float); under ``"half"`` a draw counts as half a win and half a loss."""
         score = np.asarray(score, dtype=float)
         self._check_record(score, None, None)
         p = self.proba(d, var, scale=scale)
@@ -246,21 +256,25 @@ class Outcome(Observation):
         return np.log(np.maximum(chosen, tiny))
 
     def symbolic_loglik(self, d, score, score_a=None, score_b=None, *, scale: float = 1.0, theta=None):
-        """Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (skill
+        r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (skill
         units; what PyMC's model of the games sums): the formulas of
         :func:`statespace._numeric.loglik_grad`, written with PyTensor operations.
 
-        With ``z = d / scale``, ``y = score`` (1, 0.5, 0), ``log F`` the link's log cdf
-        (logistic ``-softplus(-x)``; probit PyMC's ``normal_lcdf``):
+        With :math:`z = d / \alpha`, :math:`y` = ``score`` (1, 0.5, 0), :math:`\log F` the link's
+        log cdf (logistic :math:`-\operatorname{softplus}(-x)`; probit PyMC's ``normal_lcdf``):
 
-        - none / half: ``y log F(z) + (1 - y) log F(-z)``;
-        - threshold, ``m = theta / scale``: win ``log F(z - m)``, loss ``log F(-z - m)`` (both
-          ``log F((2y - 1) z - m)``), draw ``log(F(m - z) - F(-m - z))``, for the logistic link
-          ``log F(m - z) + log F(m + z) + log(1 - e^(-2m))`` (exact, since ``F(a) - F(b) =
-          F(a) F(-b) (1 - e^(b - a))``), for the probit link PyMC's ``log_diff_normal_cdf``;
-        - davidson (Davidson 1970), ``g = log nu + (log F(z) + log F(-z)) / 2`` (``log nu r``),
-          ``log D = softplus(g)``: win ``log F(z) - log D``, loss ``log F(-z) - log D``, draw
-          ``g - log D``.
+        - none / half: :math:`y \log F(z) + (1 - y) \log F(-z)`;
+        - threshold, :math:`\delta = \theta / \alpha` (:math:`\theta` the margin): win
+          :math:`\log F(z - \delta)`, loss :math:`\log F(-z - \delta)` (both
+          :math:`\log F\bigl((2y - 1) z - \delta\bigr)`), draw
+          :math:`\log\bigl(F(\delta - z) - F(-\delta - z)\bigr)`, for the logistic link
+          :math:`\log F(\delta - z) + \log F(\delta + z) + \log(1 - e^{-2 \delta})` (exact, since
+          :math:`F(u) - F(w) = F(u)\, F(-w)\, (1 - e^{w - u})`), for the probit link PyMC's
+          ``log_diff_normal_cdf``;
+        - davidson (Davidson 1970),
+          :math:`g = \log \nu + \tfrac12 \bigl(\log F(z) + \log F(-z)\bigr) = \log\bigl(\nu \sqrt{F(z) F(-z)}\bigr)`,
+          :math:`\log D = \operatorname{softplus}(g)`: win :math:`\log F(z) - \log D`, loss
+          :math:`\log F(-z) - \log D`, draw :math:`g - \log D`.
 
         ``score`` is a PyTensor vector (or an array) of the games' results; ``score_a`` and
         ``score_b`` are not read. ``theta``: the draw parameter (threshold margin in skill units,

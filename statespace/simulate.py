@@ -53,15 +53,16 @@ class Simulation:
 def simulate(model: SkillModel, n_players: int = 30, n_games: int = 600, *, days: float | None = None,
              home_fraction: float = 0.0, start: str = "2000-01-01", seed=None,
              name: str = "simulation", description: str = "") -> Simulation:
-    """Draw ``n_games`` games among ``n_players`` competitors from ``model``.
+    r"""Draw ``n_games`` games among ``n_players`` competitors from ``model``.
 
     Pairs are drawn uniformly at random (no competitor against itself); game times are spread
     evenly over ``days`` days from ``start`` (default: about one game per competitor per day,
     ``days = 2 n_games / n_players``), so ``model.drift`` is the variance added per day. With
-    ``model.reversion = lambda > 0`` a skill ``dt`` days after its last game is drawn from the
-    Ornstein-Uhlenbeck transition, ``N(prior_mean + a (s - prior_mean), v)`` with
-    ``a = exp(-lambda dt)`` and ``v = drift (1 - a^2) / (2 lambda)`` (the step the EKF predicts and
-    the Laplace smoother links nodes with). With ``home_fraction`` > 0 that share of games is
+    ``model.reversion`` :math:`= \lambda > 0` a skill :math:`s` drawn :math:`\Delta t` days after
+    its last game is drawn from the Ornstein-Uhlenbeck transition,
+    :math:`\mathcal{N}\bigl(\mu_0 + a (s - \mu_0),\ v\bigr)` with :math:`\mu_0` the prior mean,
+    :math:`a = e^{-\lambda \Delta t}` and :math:`v = q (1 - a^2) / (2 \lambda)` for the drift
+    :math:`q` (the step the EKF predicts and the Laplace smoother links nodes with). With ``home_fraction`` > 0 that share of games is
     played at ``a``'s home and gets ``model.home``; the rest are neutral. With
     ``model.home_drift > 0`` the home advantage itself random-walks from ``model.home`` at the
     first game, ``N(0, home_drift * dt)`` per ``dt`` days (kept in ``Simulation.home_level``).
