@@ -1,20 +1,25 @@
-"""What the classic static rating systems share (Colley, Massey, Keener): a rule that turns a table
+r"""What the classic static rating systems share (Colley, Massey, Keener): a rule that turns a table
 of games into one number per competitor, a link that turns rating differences into win/draw/loss
 probabilities, the out-of-sample fit of that link, and the fitted object.
 
 Each system is a :class:`StaticRanking` whose kernel, :meth:`StaticRanking.rate`, maps a compact
 :class:`Table` (competitors numbered ``0..n-1``) to its ratings. The systems produce ratings,
 not probabilities; this module adds the link, an ordered logistic in the rating difference
-``x = beta (r_a - r_b) + gamma * home`` (``home`` 1 when ``a`` plays at home, 0 on neutral
-ground)::
+:math:`x = \beta (r_a - r_b) + \gamma\, [a \text{ at home}]` (``home`` 1 when ``a`` plays at home,
+0 on neutral ground):
 
-    P(a wins) = sigma(x - delta),   P(b wins) = sigma(-x - delta),   P(draw) = the rest
+.. math::
 
-with ``beta >= 0`` (a higher rating means stronger), ``delta >= 0`` fitted only when the games
-have draws (else ``delta = 0`` and no draw is forecast) and ``gamma`` only when some game has a
-home side. In the shared model's terms (:class:`statespace.SkillModel`) this is the logistic link
-at ``scale = 1 / beta``, home advantage ``gamma / beta`` and a threshold draw margin
-``delta / beta``, with the rating itself as the skill and no uncertainty (``var = 0``).
+    P(a \text{ wins}) = \operatorname{logistic}(x - \delta), \qquad
+    P(b \text{ wins}) = \operatorname{logistic}(-x - \delta), \qquad
+    P(\text{draw}) = \text{the rest}
+
+with :math:`\beta \ge 0` (a higher rating means stronger), :math:`\delta \ge 0` fitted only when
+the games have draws (else :math:`\delta = 0` and no draw is forecast) and :math:`\gamma` only when
+some game has a home side. In the shared model's terms (:class:`statespace.SkillModel`) this is the
+logistic link at scale :math:`\alpha = 1 / \beta`, home advantage :math:`h = \gamma / \beta` and a
+threshold draw margin :math:`\varepsilon = \delta / \beta`, with the rating itself as the skill
+and no uncertainty (:math:`v = 0`).
 
 Fitting the link on the games the ratings were computed from overstates its confidence (every
 game has already pulled its competitors' ratings apart in the direction of its result), so the
@@ -67,8 +72,8 @@ class Table:
     n: int
 
     def pair_matrix(self, values: np.ndarray | None = None) -> sp.csr_matrix:
-        """``N`` with ``N_ij`` the sum of ``values`` (default: the weights) over games between
-        ``i`` and ``j``, symmetric, zero diagonal."""
+        """:math:`N` with :math:`N_{ij}` the sum of ``values`` (default: the weights) over games
+        between :math:`i` and :math:`j`, symmetric, zero diagonal."""
         v = self.weight if values is None else values
         rows = np.concatenate([self.a, self.b])
         cols = np.concatenate([self.b, self.a])
@@ -87,8 +92,9 @@ def components(t: Table) -> tuple[int, np.ndarray]:
 
 @dataclass(frozen=True)
 class Link:
-    """The fitted ordered-logistic link: ``beta`` (per rating unit), ``gamma`` (home, on the
-    logit scale), ``delta`` (draw threshold, logit scale), and the games it was fitted on."""
+    r"""The fitted ordered-logistic link: ``beta`` (:math:`\beta`, per rating unit), ``gamma``
+    (:math:`\gamma`, home, on the logit scale), ``delta`` (:math:`\delta`, draw threshold, logit
+    scale), and the games it was fitted on."""
 
     beta: float
     gamma: float
@@ -145,9 +151,10 @@ def _nll(params, x, home, y, w, free_home, free_draw):
 
 def fit_link(diff: np.ndarray, home: np.ndarray, y: np.ndarray, w: np.ndarray, *, draws: bool,
              has_home: bool) -> Link:
-    """Maximum-likelihood ordered-logistic link of results ``y`` (1, 0.5, 0) on rating
-    differences ``diff`` and home flags ``home`` (weights ``w``). ``draws``: fit ``delta``
-    (else 0); ``has_home``: fit ``gamma`` (else 0). Without games the link is flat (``beta = 0``)."""
+    r"""Maximum-likelihood ordered-logistic link of results ``y`` (1, 0.5, 0) on rating
+    differences ``diff`` and home flags ``home`` (weights ``w``). ``draws``: fit :math:`\delta`
+    (else 0); ``has_home``: fit :math:`\gamma` (else 0). Without games the link is flat
+    (:math:`\beta = 0`)."""
     n = diff.size
     if n == 0 or w.sum() <= 0:
         return Link(0.0, 0.0, 0.0, 0, float("nan"), False)

@@ -1,13 +1,20 @@
-"""What every smoother shares: the whole-history layout of the random-walk model, and the
+r"""What every smoother shares: the whole-history layout of the random-walk model, and the
 fitted interface (the same face as the filters': ``predict_proba``, ``ratings``, ``trajectories``).
 
 The layout: one skill variable per competitor and distinct time at which it plays (a "node";
 with rating periods, per period). Consecutive nodes of a competitor are linked by the model's
-transition (:meth:`statespace.SkillModel.transition`): the random walk,
-``s_k - s_{k-1} ~ N(0, drift * dt)``, or with ``reversion = lambda > 0`` the Ornstein-Uhlenbeck
-step ``s_k | s_{k-1} ~ N(mu + a (s_{k-1} - mu), drift (1 - a^2) / (2 lambda))``,
-``a = exp(-lambda dt)``, ``mu = prior_mean``; a competitor's first node has the prior
-``N(prior_mean, prior_var)``; each game observes the difference of two nodes (plus home).
+transition (:meth:`statespace.SkillModel.transition`): the random walk of drift :math:`q`,
+:math:`s_k - s_{k-1} \sim \mathcal{N}(0, q\,\Delta t)`, or with ``reversion``
+:math:`\lambda > 0` the Ornstein-Uhlenbeck step
+
+.. math::
+
+    s_k \mid s_{k-1} \sim \mathcal{N}\left(\mu_0 + a\,(s_{k-1} - \mu_0),\ \frac{q\,(1 - a^2)}{2 \lambda}\right),
+    \qquad a = e^{-\lambda \Delta t},
+
+with :math:`\mu_0` the prior mean; a competitor's first node has the prior
+:math:`\mathcal{N}(\mu_0, \sigma_0^2)` (``prior_mean``, ``prior_var``); each game observes the
+difference of two nodes (plus home).
 Smoothers infer the posterior of all nodes at once; forecasting a game at time ``t`` moves a
 competitor's last node at or before ``t`` forward by the same transition
 (:meth:`statespace.SkillModel.predict`).
@@ -351,17 +358,22 @@ class SmootherFit(FittedDisplay):
         return self.model.proba(diffs, np.broadcast_to(noise, diffs.shape)).mean(axis=0)
 
     def predict_diff(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean, var)``: the predictive distribution of each game's skill difference
-        ``d = s_a - s_b + home`` (model units, input row order), the moments :meth:`predict_proba`
+        r"""``(mean, var)``: the predictive distribution of each game's skill difference
+        :math:`d = s_a - s_b + h` (model units, input row order), the moments :meth:`predict_proba`
         integrates over, located the same way (each competitor's last node at or before the game
         moved forward by the model's transition; newcomers from the prior).
 
-        Without draws: ``mean = m_a - m_b + home``, ``var = v_a + v_b - 2 c_ab``, with ``c_ab``
-        the two nodes' posterior covariance carried forward by the transitions' decays when the
-        fit has the covariance (``cov``), else 0. With posterior draws ``k = 1..K`` (each a
-        Gaussian ``N(d_k, u_k)``: the draw's difference, and the transition noise since each node,
-        or the prior for a newcomer), the moments of their equal mixture by the law of total
-        variance: ``mean = avg_k d_k``, ``var = avg_k u_k + avg_k (d_k - mean)^2``."""
+        Without draws: :math:`m = m_a - m_b + h`, :math:`v = v_a + v_b - 2 c_{ab}`, with
+        :math:`c_{ab}` the two nodes' posterior covariance carried forward by the transitions'
+        decays when the fit has the covariance (``cov``), else 0. With posterior draws
+        :math:`k = 1, \ldots, K` (each a Gaussian :math:`\mathcal{N}(d_k, u_k)`: the draw's
+        difference, and the transition noise since each node, or the prior for a newcomer), the
+        moments of their equal mixture by the law of total variance:
+
+        .. math::
+
+            m = \frac{1}{K} \sum_k d_k, \qquad
+            v = \frac{1}{K} \sum_k u_k + \frac{1}{K} \sum_k (d_k - m)^2."""
         if self.draws is not None:
             diffs, noise = self._draw_diffs(games)
             return diffs.mean(axis=0), np.broadcast_to(noise, diffs.shape[1:]) + diffs.var(axis=0)

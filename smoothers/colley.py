@@ -1,11 +1,12 @@
-"""Colley's matrix method: a bias-free rating from wins and losses alone.
+r"""Colley's matrix method: a bias-free rating from wins and losses alone.
 
 W. N. Colley (2002), "Colley's bias free college football ranking method: the Colley matrix
 explained", Princeton University (https://www.colleyrankings.com/matrate.pdf).
 
-Colley starts every competitor at Laplace's rule of succession, ``(1 + w) / (2 + n)``, and
-replaces the win count by the strength of schedule it implies; the ratings solve a linear system
-whose matrix is ``2 I`` plus the graph Laplacian of the schedule, so they exist and are unique
+Colley starts every competitor at Laplace's rule of succession, :math:`(1 + w) / (2 + n)` for
+:math:`w` wins in :math:`n` games, and replaces the win count by the strength of schedule it
+implies; the ratings solve a linear system whose matrix is :math:`2 I` plus the graph Laplacian of
+the schedule, so they exist and are unique
 for any table of games (connected or not) and average 1/2 over every connected group of
 competitors. Margins are ignored: only results count. A draw counts as half a win and half a
 loss (Colley's own treatment of ties); game weights scale a game's counts. Win/draw/loss
@@ -30,13 +31,16 @@ CG_RTOL = 1e-13
 
 
 def colley_ratings(t: Table) -> np.ndarray:
-    """Colley's ratings: the solution of ``C r = b`` with
+    r"""Colley's ratings: the solution of :math:`C r = b` with
 
-    ``C = 2 I + diag(n) - N``,   ``b = 1 + (w - l) / 2``,
+    .. math::
 
-    ``n_i`` the games competitor ``i`` played, ``N_ij`` the games between ``i`` and ``j``, ``w_i``
-    and ``l_i`` its wins and losses (a draw half of each, so ``w_i - l_i`` sums ``2 s - 1`` over its
-    games, ``s`` its score 1, 1/2 or 0). ``C`` is symmetric and strictly diagonally dominant,
+        C = 2 I + \operatorname{diag}(n) - N, \qquad b = 1 + \frac{w - l}{2},
+
+    :math:`n_i` the games competitor :math:`i` played, :math:`N_{ij}` the games between :math:`i`
+    and :math:`j`, :math:`w_i` and :math:`l_i` its wins and losses (a draw half of each, so
+    :math:`w_i - l_i` sums :math:`2 y - 1` over its games, :math:`y` its score 1, 1/2 or 0).
+    :math:`C` is symmetric and strictly diagonally dominant,
     hence non-singular (and positive definite); it is solved as a sparse system, by a sparse LU
     factor up to ``DIRECT_LIMIT`` competitors and by preconditioned conjugate gradients above."""
     played = t.played()
@@ -53,10 +57,11 @@ def colley_ratings(t: Table) -> np.ndarray:
 
 
 class Colley(StaticRanking):
-    """Colley's matrix method (Colley 2002): ratings from wins and losses, a draw half of each.
+    r"""Colley's matrix method (Colley 2002): ratings from wins and losses, a draw half of each.
 
-    The ratings solve ``(2 I + diag(n) - N) r = 1 + (w - l) / 2`` (see :func:`colley_ratings`);
-    they average 1/2 (a competitor without games gets 1/2). Forecasts map ``r_a - r_b`` (plus a
+    The ratings solve :math:`\bigl(2 I + \operatorname{diag}(n) - N\bigr)\, r = 1 + (w - l) / 2`
+    (see :func:`colley_ratings`); they average 1/2 (a competitor without games gets 1/2).
+    Forecasts map :math:`r_a - r_b` (plus a
     home term) through an ordered-logistic link fitted out of sample on ``link_blocks``
     consecutive blocks of the fit games (:mod:`smoothers._static`)."""
 

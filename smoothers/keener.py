@@ -1,13 +1,13 @@
-"""Keener's Perron-Frobenius ratings from smoothed shares of the points scored.
+r"""Keener's Perron-Frobenius ratings from smoothed shares of the points scored.
 
 J. P. Keener (1993), "The Perron-Frobenius theorem and the ranking of football teams", SIAM
 Review 35(1), 80-93.
 
 A competitor's strength is proportional to the strengths of the opponents it played, each
-weighted by how much of the points between them it took: ``r = A r / lambda``. With positive
-shares and a connected schedule, ``A`` is non-negative and irreducible, so by the Perron-Frobenius
+weighted by how much of the points between them it took: :math:`r = A r / \lambda`. With
+positive shares and a connected schedule, :math:`A` is non-negative and irreducible, so by the Perron-Frobenius
 theorem its largest eigenvalue is simple with a positive eigenvector, the ratings. The share is
-smoothed (one point added to each side, then Keener's ``h`` pulls lopsided shares towards 1/2, so
+smoothed (one point added to each side, then Keener's :math:`h` pulls lopsided shares towards 1/2, so
 that running up the score pays little) and divided by the games the competitor played (Keener's
 normalisation: a long schedule should not by itself raise a rating). Game weights scale a game's
 points and count. Win/draw/loss probabilities come from the shared link
@@ -34,9 +34,16 @@ def keener_h(x: np.ndarray) -> np.ndarray:
 
 
 def keener_matrix(t: Table) -> sp.csr_matrix:
-    """Keener's matrix ``A`` with ``a_ij = h((S_ij + 1) / (S_ij + S_ji + 2)) / n_i`` for
-    competitors who met (0 otherwise), ``S_ij`` the points ``i`` scored against ``j`` over all their
-    games, ``n_i`` the games ``i`` played, ``h`` :func:`keener_h`."""
+    r"""Keener's matrix :math:`A` with
+
+    .. math::
+
+        a_{ij} = \frac{1}{n_i}\, h\!\left(\frac{S_{ij} + 1}{S_{ij} + S_{ji} + 2}\right)
+
+    for competitors who met (0 otherwise), :math:`S_{ij}` the points :math:`i` scored against
+    :math:`j` over all their games, :math:`n_i` the games :math:`i` played, :math:`h`
+    :func:`keener_h`,
+    :math:`h(x) = \tfrac12 + \operatorname{sgn}(x - \tfrac12) \sqrt{|2x - 1|} / 2`."""
     w = t.weight
     S = sp.csr_matrix((np.concatenate([w * t.score_a, w * t.score_b]),
                        (np.concatenate([t.a, t.b]), np.concatenate([t.b, t.a]))), shape=(t.n, t.n))
@@ -49,13 +56,13 @@ def keener_matrix(t: Table) -> sp.csr_matrix:
 
 
 def keener_ratings(t: Table, tol: float = 1e-10, max_iter: int = 100_000) -> tuple[np.ndarray, int]:
-    """The Perron vector of :func:`keener_matrix` in each connected group of competitors, scaled to
+    r"""The Perron vector of :func:`keener_matrix` in each connected group of competitors, scaled to
     average 100 in every group, and the iterations taken.
 
-    Power iteration on ``A + I`` (the same eigenvectors; the shift keeps the iteration converging
-    where ``A`` is periodic, as for a schedule whose groups only ever play each other, and where
-    ``A`` has an eigenvalue ``-lambda``); all groups iterate at once, each rescaled to average 100
-    every step. Converged when no rating moves by more than ``tol`` times the largest;
+    Power iteration on :math:`A + I` (the same eigenvectors; the shift keeps the iteration
+    converging where :math:`A` is periodic, as for a schedule whose groups only ever play each
+    other, and where :math:`A` has an eigenvalue :math:`-\lambda`); all groups iterate at once,
+    each rescaled to average 100 every step. Converged when no rating moves by more than ``tol`` times the largest;
     :class:`KeenerConvergenceError` otherwise."""
     A = keener_matrix(t)
     count, label = components(t)
@@ -73,13 +80,14 @@ def keener_ratings(t: Table, tol: float = 1e-10, max_iter: int = 100_000) -> tup
 
 
 class Keener(StaticRanking):
-    """Keener's Perron-Frobenius ratings (Keener 1993) from smoothed shares of the points scored.
+    r"""Keener's Perron-Frobenius ratings (Keener 1993) from smoothed shares of the points scored.
 
-    The ratings are the Perron vector of ``a_ij = h((S_ij + 1) / (S_ij + S_ji + 2)) / n_i`` (see
+    The ratings are the Perron vector of
+    :math:`a_{ij} = h\bigl((S_{ij} + 1) / (S_{ij} + S_{ji} + 2)\bigr) / n_i` (see
     :func:`keener_matrix`), found by power iteration to ``tol`` within ``max_iter`` steps (a
     :class:`KeenerConvergenceError`, a ``ValueError``, otherwise), scaled to average 100 in each
     connected group of competitors (a competitor without games gets 100). Needs the columns
-    ``score_a`` and ``score_b``. Forecasts map ``r_a - r_b`` (plus a home term) through an
+    ``score_a`` and ``score_b``. Forecasts map :math:`r_a - r_b` (plus a home term) through an
     ordered-logistic link fitted out of sample on ``link_blocks`` consecutive blocks of the fit
     games (:mod:`smoothers._static`)."""
 

@@ -1,63 +1,72 @@
 r"""The Laplace (whole-history) smoother: Newton to the posterior mode, and the evidence.
 
 The posterior mode of every node of the random-walk model (see :mod:`smoothers.base`) by
-Newton's method on the whole history, as in Whole History Rating (Coulom 2008):
+Newton's method on the whole history, as in Whole History Rating (Coulom 2008), minimising
 
-    E(x) = - sum_games w_g l(x_a - x_b + h) + 1/2 sum_first (x_k - mu_0)^2 / sigma_0^2
-           + 1/2 sum_links (x_k - mu_0 - phi_k (x_prev - mu_0))^2 / q_k
+.. math::
 
-``l`` is the log-likelihood of game ``g``'s record under the model's observation
+    \mathcal{E}(x) = -\sum_\text{games} w_g\, \ell(x_a - x_b + h)
+    + \frac12 \sum_\text{first} \frac{(x_k - \mu_0)^2}{\sigma_0^2}
+    + \frac12 \sum_\text{links} \frac{\bigl(x_k - \mu_0 - \phi_k (x_\text{prev} - \mu_0)\bigr)^2}{q_k}
+
+:math:`\ell` is the log-likelihood of game :math:`g`'s record under the model's observation
 (:mod:`statespace.observation`): its result, or for :class:`statespace.Margin` and
 :class:`statespace.Goals` its ``score_a`` and ``score_b``, which the smoother passes on.
-``w_g`` is the game's weight (``Games.with_weights``; 1 by default): its log-likelihood is
-tempered by ``w_g``, as the filters that honour weights do, so a game of weight 2 is the same
+:math:`w_g` is the game's weight (``Games.with_weights``; 1 by default): its log-likelihood is
+tempered by :math:`w_g`, as the filters that honour weights do, so a game of weight 2 is the same
 evidence as the game played twice. The links are the model's transition between a competitor's
-consecutive nodes, ``dt_k`` apart (:meth:`statespace.SkillModel.transition`, the step the EKF
-predicts with): the random walk ``phi_k = 1``, ``q_k = q dt_k``, or with mean reversion
-``lambda > 0`` the Ornstein-Uhlenbeck step ``phi_k = exp(-lambda dt_k)``,
-``q_k = q (1 - phi_k^2) / (2 lambda)``, pulling skills towards ``mu_0 = prior_mean``.
+consecutive nodes, :math:`\Delta t_k` apart (:meth:`statespace.SkillModel.transition`, the step
+the EKF predicts with): the random walk :math:`\phi_k = 1`, :math:`q_k = q\,\Delta t_k`, or with
+mean reversion :math:`\lambda > 0` the Ornstein-Uhlenbeck step
+:math:`\phi_k = e^{-\lambda \Delta t_k}`, :math:`q_k = q (1 - \phi_k^2) / (2 \lambda)`, pulling
+skills towards :math:`\mu_0` (``prior_mean``).
 
-Its Hessian is sparse: tridiagonal in time for each competitor (each link adds ``1/q_k`` to its
-node's diagonal, ``phi_k^2 / q_k`` to the previous node's and ``-phi_k / q_k`` between them)
-plus a 2 x 2 coupling ``w_g kappa_g (e_a - e_b)(e_a - e_b)^T`` per game, ``kappa = -l''``. Each
-Newton step solves one sparse system, with a backtracking line search so that the log posterior
-never decreases: below 500 nodes by SuperLU with a minimum-degree ordering; above, by conjugate
-gradients preconditioned by each competitor's chain and deflated by the common level of everyone
-at each time (``smoothers._sparse.NewtonSystem``: compiled, no BLAS, the nodes in time order; its
-cost per Newton step is linear in the games); when the fit has a sparse factor of H within budget
-(below) and a CG solve is predicted to cost more than that factor, the next steps use the factor
-(its order and pattern, the "plan", built once per fit: only the numeric pass is repeated).
+Its Hessian is sparse: tridiagonal in time for each competitor (each link adds :math:`1/q_k` to
+its node's diagonal, :math:`\phi_k^2 / q_k` to the previous node's and :math:`-\phi_k / q_k`
+between them) plus a 2 x 2 coupling :math:`w_g \kappa_g (e_a - e_b)(e_a - e_b)^\top` per game,
+:math:`\kappa = -\ell''`. Each Newton step solves one sparse system, with a backtracking line
+search so that the log posterior never decreases: below 500 nodes by SuperLU with a
+minimum-degree ordering; above, by conjugate gradients preconditioned by each competitor's chain
+and deflated by the common level of everyone at each time (``smoothers._sparse.NewtonSystem``:
+compiled, no BLAS, the nodes in time order; its cost per Newton step is linear in the games); when
+the fit has a sparse factor of :math:`H` within budget (below) and a CG solve is predicted to cost
+more than that factor, the next steps use the factor (its order and pattern, the "plan", built
+once per fit: only the numeric pass is repeated).
 
 BLAS runs on ``blas_threads`` threads (1 by default, through threadpoolctl) for the length of a
 fit; ``progress`` reports each Newton step on stderr in long fits.
 
-Marginal variances are the diagonal of ``H^{-1}`` at the mode. Up to ``dense_cov_limit`` nodes
-the whole inverse is formed (dense), so forecasts also get the two competitors' covariance.
-Above, ``H = P^T L D L^T P`` is factorised sparsely (a fill-reducing ordering ``P``: reverse
-Cuthill-McKee, or when that fills much, SuperLU's minimum degree on ``H + H^T`` -- or with the
-optional scikit-sparse, CHOLMOD's approximate minimum degree and for large factors METIS --
-whichever fills least; a refit warm-started from a fit on part of the same history keeps that
-fit's order) and the
-*selected inverse* (Takahashi, Fox & Wang 1973; Erisman & Tinney 1975; as in INLA, Rue &
-Martino 2007) gives the entries of ``H^{-1}`` on the pattern of ``L + L^T``: every marginal
-variance and every node's covariance with its chain neighbours, exactly, for about the cost
-of the factorisation; other covariances (forecasts) come from sparse solves with the same factor,
-on demand (``smoothers._sparse``). ``variances="auto"`` does so while the factor stays within a
-budget (``sum_j c_j^2 <= 1e9`` for the column counts ``c_j`` of ``L``, and ``nnz(L) <= 2e7``); beyond it, and with ``variances="blocks"``, each competitor's variance is taken from
-its own block of ``H`` (its chain with the games' curvature on the diagonal, others held at
-their mode: WHR's approximation), which understates uncertainty where opponents are
-uncertain too.
+Marginal variances are the diagonal of :math:`H^{-1}` at the mode. Up to ``dense_cov_limit``
+nodes the whole inverse is formed (dense), so forecasts also get the two competitors' covariance.
+Above, :math:`H = P^\top L D L^\top P` is factorised sparsely (a fill-reducing ordering
+:math:`P`: reverse Cuthill-McKee, or when that fills much, SuperLU's minimum degree on
+:math:`H + H^\top` -- or with the optional scikit-sparse, CHOLMOD's approximate minimum degree and
+for large factors METIS -- whichever fills least; a refit warm-started from a fit on part of the
+same history keeps that fit's order) and the *selected inverse* (Takahashi, Fox & Wang 1973;
+Erisman & Tinney 1975; as in INLA, Rue & Martino 2007) gives the entries of :math:`H^{-1}` on the
+pattern of :math:`L + L^\top`: every marginal variance and every node's covariance with its chain
+neighbours, exactly, for about the cost of the factorisation; other covariances (forecasts) come
+from sparse solves with the same factor, on demand (``smoothers._sparse``). ``variances="auto"``
+does so while the factor stays within a budget (:math:`\sum_j c_j^2 \le 10^9` for the column
+counts :math:`c_j` of :math:`L`, and :math:`\operatorname{nnz}(L) \le 2 \cdot 10^7`); beyond it, and
+with ``variances="blocks"``, each competitor's variance is taken from its own block of :math:`H`
+(its chain with the games' curvature on the diagonal, others held at their mode: WHR's
+approximation), which understates uncertainty where opponents are uncertain too.
 
-The drift ``q`` is fixed, or chosen (``drift="auto"``) by maximising the Laplace approximation
-of the marginal likelihood (type-II maximum likelihood):
+The drift :math:`q` is fixed, or chosen (``drift="auto"``) by maximising the Laplace
+approximation of the marginal likelihood (type-II maximum likelihood):
 
-    log p(y | q) ~ sum l(x*) - E_prior(x*) + 1/2 log det Q(q) - 1/2 log det H(x*)
+.. math::
 
-with ``sum l`` the weighted log-likelihood and ``Q`` the prior precision (``log det Q =
-sum_first log 1/sigma_0^2 + sum_links log 1/q_k``: the map from nodes to the transitions'
-innovations is unit triangular). With reversion, ``lambda`` stays fixed while ``q`` is searched.
-``log det H = sum log D`` from the same sparse factor as the variances (exact); with the
-per-competitor blocks, the sum of the blocks' log-determinants (an upper bound, Fischer).
+    \log p(y \mid q) \approx \sum \ell(x^*) - \mathcal{E}_\text{prior}(x^*)
+    + \frac12 \log\det Q(q) - \frac12 \log\det H(x^*)
+
+with :math:`\sum \ell` the weighted log-likelihood and :math:`Q` the prior precision
+(:math:`\log\det Q = \sum_\text{first} \log(1/\sigma_0^2) + \sum_\text{links} \log(1/q_k)`: the map
+from nodes to the transitions' innovations is unit triangular). With reversion, :math:`\lambda`
+stays fixed while :math:`q` is searched. :math:`\log\det H = \sum \log D` from the same sparse
+factor as the variances (exact); with the per-competitor blocks, the sum of the blocks'
+log-determinants (an upper bound, Fischer).
 
 ``tune(games)`` runs that search once and returns the smoother with the drift fixed at its value.
 
@@ -160,13 +169,13 @@ def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
 
 
 class LaplaceSmoother(Smoother):
-    """Whole-history posterior mode of the random-walk model, with marginal variances.
+    r"""Whole-history posterior mode of the random-walk model, with marginal variances.
 
     Parameters
     ----------
     model:
         The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, home, mean
-        reversion). Default: logistic link in Elo units, prior N(1500, 350^2), drift 100 per
+        reversion). Default: logistic link in Elo units, prior :math:`\mathcal{N}(1500, 350^2)`, drift 100 per
         day, draws as half a win, no reversion. Drift 0 with reversion > 0 (a noiseless decay)
         is refused, and so is a latent home advantage (``home_drift > 0``): the smoother fits a
         fixed home advantage (the EKF filters a drifting one).
@@ -180,7 +189,7 @@ class LaplaceSmoother(Smoother):
         Newton stops when no node moves by more than ``tol`` times the model's scale.
     variances:
         ``"auto"`` (default): exact marginal variances -- up to ``dense_cov_limit`` nodes from
-        the dense inverse, above from the selected inverse of a sparse ``L D L^T`` factor of the
+        the dense inverse, above from the selected inverse of a sparse :math:`L D L^\top` factor of the
         Hessian whenever that factor fits the budget (module constants ``_FACTOR_FLOPS``,
         ``_FACTOR_NNZ``), else the per-competitor blocks; ``"exact"``: the selected inverse
         whatever it costs; ``"blocks"``: the per-competitor chains at every size (cheap,
@@ -188,7 +197,7 @@ class LaplaceSmoother(Smoother):
         choice: exact with a factor, the blocks' without.
     dense_cov_limit:
         Up to this many nodes (with ``variances`` other than ``"blocks"``) the whole covariance
-        ``H^-1`` is formed densely (``fit.cov`` an array; LAPACK's Cholesky). Above, ``fit.cov``
+        :math:`H^{-1}` is formed densely (``fit.cov`` an array; LAPACK's Cholesky). Above, ``fit.cov``
         computes the covariances asked for from the sparse factor (:class:`SparseCovariance`),
         or is ``None`` with the blocks.
     exact_variance_limit:

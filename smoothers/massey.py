@@ -1,12 +1,13 @@
-"""Massey's least-squares ratings from score margins.
+r"""Massey's least-squares ratings from score margins.
 
 K. Massey (1997), "Statistical models applied to the rating of sports teams", honors thesis,
 Bluefield College (https://masseyratings.com/theory/massey97.pdf).
 
-Every game is read as one noisy equation ``r_a - r_b (+ h home) = score_a - score_b``; the
+Every game is read as one noisy equation
+:math:`r_a - r_b\ (+\ h\, [a \text{ at home}]) = \mathtt{score\_a} - \mathtt{score\_b}`; the
 ratings are its least-squares solution. The normal equations are singular (adding a constant to
 every rating of a connected group changes no margin), and Massey makes them non-singular by
-replacing the last equation with ``sum r = 0``. With a schedule that falls into several connected
+replacing the last equation with :math:`\sum_i r_i = 0`. With a schedule that falls into several connected
 groups the same is done once in each group: each group's ratings sum to zero (a group's level is
 not comparable with another's, and zero, the average rating, is the neutral choice). Game weights
 make it weighted least squares. Win/draw/loss probabilities come from the shared link
@@ -25,20 +26,29 @@ __all__ = ["Massey", "massey_ratings"]
 
 
 def massey_ratings(t: Table, home: bool = True) -> tuple[np.ndarray, float | None]:
-    """Massey's ratings and home advantage ``h`` (``None`` when not fitted).
+    r"""Massey's ratings and home advantage :math:`h` (``None`` when not fitted).
 
-    The least-squares problem ``X [r; h] = m`` (a row per game: ``+1`` at ``a``, ``-1`` at ``b``,
-    the home flag in the last column; ``m = score_a - score_b``) has normal equations
-    ``M [r; h] = p`` with ``M = X^T W X``, ``p = X^T W m`` (``W`` the weights). In each connected
-    group of competitors the row of its last competitor is replaced by ones over the group's
-    ratings (0 at ``h``) and its entry of ``p`` by 0, which pins the group's ratings to sum 0
-    (the replaced row is the negated sum of the group's other rows, so nothing is lost).
+    The least-squares problem :math:`X \begin{bmatrix} r \\ h \end{bmatrix} = y` (a row per
+    game: :math:`+1` at ``a``, :math:`-1` at ``b``, the home flag in the last column;
+    :math:`y` = ``score_a - score_b``, the margins) has normal equations
+    :math:`M \begin{bmatrix} r \\ h \end{bmatrix} = p` with :math:`M = X^\top W X`,
+    :math:`p = X^\top W y` (:math:`W` the weights). In each connected group of competitors the
+    row of its last competitor is replaced by ones over the group's ratings (0 at :math:`h`) and
+    its entry of :math:`p` by 0, which pins the group's ratings to sum 0 (the replaced row is the
+    negated sum of the group's other rows, so nothing is lost).
 
-    ``h`` is eliminated: with ``L`` the ratings' block of the modified ``M`` and ``u`` its home
-    column, ``r = r0 - h r1`` where ``L r0 = p``, ``L r1 = u`` (one sparse LU factor, two solves), and
-    ``h = (q - u^T r0) / (c - u^T r1)`` from the home row ``u^T r + c h = q``. Where that Schur
-    complement vanishes the schedule cannot tell the home advantage from the ratings; ``h = 0``
-    is then one least-squares solution (returned as ``None``)."""
+    :math:`h` is eliminated: with :math:`L` the ratings' block of the modified :math:`M` and
+    :math:`u` its home column, :math:`r = r_0 - h\, r_1` where :math:`L r_0 = p`, :math:`L r_1 = u`
+    (one sparse LU factor, two solves), and
+
+    .. math::
+
+        h = \frac{c_p - u^\top r_0}{c - u^\top r_1}
+
+    from the home row :math:`u^\top r + c\, h = c_p` (:math:`c` and :math:`c_p` its last entries of
+    :math:`M` and :math:`p`). Where that Schur complement vanishes the schedule cannot tell the
+    home advantage from the ratings; :math:`h = 0` is then one least-squares solution (returned as
+    ``None``)."""
     w = t.weight
     m = t.score_a - t.score_b
     n = t.n
@@ -80,13 +90,14 @@ def massey_ratings(t: Table, home: bool = True) -> tuple[np.ndarray, float | Non
 
 
 class Massey(StaticRanking):
-    """Massey's least-squares ratings (Massey 1997) from margins: r_a - r_b (+ h home) = score_a - score_b.
+    r"""Massey's least-squares ratings (Massey 1997) from margins:
+    :math:`r_a - r_b\ (+\ h\, [a \text{ at home}]) = \mathtt{score\_a} - \mathtt{score\_b}`.
 
     Ratings are in points (margin units) and sum to zero in every connected group of competitors
     (a competitor without games gets 0). ``home=True`` (default) fits Massey's home advantage
-    ``h`` alongside the ratings where games have home sides, so that a team's home games do not
-    inflate its rating; ``fit(...).info["home"]`` holds it. Needs the columns ``score_a`` and
-    ``score_b``. Forecasts map ``r_a - r_b`` (plus a home term) through an ordered-logistic link
+    :math:`h` alongside the ratings where games have home sides, so that a team's home games do
+    not inflate its rating; ``fit(...).info["home"]`` holds it. Needs the columns ``score_a`` and
+    ``score_b``. Forecasts map :math:`r_a - r_b` (plus a home term) through an ordered-logistic link
     fitted out of sample on ``link_blocks`` consecutive blocks of the fit games
     (:mod:`smoothers._static`)."""
 

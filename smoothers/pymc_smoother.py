@@ -1,23 +1,28 @@
-"""``PyMCSmoother``: full Bayesian inference of the random-walk skill model with PyMC.
+r"""``PyMCSmoother``: full Bayesian inference of the random-walk skill model with PyMC.
 
 The model (``statespace.SkillModel``; skills in the model's units, time in rating periods
-when the games have them, else in days / ``period_days``)::
+when the games have them, else in days / ``period_days``), with :math:`\alpha` the model's scale,
+:math:`\mu_0` its prior mean and :math:`h_\text{model}` its home advantage:
 
-    sigma_drift ~ HalfNormal(0.5 scale)        (or fixed: sqrt(drift))
-    sigma_prior ~ HalfNormal(2 scale)          (or fixed: sqrt(prior_var))
-    home        ~ Normal(model.home, scale)    (only when some games are not neutral; or fixed)
-    margin      ~ HalfNormal(scale)            (draw model "threshold"; or fixed)
-    nu          ~ HalfNormal(2)                (draw model "davidson"; or fixed)
+.. math::
 
-    s_i(t_1)   = prior_mean + sigma_prior z_i1                      (first node of competitor i)
-    s_i(t_k)   = s_i(t_{k-1}) + sigma_drift sqrt(t_k - t_{k-1}) z_ik    z ~ N(0, 1)
-    d          = s_a(t) - s_b(t) + home [a at home]
-    P(a wins)  = F(d / scale)      F logistic (Bradley-Terry) or Phi (Thurstone-Mosteller)
+    \sigma_\text{drift} &\sim \operatorname{HalfNormal}(0.5\,\alpha) \quad \text{(or fixed: } \sqrt{q}\text{, } q \text{ the drift)} \\
+    \sigma_\text{prior} &\sim \operatorname{HalfNormal}(2\,\alpha) \quad \text{(or fixed: } \sigma_0\text{, the prior's sd)} \\
+    h &\sim \mathcal{N}(h_\text{model}, \alpha^2) \quad \text{(only when some games are not neutral; or fixed)} \\
+    \varepsilon &\sim \operatorname{HalfNormal}(\alpha) \quad \text{(draw model "threshold"; or fixed)} \\
+    \nu &\sim \operatorname{HalfNormal}(2) \quad \text{(draw model "davidson"; or fixed)}
+
+    s_i(t_1) &= \mu_0 + \sigma_\text{prior}\, z_{i1} \quad \text{(first node of competitor } i\text{)} \\
+    s_i(t_k) &= s_i(t_{k-1}) + \sigma_\text{drift} \sqrt{t_k - t_{k-1}}\, z_{ik}, \qquad z \sim \mathcal{N}(0, 1) \\
+    d &= s_a(t) - s_b(t) + h\, [a \text{ at home}] \\
+    P(a \text{ wins}) &= F(d / \alpha) \quad \text{(} F \text{ logistic (Bradley-Terry) or } \Phi \text{ (Thurstone-Mosteller))}
 
 with the model's draw model: "none" (an observed draw is an error), "half" (a draw scores
-``0.5 log F + 0.5 log(1 - F)``), "threshold" (ordered logit/probit: win ``F((d - margin) /
-scale)``, loss ``F((-d - margin) / scale)``, draw the rest) or "davidson" (win ``p / D``, draw
-``nu sqrt(p q) / D``, loss ``q / D``, ``D = 1 + nu sqrt(p q)``). Weighted games
+:math:`\tfrac12 \log F + \tfrac12 \log(1 - F)`), "threshold" (ordered logit/probit with the margin
+:math:`\varepsilon`: win :math:`F\bigl((d - \varepsilon) / \alpha\bigr)`, loss
+:math:`F\bigl((-d - \varepsilon) / \alpha\bigr)`, draw the rest) or "davidson" (with
+:math:`p = F(d / \alpha)`, :math:`\bar p = 1 - p`: win :math:`p / D`, draw
+:math:`\nu \sqrt{p \bar p} / D`, loss :math:`\bar p / D`, :math:`D = 1 + \nu \sqrt{p \bar p}`). Weighted games
 (``Games.with_weights``) temper each game's log-likelihood by its weight, as the filters do. Mean
 reversion (``SkillModel.reversion > 0``) is not supported: this is the random-walk model (the
 Laplace smoother fits the mean-reverting one).

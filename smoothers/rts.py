@@ -2,55 +2,67 @@ r"""The extended Rauch-Tung-Striebel smoother: the EKF forward, then back along 
 
 The forward pass is the extended Kalman filter of :mod:`filters.ekf` (the same kernels and run
 loops, so the same numbers): after each distinct time at which a competitor plays (a node of
-:func:`smoothers.base.timeline`) it gives the *filtered* belief ``N(m_f, P_f)`` (every game up to
-and including that time), and before it the *predicted* one ``N(m_p, P_p)``. The backward pass
-turns them into the *smoothed* belief ``N(m_s, P_s)`` given every game (Rauch, Tung & Striebel
-1965, "Maximum likelihood estimates of linear dynamic systems", AIAA Journal 3(8); Särkkä 2013,
-*Bayesian Filtering and Smoothing*, Theorem 8.2 and, for the extended smoother, section 9.1).
+:func:`smoothers.base.timeline`) it gives the *filtered* belief :math:`\mathcal{N}(m_f, P_f)`
+(every game up to and including that time), and before it the *predicted* one
+:math:`\mathcal{N}(m_p, P_p)`. The backward pass turns them into the *smoothed* belief
+:math:`\mathcal{N}(m_s, P_s)` given every game (Rauch, Tung & Striebel 1965, "Maximum likelihood
+estimates of linear dynamic systems", AIAA Journal 3(8); Särkkä 2013, *Bayesian Filtering and
+Smoothing*, Theorem 8.2 and, for the extended smoother, section 9.1).
 
-**The transition.** Between two times ``dt`` apart a skill moves by the model's transition
-(:meth:`statespace.SkillModel.transition`): ``x' = mu + a (x - mu) + w``, ``w ~ N(0, q)``, with
-``a = 1`` and ``q = drift dt`` for the random walk, and with mean reversion ``lambda > 0``
-``a = exp(-lambda dt)``, ``q = drift (1 - a^2) / (2 lambda)`` (``mu`` the prior mean): the
-Ornstein-Uhlenbeck process ``dx = -lambda (x - mu) dt + sqrt(drift) dW`` solved over ``dt``.
+**The transition.** Between two times :math:`\Delta t` apart a skill moves by the model's
+transition (:meth:`statespace.SkillModel.transition`): :math:`x' = \mu_0 + a (x - \mu_0) + w`,
+:math:`w \sim \mathcal{N}(0, Q)`, with :math:`a = 1` and :math:`Q = q\,\Delta t` for the random
+walk of drift :math:`q`, and with mean reversion :math:`\lambda > 0`
+:math:`a = e^{-\lambda \Delta t}`, :math:`Q = q (1 - a^2) / (2 \lambda)` (:math:`\mu_0` the prior
+mean): the Ornstein-Uhlenbeck process :math:`dx = -\lambda (x - \mu_0)\, dt + \sqrt{q}\, dW` solved
+over :math:`\Delta t`.
 
-**The backward step** (Särkkä 2013, Theorem 8.2, with ``A = a`` and the constant ``mu (1 - a)``).
-Given the games up to ``t``, ``x(t)`` and ``x(t')`` at the next node are jointly Gaussian with
-``Cov = P_f a`` and ``x(t') ~ N(m_p, P_p)``, ``m_p = mu + a (m_f - mu)``, ``P_p = a^2 P_f + q``.
-Conditioning ``x(t)`` on ``x(t')`` gives ``E[x(t) | x(t'), past] = m_f + C (x(t') - m_p)`` with
-the smoother gain ``C = P_f a / P_p``; the later games act on ``x(t)`` only through ``x(t')``
-(the Markov property), so averaging over the smoothed ``x(t') ~ N(m_s', P_s')``::
+**The backward step** (Särkkä 2013, Theorem 8.2, with :math:`A = a` and the constant
+:math:`\mu_0 (1 - a)`). Given the games up to :math:`t`, :math:`x(t)` and :math:`x(t')` at the next
+node are jointly Gaussian with :math:`\operatorname{Cov} = P_f a` and
+:math:`x(t') \sim \mathcal{N}(m_p, P_p)`, :math:`m_p = \mu_0 + a (m_f - \mu_0)`,
+:math:`P_p = a^2 P_f + Q`. Conditioning :math:`x(t)` on :math:`x(t')` gives
+:math:`\mathrm{E}[x(t) \mid x(t'), \text{past}] = m_f + C\,(x(t') - m_p)` with the smoother gain
+:math:`C = P_f a / P_p`; the later games act on :math:`x(t)` only through :math:`x(t')` (the
+Markov property), so averaging over the smoothed :math:`x(t') \sim \mathcal{N}(m_s', P_s')`:
 
-    C = P_f a / P_p,   m_s = m_f + C (m_s' - m_p),   P_s = P_f + C^2 (P_s' - P_p),
+.. math::
 
-and the two nodes' smoothed covariance is ``C P_s'`` (``fit.info["prev_cov"]``). A last node
-keeps its filtered belief (``m_s = m_f``). With a Gaussian observation (:class:`statespace.Margin`)
-the EKF is the Kalman filter (one Newton step of a quadratic log-likelihood is exact) and this is
-the exact posterior of the linear-Gaussian model; otherwise it is the exact posterior of the
-model whose games are replaced by the EKF's linearisations at the forward pass's prior means:
-the *extended* RTS smoother (Särkkä 2013, Algorithm 9.1), which, unlike the Laplace smoother,
-never relinearises at the smoothed means.
+    C = \frac{P_f a}{P_p}, \qquad m_s = m_f + C (m_s' - m_p), \qquad P_s = P_f + C^2 (P_s' - P_p),
+
+and the two nodes' smoothed covariance is :math:`C P_s'` (``fit.info["prev_cov"]``). A last node
+keeps its filtered belief (:math:`m_s = m_f`). With a Gaussian observation
+(:class:`statespace.Margin`) the EKF is the Kalman filter (one Newton step of a quadratic
+log-likelihood is exact) and this is the exact posterior of the linear-Gaussian model; otherwise
+it is the exact posterior of the model whose games are replaced by the EKF's linearisations at
+the forward pass's prior means: the *extended* RTS smoother (Särkkä 2013, Algorithm 9.1), which,
+unlike the Laplace smoother, never relinearises at the smoothed means.
 
 **Covariance forms.**
 
 - ``covariance="diagonal"`` (default): the diagonal EKF keeps one variance per competitor and
   drops the correlation a game creates, so each competitor's nodes form their own chain and the
-  scalar recursion above runs along every chain independently (compiled; O(1) per node).
+  scalar recursion above runs along every chain independently (compiled; :math:`O(1)` per node).
 - ``covariance="full"``: the full-covariance EKF (:mod:`filters.ekf_full`) keeps the joint
-  ``N(m, P)`` of every competitor seen so far, and the backward pass is the matrix form at every
-  distinct time ``t_k`` of the table (all competitors move by the same ``a`` and ``q`` between
-  consecutive times; ``S_k`` the competitors seen by ``t_k``, in order of first appearance)::
+  :math:`\mathcal{N}(m, P)` of every competitor seen so far, and the backward pass is the matrix
+  form at every distinct time :math:`t_k` of the table (all competitors move by the same
+  :math:`a` and :math:`Q` between consecutive times; :math:`S_k` the competitors seen by
+  :math:`t_k`, in order of first appearance):
 
-      P_p = a^2 P_f(k) + q I,   C_k = a P_f(k) P_p^-1,
-      m_s(k) = m_f(k) + C_k (m_s(k+1)[S_k] - m_p),   P_s(k) = P_f(k) + C_k (P_s(k+1)[S_k, S_k] - P_p) C_k^T.
+  .. math::
 
-  A competitor first seen at ``t_{k+1}`` is independent of ``x(t_k)`` a priori, so only the rows
-  of ``S_k`` enter. With ``Margin`` observations this is the exact Kalman smoother. The
-  covariance of any two nodes, ``Cov(x_i(t_k), x_j(t_l)) = (C_k C_{k+1} ... C_{l-1} P_s(l))_ij``
-  for ``k < l``, is formed (``fit.cov``) up to ``dense_cov_limit`` nodes and ``_COV_FLOPS``
-  multiply-adds. Cost: O(n^2) per game forward, O(n^3) per distinct time backward and
-  ``sum_k |S_k|^2`` numbers per stored matrix (filtered and smoothed beliefs and gains: three of
-  them), refused beyond ``_FULL_BYTES``.
+      P_p &= a^2 P_f(k) + Q I, \qquad C_k = a P_f(k) P_p^{-1}, \\
+      m_s(k) &= m_f(k) + C_k \bigl(m_s(k+1)[S_k] - m_p\bigr), \\
+      P_s(k) &= P_f(k) + C_k \bigl(P_s(k+1)[S_k, S_k] - P_p\bigr) C_k^\top.
+
+  A competitor first seen at :math:`t_{k+1}` is independent of :math:`x(t_k)` a priori, so only
+  the rows of :math:`S_k` enter. With ``Margin`` observations this is the exact Kalman smoother.
+  The covariance of any two nodes,
+  :math:`\operatorname{Cov}\bigl(x_i(t_k), x_j(t_l)\bigr) = (C_k C_{k+1} \cdots C_{l-1} P_s(l))_{ij}`
+  for :math:`k < l`, is formed (``fit.cov``) up to ``dense_cov_limit`` nodes and ``_COV_FLOPS``
+  multiply-adds. Cost: :math:`O(n^2)` per game forward, :math:`O(n^3)` per distinct time backward
+  and :math:`\sum_k |S_k|^2` numbers per stored matrix (filtered and smoothed beliefs and gains:
+  three of them), refused beyond ``_FULL_BYTES``.
 
 With drift 0 (and no reversion) skills are static: as :class:`smoothers.LaplaceSmoother`, the
 fit has one node per competitor (``fit.static``), its belief the EKF's final one (with ``"full"``,
@@ -62,15 +74,15 @@ games of ``games`` in time order (the same records) and every other game comes a
 the new games only, and the backward pass runs from each new chain end (each new distinct time,
 with ``"full"``) until the smoothed belief of an earlier node changes by at most ``refit_tol``
 (times the model's scale for a mean, relatively for a variance); the earlier nodes keep the
-earlier fit's beliefs. For the random walk every gain ``C`` is below 1, so those differ from a fit
-from scratch by less than that tolerance. A refit then costs the forward and backward work of the
-new games and a few nodes before them, plus one compiled pass over the nodes: when the two tables
-share their competitors' ids (a walk-forward's tables, all taken from one), the timeline grows from
-the earlier one (:func:`smoothers.base.extend_timeline`: the old nodes merged with the new games',
-no sort of the whole history) and the earlier beliefs are copied to their nodes' new numbers;
-otherwise the timeline is built afresh and the earlier nodes found by competitor and time.
-Otherwise (another table, games at or before the earlier fit's last time) the fit starts from
-scratch; ``fit.info["warm_start"]`` says which happened.
+earlier fit's beliefs. For the random walk every gain :math:`C` is below 1, so those differ from
+a fit from scratch by less than that tolerance. A refit then costs the forward and backward work
+of the new games and a few nodes before them, plus one compiled pass over the nodes: when the two
+tables share their competitors' ids (a walk-forward's tables, all taken from one), the timeline
+grows from the earlier one (:func:`smoothers.base.extend_timeline`: the old nodes merged with the
+new games', no sort of the whole history) and the earlier beliefs are copied to their nodes' new
+numbers; otherwise the timeline is built afresh and the earlier nodes found by competitor and
+time. Otherwise (another table, games at or before the earlier fit's last time) the fit starts
+from scratch; ``fit.info["warm_start"]`` says which happened.
 """
 
 from __future__ import annotations
@@ -187,7 +199,7 @@ class _Forward:
 
 
 class RTSSmoother(Smoother):
-    """The extended Rauch-Tung-Striebel smoother over the EKF's filtered beliefs (see the module
+    r"""The extended Rauch-Tung-Striebel smoother over the EKF's filtered beliefs (see the module
     docstring): the forward pass is :class:`filters.EKF`, the backward pass the RTS recursion.
 
     Parameters
@@ -195,7 +207,7 @@ class RTSSmoother(Smoother):
     model:
         The :class:`statespace.SkillModel` (link, scale, prior, drift, draw model, a fixed home
         advantage, mean reversion; an ``Outcome``, ``Margin`` or ``Goals`` observation). Default:
-        the EKF's (logistic at Elo scale, prior N(1500, 350^2), drift 100 per day, draws as half
+        the EKF's (logistic at Elo scale, prior :math:`\mathcal{N}(1500, 350^2)`, drift 100 per day, draws as half
         a win). A latent home advantage (``home_drift > 0``) and drift 0 with reversion > 0 are
         refused, as by :class:`smoothers.LaplaceSmoother`.
     covariance:

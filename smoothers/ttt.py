@@ -8,10 +8,11 @@ estimates and historical comparability with Julia, Python and R" (2021 onwards; 
 The model is the TrueSkill filter's (:class:`filters.TrueSkill` with ``dynamics="time"``) laid out
 as the smoothers' whole-history model (:mod:`smoothers.base`): one Gaussian skill per competitor
 and time slice at which it plays (a node; a rating period, or a distinct time), a newcomer's first
-node ``N(mu, sigma^2)``, consecutive nodes linked by the random walk
-``s_k = s_{k-1} + N(0, tau^2 dt)``, and each game one factor on the difference of its two nodes:
-performances ``p = s + N(0, beta^2)``, a win when ``p_a - p_b + home > eps``, a draw within
-``+-eps`` (the draw margin of ``draw_probability``, :func:`filters.trueskill.draw_margin`).
+node :math:`\mathcal{N}(\mu, \sigma^2)`, consecutive nodes linked by the random walk
+:math:`s_k = s_{k-1} + \mathcal{N}(0, \tau^2 \Delta t)`, and each game one factor on the difference
+of its two nodes: performances :math:`p = s + \mathcal{N}(0, \beta^2)`, a win when
+:math:`p_a - p_b + h > \varepsilon`, a draw within :math:`\pm\varepsilon` (the draw margin of
+``draw_probability``, :func:`filters.trueskill.draw_margin`).
 
 ``draw_probability`` left out (``None``, the default) is learned from the games at ``fit`` as the
 TrueSkill filter learns it (:mod:`filters._draws`), and by that filter: the one this smoother's
@@ -22,27 +23,32 @@ the value used (``fit.method.draw_probability``, ``get_params()``, ``repr``), an
 compares that value, so a walk-forward's refits stay incremental.
 
 Every node's belief is the product of three kinds of Gaussian messages, kept in natural
-parameters (precision ``pi = 1/var``, precision-mean ``tau = mean/var``; a product of Gaussians
-adds them, a division subtracts them):
+parameters (precision :math:`\pi = 1/v`, precision-mean :math:`\tau = m/v` for a mean :math:`m`
+and variance :math:`v`; a product of Gaussians adds them, a division subtracts them):
 
 - the *forward* message from its competitor's previous node (or the prior at a first node): that
-  node's forward message times its games' messages, widened by ``tau^2 dt``;
+  node's forward message times its games' messages, widened by :math:`\tau^2 \Delta t` (here
+  :math:`\tau` is the dynamics noise, ``tau``);
 - the *backward* message from its next node: that node's backward message times its games'
-  messages, widened by the same ``tau^2 dt`` (uniform, ``pi = 0``, at a last node);
+  messages, widened by the same :math:`\tau^2 \Delta t` (uniform, :math:`\pi = 0`, at a last node);
 - one *likelihood* message per game it plays.
 
-Widening ``(pi, tau)`` by the variance ``q`` is ``(pi, tau) / (1 + pi q)``: no division by a
-precision, and a uniform message stays uniform. A game's message to ``a`` is recomputed by EP from
-the cavities (each node's belief divided by the game's own message): with ``c^2 = 2 beta^2 +
-var_a + var_b``, ``t = (m_a - m_b + home) / c`` and TrueSkill's truncated-Gaussian corrections
-``v``, ``w`` (:mod:`statespace._gaussian`; ``sign`` -1 for a loss of ``a``, draws use ``v_draw``,
-``w_draw``), the message that moment-matches the tilted distribution is
+Widening :math:`(\pi, \tau)` by the variance :math:`u` is :math:`(\pi, \tau) / (1 + \pi u)`: no
+division by a precision, and a uniform message stays uniform. A game's message to ``a`` is
+recomputed by EP from the cavities (each node's belief divided by the game's own message): with
+cavity means :math:`m_a, m_b` and variances :math:`v_a, v_b`,
+:math:`c^2 = 2 \beta^2 + v_a + v_b`, :math:`t = (m_a - m_b + h) / c` and TrueSkill's
+truncated-Gaussian corrections :math:`v(t)`, :math:`w(t)` (:mod:`statespace._gaussian`; the sign
+:math:`\varsigma = -1` for a loss of ``a``, else 1; draws use :math:`v_\text{draw}`,
+:math:`w_\text{draw}`), the message that moment-matches the tilted distribution is
 
-    pi_a = w / (c^2 - w var_a),   tau_a = (w m_a + sign c v) / (c^2 - w var_a)
+.. math::
 
-(and for ``b`` the same with ``var_b``, ``m_b`` and ``-sign``): ``c^2 - w var_a >= 2 beta^2 +
-var_b > 0`` since ``w`` is in (0, 1), so every message has a positive precision and no division
-of Gaussians can produce a negative variance. The posterior of a single game is then exactly the
+    \pi_a = \frac{w}{c^2 - w v_a}, \qquad \tau_a = \frac{w m_a + \varsigma\, c\, v}{c^2 - w v_a}
+
+(and for ``b`` the same with :math:`v_b`, :math:`m_b` and :math:`-\varsigma`):
+:math:`c^2 - w v_a \ge 2 \beta^2 + v_b > 0` since :math:`w` is in (0, 1), so every message has a
+positive precision and no division of Gaussians can produce a negative variance. The posterior of a single game is then exactly the
 TrueSkill (ADF) update of :func:`filters.trueskill._adf`.
 
 The schedule (Dangauthier et al. 2007, Landfried and Mocskos):
@@ -117,12 +123,12 @@ from .base import Smoother, SmootherFit, extend_timeline, resumable, timeline
 
 __all__ = ["TrueSkillThroughTime", "MU", "SIGMA", "BETA", "TAU", "DRAW_PROBABILITY", "MAX_ITER", "TOL"]
 
-#: a newcomer's mean skill (TrueSkill's 25; the displayed rating ``mu - 3 sigma`` starts at 0)
+#: a newcomer's mean skill :math:`\mu` (TrueSkill's 25; the displayed rating :math:`\mu - 3 \sigma` starts at 0)
 MU = 25.0
-#: a newcomer's uncertainty: the sd of the prior skill (25/3, so that ``mu - 3 sigma = 0``)
+#: a newcomer's uncertainty: the sd :math:`\sigma` of the prior skill (25/3, so that :math:`\mu - 3 \sigma = 0`)
 SIGMA = MU / 3.0
 #: the performance noise: the skill lead that guarantees about a 76% chance of winning
-#: (``Phi(1 / sqrt(2))``) between competitors whose skills are known exactly (``SIGMA / 2``)
+#: (:math:`\Phi(1 / \sqrt{2})`) between competitors whose skills are known exactly (``SIGMA / 2``)
 BETA = SIGMA / 2.0
 #: the dynamics noise: the sd by which a skill wanders per unit of time (a rating period, or
 #: ``period_days`` days); ``SIGMA / 100``, TrueSkill's default ``tau`` per game, here per unit of time
@@ -507,23 +513,25 @@ def _check(name: str, value, lo: float, hi: float = math.inf, *, lo_open: bool =
 
 
 class TrueSkillThroughTime(LearnedDraws, Smoother):
-    """TrueSkill Through Time (Dangauthier et al. 2007): TrueSkill's probit model with a draw
+    r"""TrueSkill Through Time (Dangauthier et al. 2007): TrueSkill's probit model with a draw
     margin, smoothed over the whole history by expectation propagation (see the module docstring).
 
     Parameters
     ----------
     mu, sigma:
-        A newcomer's skill, ``N(25, (25/3)^2)`` (:data:`MU`, :data:`SIGMA`).
+        A newcomer's skill, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)` (:data:`MU`, :data:`SIGMA`).
     beta:
-        Performance noise (:data:`BETA` = 25/6): a skill lead of ``beta`` gives about a 76% chance
-        of winning; the model's scale is ``sqrt(2) * beta`` (probit link).
+        Performance noise :math:`\beta` (:data:`BETA` = 25/6): a skill lead of :math:`\beta` gives
+        about a 76% chance of winning; the model's scale is :math:`\alpha = \sqrt{2}\,\beta`
+        (probit link).
     tau:
-        Dynamics noise (:data:`TAU` = 25/300): the sd a skill wanders per unit of time, so the
-        variance ``tau^2 dt`` links consecutive nodes ``dt`` apart (the random walk); 0 for skills
-        that never change.
+        Dynamics noise :math:`\tau` (:data:`TAU` = 25/300): the sd a skill wanders per unit of
+        time, so the variance :math:`\tau^2 \Delta t` links consecutive nodes :math:`\Delta t` apart
+        (the random walk); 0 for skills that never change.
     draw_probability:
-        The share of draws between equal competitors, in ``[0, 1)``, which sets the draw margin
-        ``eps = sqrt(2) beta Phi^{-1}((1 + p) / 2)`` (:func:`filters.trueskill.draw_margin`).
+        The share of draws :math:`p` between equal competitors, in ``[0, 1)``, which sets the draw
+        margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((1 + p) / 2\bigr)`
+        (:func:`filters.trueskill.draw_margin`).
         ``None`` (the default): learned from the games at :meth:`fit` as ``filters.TrueSkill``
         learns it (:mod:`filters._draws`; decided by the TrueSkill filter that is the forward
         pass, :meth:`resolved`): 0 when the games have no draw and are too many for that to be
@@ -591,13 +599,15 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
 
     @property
     def beta_kernel(self) -> float:
-        """The ``beta`` the messages use: at least 1e-150 (as the TrueSkill filter's), so ``c^2 > 0``."""
+        """The ``beta`` the messages use: at least 1e-150 (as the TrueSkill filter's), so
+        :math:`c^2 > 0`."""
         return max(self.beta, _SD_MIN)
 
     @property
     def draw_margin(self) -> float:
-        """One-vs-one draw margin ``sqrt(2) * beta * Phi^{-1}((p_draw + 1) / 2)`` (skill units; at
-        0.10 while ``draw_probability`` is left to the games: :meth:`resolved` fixes it)."""
+        r"""One-vs-one draw margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((p_\text{draw} + 1) / 2\bigr)`
+        (skill units; at 0.10 while ``draw_probability`` is left to the games: :meth:`resolved`
+        fixes it)."""
         from filters.trueskill import draw_margin
 
         return draw_margin(self._draw_value, self.beta_kernel, 2)
@@ -622,8 +632,9 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
 
     @property
     def model(self) -> SkillModel:
-        """Probit link at scale ``sqrt(2) beta``, prior ``N(mu, sigma^2)``, drift ``tau^2`` per unit of
-        time, the threshold draw model with the draw margin, and the home advantage: the model of
+        r"""Probit link at scale :math:`\alpha = \sqrt{2}\,\beta`, prior
+        :math:`\mathcal{N}(\mu, \sigma^2)`, drift :math:`q = \tau^2` per unit of time, the threshold
+        draw model with the draw margin, and the home advantage: the model of
         ``filters.TrueSkill(dynamics="time")``."""
         return SkillModel("probit", math.sqrt(2.0) * self.beta_kernel, self.mu, max(self.sigma, _SD_MIN) ** 2,
                           self.tau**2, Threshold(self.draw_margin), self.home)
