@@ -9,6 +9,11 @@ For the index, a derivation notebook and the API page it checks that
     the visible text;
 (c) the notebook page's "Download this notebook (.ipynb)" link resolves to a valid notebook.
 
+Without a browser, from the built HTML alone: (d) the API page shows the docstrings' equations as
+math (Sphinx's ``math`` elements, which MathJax typesets), in every kernel's module, and no TeX
+command (``\\frac``, ``\\sum``, ...) is left in the page's text outside them, where a reader
+would see it raw.
+
 The site: ``STATESPACE_DOCS_HTML`` names a built one (.ci/run sets it after its docs build, so the
 site checked is the one CI built, notebooks executed); without it the test builds one into a
 temporary folder with notebook execution off (about 40 s), and skips when the docs' packages
@@ -19,8 +24,10 @@ under ``CI``, where it fails.
 from __future__ import annotations
 
 import functools
+import html.parser
 import http.server
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -170,3 +177,102 @@ def test_notebook_page_has_math_and_a_valid_ipynb_download(browser, site_url):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and any("statespace" in c.source for c in code), "the notebook lost its code cells"
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
+
+
+# -- The API page's equations (the docstrings': Sphinx math roles and directives) ---------------
+
+#: Modules on the API page whose docstrings state equations: each must show some as math.
+API_MATH_MODULES = [
+    "statespace.model", "statespace.observation", "statespace.outcome", "statespace.margin",
+    "statespace.goals", "statespace.metrics",
+    "filters.elo", "filters.glicko", "filters.trueskill", "filters.wenglin", "filters.ekf_full",
+    "filters.stephenson", "filters.ecf", "filters.dwz", "filters.pythagorean",
+    "smoothers.laplace", "smoothers.rts", "smoothers.ttt", "smoothers.pymc_smoother",
+    "smoothers._static", "smoothers.colley", "smoothers.massey", "smoothers.keener",
+]
+#: Equations the page must show as math, by module (TeX as written in the docstrings, spaces aside)
+API_EQUATIONS = {
+    "filters.elo": [r"E_a = \frac{1}{1 + 10^{-(r_a - r_b + h) / 400}}",
+                    r"r_a \leftarrow r_a + K \sum_\text{games} (y - E_a)"],
+    "filters.glicko": [r"\frac{1}{d^2} &= q^2 \sum_j g(\mathrm{RD}_j)^2 E_j (1 - E_j)"],
+    "statespace.outcome": [r"P(a \text{ wins} \mid d) = F(d / \alpha)"],
+}
+#: a TeX command (a backslash and letters) in the text a reader sees
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+class _MathText(html.parser.HTMLParser):
+    """The page's text split into Sphinx's math elements (``span.math``, ``div.math``: their TeX,
+    by module) and the rest (scripts and styles left out)."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+            "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[tuple[str, bool]] = []   # open elements: (tag, opens a math element)
+        self.module = None                         # the automodule whose part of the page this is
+        self.math: list[tuple[str | None, str]] = []   # (module, TeX) per math element
+        self.outside: list[str] = []
+        self._current: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if (attrs.get("id") or "").startswith("module-"):
+            self.module = attrs["id"][len("module-"):]
+        if tag in self.VOID:
+            return
+        opens = "math" in (attrs.get("class") or "").split() and self._current is None
+        if opens:
+            self._current = []
+        self.stack.append((tag, opens))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            open_tag, opens = self.stack.pop()
+            if opens:
+                self.math.append((self.module, "".join(self._current)))
+                self._current = None
+            if open_tag == tag:
+                break
+
+    def handle_data(self, data):
+        if self._current is not None:
+            self._current.append(data)
+        elif not any(t in ("script", "style") for t, _ in self.stack):
+            self.outside.append(data)
+
+
+def _api_math(site: Path) -> _MathText:
+    parser = _MathText()
+    parser.feed((site / "api.html").read_text(encoding="utf-8"))
+    parser.close()
+    return parser
+
+
+def _squeeze(tex: str) -> str:
+    return re.sub(r"\s+", "", tex)
+
+
+def test_api_page_shows_the_docstrings_equations_as_math(site):
+    """The docstrings' equations reach the API page as Sphinx math (``\\(...\\)``, ``\\[...\\]`` in
+    math elements, typeset by MathJax), and no TeX command is left in the page's text outside them."""
+    page = _api_math(site)
+    by_module: dict[str, list[str]] = {}
+    for module, tex in page.math:
+        by_module.setdefault(module, []).append(tex)
+    assert len(page.math) >= 200, f"only {len(page.math)} math elements on the API page"
+    missing = [m for m in API_MATH_MODULES if not by_module.get(m)]
+    assert not missing, f"modules whose docstrings show no math on the API page: {missing}"
+    for module, equations in API_EQUATIONS.items():
+        shown = [_squeeze(tex) for tex in by_module[module]]
+        for equation in equations:
+            assert any(_squeeze(equation) in tex for tex in shown), (
+                f"{module}: {equation!r} is not in a math element of the API page")
+    # every math element holds TeX in MathJax's delimiters, as Sphinx writes it
+    undelimited = [tex for _, tex in page.math if not re.fullmatch(r"\s*(\\\(.*\\\)|\\\[.*\\\])\s*", tex, re.S)]
+    assert not undelimited, f"math elements without \\( \\) or \\[ \\]: {undelimited[:3]}"
+    text = "".join(page.outside)
+    raw = sorted({m.group(0) for m in _TEX_COMMAND.finditer(text)})
+    where = [text[max(0, m.start() - 60):m.end() + 20] for m in _TEX_COMMAND.finditer(text)][:3]
+    assert not raw, f"TeX commands outside math on the API page: {raw}, e.g. {where}"
