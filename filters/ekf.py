@@ -121,7 +121,7 @@ def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
     g = K.clamp_mean(g * w)
     h *= w
     if iters > 1:
-        for _ in range(iters):
+        for _ in range(iters - 1):   # the k-th linearisation point is k - 1 Newton steps from d0
             kappa = max(-h, 0.0)
             keep, _ = gains(kappa, S)
             step = (d0 - d) * keep + g * (S * keep if keep > 0.0 else 1.0 / kappa)  # S / (1 + kappa S)
@@ -333,8 +333,9 @@ class EKF(Filter):
     covariance:
         ``"diagonal"``, ``"full"`` or ``"scalar"``.
     iterations:
-        1 for the EKF (linearise at the prior mean); more iterates the Newton step to the
-        posterior mode (the iterated EKF), stopping when the step is below ``tol``.
+        How many points the update is linearised at: 1 for the EKF (the prior mean); ``k > 1``
+        for the iterated EKF, whose ``k``-th point is ``k - 1`` Newton steps towards the
+        posterior mode (fewer if a step is below ``tol``): the Laplace approximation as ``k`` grows.
     variance:
         The fixed variance of ``covariance="scalar"``, the variance each game sees (default: the
         predicted steady-state variance ``steady_state_variance(model, predicted=True)``, that

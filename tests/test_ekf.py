@@ -153,6 +153,25 @@ def test_iterated_ekf_is_the_posterior_mode(link, draw):
                 assert abs(one_game(model, ma, va, mb, vb, score)[0] - a) > 1e-6
 
 
+@pytest.mark.parametrize("link", ["logistic", "probit"])
+def test_iterations_counts_the_newton_steps(link):
+    """iterations=k linearises at k points, d0 and k - 1 Newton steps from it, so the posterior of
+    d is k Newton steps on the log posterior from d0 (k = 1: the EKF). A hand-written Newton
+    iteration with finite-difference derivatives of the model's log-likelihood is the reference."""
+    model = SkillModel(link, 1.0, 0.0, 1.0, 0.0, "none")
+    ma, va, mb, vb = -0.8, 2.4, 0.7, 1.6          # a surprising win of the weaker side, V = 4
+    d0, V = ma - mb, va + vb
+
+    def grad(d, h=1e-5):
+        return (float(model.loglik(1.0, d + h)) - float(model.loglik(1.0, d - h))) / (2 * h)
+
+    d = d0
+    for k in range(1, 5):
+        d = d + ((d0 - d) + V * grad(d)) / (1.0 + V * curvature_fd(model, 1.0, d))   # the k-th Newton step
+        a = one_game(model, ma, va, mb, vb, 1.0, iterations=k, tol=1e-300)[0]
+        assert a - ma == pytest.approx(va / V * (d - d0), rel=1e-6, abs=1e-9), (k, a - ma, va / V * (d - d0))
+
+
 # ---------------------------------------------------------------- 2. full covariance
 def dense_reference(model, games):
     """Full-covariance EKF in information form, period by period, with numpy.linalg.inv."""
