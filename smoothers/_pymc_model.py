@@ -1,9 +1,11 @@
 """The PyMC model of :class:`smoothers.pymc_smoother.PyMCSmoother` and its Laplace start.
 
 The non-centred random walk. There is one skill variable ("node") per competitor and distinct
-time at which it plays (``smoothers.base.timeline``). Sampling the skills themselves gives the
-funnel of hierarchical models (the scale of every step depends on ``sigma_drift``), which NUTS
-handles badly. Instead the sampler moves independent standard normals ``z``, one per node, and the
+time at which it plays (``smoothers.base.timeline``). Sampling the skills themselves is hard for
+NUTS in two ways: with the drift inferred, the funnel of hierarchical models (the scale of every
+step depends on ``sigma_drift``); and even with the drift fixed, neighbouring nodes of one
+competitor are tied far more tightly by the random walk than the games inform them, a long narrow
+ridge (Papaspiliopoulos, Roberts and Sköld 2007; notebook 6 measures it). Instead the sampler moves independent standard normals ``z``, one per node, and the
 skills are a deterministic function of them: with the nodes in one flat vector sorted by
 competitor then time,
 
