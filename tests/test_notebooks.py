@@ -11,6 +11,7 @@ already name one.
 from __future__ import annotations
 
 import json
+import re
 import os
 import sys
 import time
@@ -86,3 +87,28 @@ def test_the_real_data_notebook_reads_the_shipped_data_sets_and_no_path():
     assert 'ss.datasets.reference("nfl"' in text
     for word in ("STATESPACE_DATA", "stand-in", "simulate(", "../shared", "from_csv("):
         assert word not in text, word
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_a_lesson(path):
+    """Each notebook is a lesson of one course: a learning goal at the top, the glossary's notation
+    (notebook 1 holds it, the others link it), 3-5 exercises with hidden solutions, references that
+    point to the bibliography, and a named SEED for any random draw (so a student can change it)."""
+    text = path.read_text()
+    head = text[: len(text) // 3]
+    assert "**Learning goal.**" in head, f"{path.name}: no learning goal near the top"
+    if path.name.startswith("01"):
+        assert "\n## Notation\n" in text, "notebook 1 holds the course's glossary under '## Notation'"
+    else:
+        assert "01_model.md#notation" in text, f"{path.name}: does not link the glossary (01_model.md#notation)"
+    assert "\n## Try this\n" in text and "\n## References\n" in text, f"{path.name}: no exercises or references"
+    exercises = text[text.index("\n## Try this\n"): text.index("\n## References\n")]
+    n_exercises = len(re.findall(r"^\d+\. ", exercises, flags=re.M))
+    n_solutions = exercises.count("<details><summary>Solution</summary>")
+    assert 3 <= n_exercises <= 5 and n_solutions == n_exercises, (path.name, n_exercises, n_solutions)
+    references = text[text.index("\n## References\n"):]
+    assert "../bibliography.md" in references, f"{path.name}: references do not point to the bibliography"
+    code = "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "code")
+    if re.search(r"default_rng\(|seed=", code):
+        assert re.search(r"^[^#\n]*\bSEED\b[^\n=]*=(?!=)", code, flags=re.M), f"{path.name}: random draws without a SEED"
+        assert not re.search(r"(default_rng\(|seed=)\d", code), f"{path.name}: a seed written as a number, not SEED"
