@@ -106,9 +106,11 @@ class SkillModel:
         \mathrm{E}\bigl[\operatorname{logistic}(x / \alpha)\bigr] \approx
         \operatorname{logistic}\left(\frac{m}{\sqrt{\alpha^2 + 3 v / \pi^2}}\right),
 
-    the factor :math:`g(\mathrm{RD})` of Glicko, Glickman 1999, eq. 3, accurate to about 0.01 in
-    probability for :math:`v \le \alpha^2`; the same effective scale is used inside the draw
-    models).
+    the factor :math:`g(\mathrm{RD})` of Glicko, Glickman 1999, eq. 3, within 0.0098 in probability
+    for :math:`v \le \alpha^2` and 0.021 for :math:`v \le 9\alpha^2`; MacKay's :math:`\pi/8` in
+    place of :math:`3/\pi^2` is closer for small :math:`v` (0.0046), notebook 1 compares them; this
+    one is kept because it makes the forecast Glicko's; the same effective scale is used inside
+    the draw models).
     """
 
     link: str = "logistic"

@@ -57,7 +57,7 @@ class Threshold:
 
     :math:`P(\text{win}) = F\bigl((d - \varepsilon) / \alpha\bigr)`,
     :math:`P(\text{loss}) = F\bigl((-d - \varepsilon) / \alpha\bigr)`, draw the rest.
-    :math:`\varepsilon` is in skill units (TrueSkill's draw margin; see Herbrich et al. 2006).
+    :math:`\varepsilon` is in skill units (TrueSkill's draw margin; see Herbrich et al. 2007).
     """
 
     margin: float = 0.0
@@ -146,7 +146,7 @@ def outcome_forecast(params, d, var):
 
 @kernel(MOMENTS_SIG)
 def outcome_moments(params, score, score_a, score_b, mean, var):
-    """Tilted-Gaussian moments for the probit link (Herbrich, Minka and Graepel 2006, Table 1).
+    """Tilted-Gaussian moments for the probit link (Herbrich, Minka and Graepel 2007, Table 1).
 
     With ``c = sqrt(scale^2 + var)``, ``t = mean / c`` and ``eps = margin / c`` (0 without a
     threshold): a win gives ``mean + var / c * v_win(t, eps)``, a loss
@@ -182,7 +182,7 @@ class Outcome(Observation):
 
     :math:`P(a \text{ wins} \mid d) = F(d / \alpha)` with :math:`\alpha` the scale and :math:`F`
     the logistic function (``link="logistic"``, Bradley-Terry; Elo and Glicko) or the standard
-    normal cdf :math:`\Phi` (``"probit"``, Thurstone-Mosteller; TrueSkill, Herbrich et al. 2006),
+    normal cdf :math:`\Phi` (``"probit"``, Thurstone-Mosteller; TrueSkill, Herbrich et al. 2007),
     and a draw model:
 
     - ``"none"``: no draws; ``"half"``: a draw scored as half a win and half a loss;
