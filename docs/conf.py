@@ -36,16 +36,14 @@ if "compiledir" not in os.environ.get("PYTENSOR_FLAGS", ""):
 def _kernel_for_this_interpreter() -> None:
     """Make the notebooks' ``python3`` kernel run *this* interpreter (the one with the project
     and its dependencies), whatever other ``python3`` kernelspecs the machine has: a kernelspec
-    in a folder that ``JUPYTER_PATH`` puts first. Its inline figures are ``retina`` PNGs (twice
-    the pixels; myst-nb shows them at their size from the output's width and height), crisp on
-    high-density screens."""
+    in a folder that ``JUPYTER_PATH`` puts first. (The notebooks choose retina figures
+    themselves, ``%config InlineBackend.figure_formats``, as a student's Jupyter runs them.)"""
     tag = hashlib.sha1(sys.executable.encode()).hexdigest()[:12]     # one folder per interpreter
     base = Path(tempfile.gettempdir()) / f"statespace-docs-kernel-{tag}"
     spec = base / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                 "--InlineBackend.figure_formats=retina"],
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (statespace-ratings docs)", "language": "python"}))
     paths = os.environ.get("JUPYTER_PATH", "")
     if str(base) not in paths.split(os.pathsep):
@@ -118,10 +116,8 @@ mathjax2_config = {
 
 # -- Notebook execution (myst-nb) -----------------------------------------------------------
 nb_execution_mode = os.environ.get("STATESPACE_DOCS_EXECUTE", "cache")   # "off" for a quick look
-# jupyter-cache keys a notebook on its code only, not on the kernel's options: outputs cached
-# before the kernel drew retina figures kept their 1x PNGs (measured: 5 of 7 notebooks). The
-# folder is named after those options, so a change of them re-executes the notebooks once.
-nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache-retina")
+# jupyter-cache keys a notebook on its code: a changed cell re-executes it
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
 nb_execution_timeout = 600           # per cell, seconds
 nb_execution_raise_on_error = True   # a failing assert fails the build
 nb_execution_show_tb = True

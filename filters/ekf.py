@@ -28,14 +28,14 @@ approximation of the one-game posterior. Rating periods: each game's Gaussian "s
 :math:`\kappa`, from the pre-period prior) is multiplied into the prior, so the order inside a
 period does not matter.
 
-**The family as special cases** (logistic link at scale :math:`s = 400 / \ln 10`, draws as half
-a win, where :math:`g = (y - E) / s` and :math:`\kappa = E (1 - E) / s^2`):
+**The family as special cases** (logistic link at scale :math:`\alpha = 400 / \ln 10`, draws as half
+a win, where :math:`g = (y - E) / \alpha` and :math:`\kappa = E (1 - E) / \alpha^2`):
 
 - *Elo* is the scalar filter (``covariance="scalar"``): every competitor keeps the same fixed
   variance :math:`u`, the variance each game sees, and the curvature is frozen at its
-  steady-state value :math:`\kappa_0 = 1 / (4 s^2)`, so the mean update is
-  :math:`m_a \mathrel{+}= \frac{u}{s (1 + 2 u \kappa_0)} (y - E)`: Elo with
-  :math:`K = u / (s (1 + 2 u \kappa_0))` rating points per unit of surprise. The default
+  steady-state value :math:`\kappa_0 = 1 / (4 \alpha^2)`, so the mean update is
+  :math:`m_a \mathrel{+}= \frac{u}{\alpha (1 + 2 u \kappa_0)} (y - E)`: Elo with
+  :math:`K = u / (\alpha (1 + 2 u \kappa_0))` rating points per unit of surprise. The default
   :math:`u` is the predicted steady-state variance :math:`u^*` of a filter with drift
   :math:`q` (:func:`steady_state_variance`), which gives Elo's K for that drift.
 - *Glicko* is the diagonal filter with the uncertainty integrated into the forecast: per-player
@@ -274,7 +274,7 @@ def steady_state_variance(model: SkillModel, dt: float = 1.0, *, predicted: bool
     (:math:`q` = ``model.drift``, :math:`\Delta t` = ``dt``) and then the game's update with
     :math:`S = 2u` (the opponent's variance is also :math:`u`) and the curvature frozen at its
     expected value between equal competitors, :math:`\kappa_0` (:func:`expected_curvature`,
-    :math:`1/(4 s^2)` for the logistic link at scale :math:`s` with draws as half a win):
+    :math:`1/(4 \alpha^2)` for the logistic link at scale :math:`\alpha` with draws as half a win):
 
     .. math::
 
@@ -562,8 +562,8 @@ class EKF(Filter):
     def gain(self) -> float:
         r"""Scalar filter: the fixed gain :math:`u / (1 + 2 u \kappa_0)`, :math:`u` = :attr:`variance`
         (skill units per unit of log-likelihood gradient). With the logistic link at scale
-        :math:`s` and draws as half a win the gradient is :math:`(y - E) / s`, so this filter is
-        Elo with :math:`K` = ``gain`` :math:`/ s`."""
+        :math:`\alpha` and draws as half a win the gradient is :math:`(y - E) / \alpha`, so this filter is
+        Elo with :math:`K` = ``gain`` :math:`/ \alpha`."""
         if self.covariance != "scalar":
             raise ValueError("gain is defined for covariance='scalar'")
         return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
