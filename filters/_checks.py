@@ -27,6 +27,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from statespace.ranges import bound, is_number as _is_number, number, whole
+
 from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
 
 __all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "whole", "parse_teams", "parse_weights",
@@ -40,40 +42,6 @@ SD_MIN = math.sqrt(VAR_MIN)
 LOCATION_MAX = MEAN_MAX
 
 
-def bound(x: float) -> str:
-    """A bound as written in messages: ``1e150`` rather than ``1e+150``."""
-    text = f"{x:g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return f"{mantissa}e{int(exponent)}"
-    return text
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
-def number(owner: str, name: str, value, lo: float = -math.inf, hi: float = math.inf, *,
-           lo_open: bool = False, hi_open: bool = False) -> float:
-    """``value`` as a float if it is a finite number in the interval from ``lo`` to ``hi`` (open at
-    an end when asked), else ``ValueError("<owner>: <name> must be a finite number in [lo, hi], got
-    <value>")``."""
-    ok = _is_number(value) and math.isfinite(value)
-    if ok:
-        v = float(value)
-        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    if not ok:
-        interval = f"{'(' if lo_open else '['}{bound(lo)}, {bound(hi)}{')' if hi_open else ']'}"
-        if lo == -math.inf and hi == math.inf:
-            need = "a finite number"
-        elif hi == math.inf:
-            need = f"a finite number {'>' if lo_open else '>='} {bound(lo)}"
-        else:
-            need = f"a finite number in {interval}"
-        raise ValueError(f"{owner}: {name} must be {need}, got {value!r}")
-    return float(value)
-
-
 def length(owner: str, name: str, value, *, zero: bool = False, hi: float = SD_MAX) -> float:
     """A standard deviation or other squared length: in ``(0, SD_MAX]`` (``[0, SD_MAX]`` with ``zero``)."""
     return number(owner, name, value, 0.0, hi, lo_open=not zero)
@@ -82,14 +50,6 @@ def length(owner: str, name: str, value, *, zero: bool = False, hi: float = SD_M
 def location(owner: str, name: str, value) -> float:
     """A starting rating, a mean or a home advantage: ``|x| <= LOCATION_MAX``."""
     return number(owner, name, value, -LOCATION_MAX, LOCATION_MAX)
-
-
-def whole(owner: str, name: str, value, lo: int, hi: int) -> int:
-    """A whole number (an int, or a float with no fractional part) in ``[lo, hi]``."""
-    ok = _is_number(value) and math.isfinite(value) and float(value) == int(value) and lo <= value <= hi
-    if not ok:
-        raise ValueError(f"{owner}: {name} must be a whole number in [{lo}, {bound(hi)}], got {value!r}")
-    return int(value)
 
 
 # ---------------------------------------------------------------- team ratings of ``rate``
