@@ -42,7 +42,7 @@ RATE, COMPARE = "/api/v1/rate", "/api/v1/compare"
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app())
+    return TestClient(create_app(["testserver"]))
 
 
 def _player(result: dict, method: str, name: str = "Player") -> dict:

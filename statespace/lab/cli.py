@@ -2,7 +2,7 @@
 
 ::
 
-    statespace lab [--host 127.0.0.1] [--port 0] [--open]
+    statespace lab [--host 127.0.0.1] [--port 0] [--open] [--allow-host NAME ...]
 
 ``statespace.cli`` wires it in with :func:`add_parser` (which sets :func:`main` as the
 subcommand's function). Errors follow the command line's rule: one line
@@ -35,6 +35,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: a free port, printed)")
     p.add_argument("--open", action="store_true", dest="open_browser", help="open the page in the system's browser")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", dest="allow_hosts",
+                   help="another name the lab may be addressed by (the Host header), e.g. this machine's name on "
+                        "the network with --host 0.0.0.0; by default only the address it listens on, localhost, "
+                        "127.0.0.1 and [::1] (a page of another site that points its name here is refused)")
     p.set_defaults(func=main)
     return p
 
@@ -48,7 +52,7 @@ def main(args, out, err) -> int:
         print(f"{PROG}: error: the rating lab needs {' and '.join(missing)}: {INSTALL_HINT}", file=err)
         return 2
     try:
-        serve(args.host, args.port, open_browser=args.open_browser, out=out)
+        serve(args.host, args.port, open_browser=args.open_browser, out=out, allow_hosts=args.allow_hosts)
     except OSError as exc:
         print(f"{PROG}: error: cannot listen on {args.host}:{args.port}: {_one_line(exc.strerror or exc)}", file=err)
         return 2

@@ -23,12 +23,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import threading
 from typing import Any
 
 import numpy as np
 
 from .._specs import _one_line
+from . import blame
+from .errors import LabInputError
 from .schema import LABELS, CompareRequest, MethodSettings, RateRequest, StartingRating
 
 __all__ = ["LabInputError", "build_games", "build_method", "initial_values", "rate", "compare"]
@@ -38,20 +39,6 @@ _FIELDS = {name: ("mu", "sigma") if name == "trueskill" else ("rating", "rd") fo
 _UNITS = {"elo": "Elo points", "elo_fide": "Elo points", "glicko": "Elo points (rating, RD)",
           "glicko2": "Elo points (rating, RD); volatility on Glicko-2's scale", "trueskill": "TrueSkill units (mu, sigma)",
           "ekf": "Elo points (mean, sd)"}
-#: the compiled kernels and the registry are loaded on first use; one computation at a time
-_LOCK = threading.Lock()
-
-
-class LabInputError(ValueError):
-    """A request the models accepted but the games cannot be rated with; ``field`` names the
-    field (and row) as the API's messages do (``players[2].name``), or is ``None``."""
-
-    def __init__(self, field: str | None, message: str):
-        super().__init__(f"{field}: {message}" if field else message)
-        self.field = field
-        self.message = message
-
-
 def _float(x) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
@@ -63,62 +50,81 @@ def build_games(req: RateRequest | CompareRequest):
     ``score`` the player's result, every game on neutral ground, ``time`` and ``period`` the
     request's period."""
     from statespace import Games
+    from statespace.games import DROP_HINT, GamesError
 
     periods = [g.period for g in req.games]
     try:
         return Games.from_arrays(np.array(periods, dtype=np.int64), [g.player for g in req.games],
                                  [g.opponent for g in req.games], np.array([g.score for g in req.games]),
                                  period=np.array(periods, dtype=np.int64))
-    except ValueError as exc:  # the models check every row first: a bug or a case they miss
-        raise LabInputError("games", _one_line(exc)) from None
+    except ValueError as exc:  # the schema checks every row first: a bug or a case it misses
+        rows = getattr(exc, "rows", None) if isinstance(exc, GamesError) else None
+        message = _one_line(exc).replace(DROP_HINT, "")  # the lab drops no rows: it names them
+        raise LabInputError(f"games[{rows[0]}]" if rows else "games", message) from None
 
 
-def _settings(req, name: str) -> dict[str, Any]:
-    """The settings given for method ``name`` (``tau`` at the top level is Glicko-2's)."""
+def _settings(req, name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings given for method ``name`` and each one's field (``tau`` at the top level is
+    Glicko-2's)."""
     given = getattr(req.settings or MethodSettings(), name)
     kwargs = {} if given is None else given.model_dump(exclude_none=True)
+    fields = {key: f"settings.{name}.{key}" for key in kwargs}
     if name == "glicko2" and req.tau is not None:
         if "tau" in kwargs and kwargs["tau"] != req.tau:
             raise LabInputError("tau", f"{req.tau:g} differs from settings.glicko2.tau {kwargs['tau']:g}; give one")
         kwargs["tau"] = req.tau
-    return kwargs
+        fields.setdefault("tau", "tau")
+    return kwargs, fields
 
 
-def build_method(name: str, settings: dict[str, Any]):
-    """The method registered under ``name`` (:func:`statespace.registry.get`) with ``settings``.
-
-    For ``ekf`` the settings ``drift``, ``initial_rating`` and ``initial_rd`` replace the
-    corresponding numbers of ``filters.ekf.DEFAULT_MODEL`` (``drift``, ``prior_mean``,
-    ``prior_var = initial_rd^2``); ``iterations`` goes to the filter."""
+def _build(name: str, settings: dict[str, Any]):
     from statespace import registry
 
     factory = registry.get(name)
     kwargs = dict(settings)
+    if name == "ekf":
+        from filters.ekf import DEFAULT_MODEL
+
+        changes = {}
+        if "drift" in kwargs:
+            changes["drift"] = kwargs.pop("drift")
+        if "initial_rating" in kwargs:
+            changes["prior_mean"] = kwargs.pop("initial_rating")
+        if "initial_rd" in kwargs:
+            changes["prior_var"] = kwargs.pop("initial_rd") ** 2
+        return factory(dataclasses.replace(DEFAULT_MODEL, **changes), **kwargs)
+    return factory(**kwargs)
+
+
+def build_method(name: str, settings: dict[str, Any], fields: dict[str, str] | None = None):
+    """The method registered under ``name`` (:func:`statespace.registry.get`) with ``settings``.
+
+    For ``ekf`` the settings ``drift``, ``initial_rating`` and ``initial_rd`` replace the
+    corresponding numbers of ``filters.ekf.DEFAULT_MODEL`` (``drift``, ``prior_mean``,
+    ``prior_var = initial_rd^2``); ``iterations`` goes to the filter. A setting the method
+    refuses (any ``ValueError``) is a :class:`LabInputError` on that setting's field
+    (``settings.ekf.drift``; ``fields`` maps a setting to its field where it is not
+    ``settings.<name>.<setting>``)."""
     try:
-        if name == "ekf":
-            from filters.ekf import DEFAULT_MODEL
-
-            changes = {}
-            if "drift" in kwargs:
-                changes["drift"] = kwargs.pop("drift")
-            if "initial_rating" in kwargs:
-                changes["prior_mean"] = kwargs.pop("initial_rating")
-            if "initial_rd" in kwargs:
-                changes["prior_var"] = kwargs.pop("initial_rd") ** 2
-            return factory(dataclasses.replace(DEFAULT_MODEL, **changes), **kwargs)
-        return factory(**kwargs)
+        return _build(name, settings)
     except ValueError as exc:
-        raise LabInputError(f"settings.{name}", _one_line(exc)) from None
+        field = blame.setting_field(name, settings, fields or {}, lambda one: _build(name, one))
+        raise LabInputError(field, _one_line(exc)) from None
 
 
-def _methods(req, games) -> dict[str, Any]:
+def _methods(req) -> dict[str, tuple[Any, dict[str, Any], dict[str, str]]]:
+    """``{name: (method, settings, fields)}`` of the methods asked for, in order."""
     names = list(req.methods) if req.methods else list(LABELS)
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
         if name in seen:
             raise LabInputError(f"methods[{i}]", f'"{name}" is given twice (first at methods[{seen[name]}])')
         seen[name] = i
-    return {name: build_method(name, _settings(req, name)) for name in names}
+    out = {}
+    for name in names:
+        settings, fields = _settings(req, name)
+        out[name] = (build_method(name, settings, fields), settings, fields)
+    return out
 
 
 def _check_players(players: list[StartingRating], games) -> None:
@@ -227,35 +233,58 @@ def _odds(run, method, a: str, b: str) -> dict:
 
 
 # ---------------------------------------------------------------------------- endpoints
+def _result(name: str, method, games, players: list[StartingRating], pair) -> tuple[dict, dict | None]:
+    """One method's result and, with ``pair``, its odds."""
+    initial, notes = initial_values(name, method, players)
+    run = method.run(games, initial=initial)
+    result = {"method": name, "label": LABELS[name], "spec": repr(method), "units": _UNITS[name],
+              "leaderboard": _leaderboard(name, run), "history": _history(method, run, games, initial), "notes": notes}
+    return result, None if pair is None else _odds(run, method, pair.a, pair.b)
+
+
+def _rated(name: str, method, settings: dict, fields: dict, games, req: RateRequest) -> tuple[dict, dict | None]:
+    """:func:`_result`, a ``ValueError`` of the method's made a :class:`LabInputError` on the
+    field at fault (:mod:`statespace.lab.blame`): a starting value (``players[i].rating``), a
+    setting, or the games."""
+    initial, _ = initial_values(name, method, req.players)
+    try:
+        method.init_state(games.players, initial)
+    except ValueError as exc:
+        def start(players):
+            method.init_state([p.name for p in players], initial_values(name, method, players)[0])
+
+        field = blame.starting_field(req.players, start) or "players"
+        raise LabInputError(field, f"{LABELS[name]}: {_one_line(exc)}") from None
+    try:
+        return _result(name, method, games, req.players, req.pair)
+    except ValueError as exc:
+        def fit(given: dict, with_start: bool):
+            _result(name, _build(name, given), games, req.players if with_start else [], req.pair)
+
+        field = blame.fit_field(name, settings, fields, bool(initial), fit)
+        raise LabInputError(field, f"{LABELS[name]}: {_one_line(exc)}") from None
+
+
 def rate(req: RateRequest) -> dict:
     """Run each method through the games from the starting values: leaderboards, histories and,
     with ``pair``, the odds of ``pair.a`` against ``pair.b`` from the final ratings (shape:
     :class:`statespace.lab.schema.RateResponse`)."""
-    with _LOCK:
-        games = build_games(req)
-        _check_players(req.players, games)
-        if req.pair is not None:
-            known = set(games.players.tolist())
-            for side in ("a", "b"):
-                who = getattr(req.pair, side)
-                if who not in known:
-                    raise LabInputError(f"pair.{side}", f'"{who}" plays in no game')
-        methods = _methods(req, games)
-        results, odds = {}, {}
-        for name, method in methods.items():
-            initial, notes = initial_values(name, method, req.players)
-            try:
-                run = method.run(games, initial=initial)
-            except ValueError as exc:
-                raise LabInputError(None, f"{LABELS[name]}: {' '.join(str(exc).split())}") from None
-            results[name] = {"method": name, "label": LABELS[name], "spec": repr(method), "units": _UNITS[name],
-                             "leaderboard": _leaderboard(name, run), "history": _history(method, run, games, initial),
-                             "notes": notes}
-            if req.pair is not None:
-                odds[name] = _odds(run, method, req.pair.a, req.pair.b)
-        return {"n_games": len(games), "players": sorted(str(p) for p in games.players),
-                "periods": sorted({int(p) for p in games.period}), "methods": results,
-                "odds": None if req.pair is None else {"a": req.pair.a, "b": req.pair.b, "by_method": odds}}
+    games = build_games(req)
+    _check_players(req.players, games)
+    if req.pair is not None:
+        known = set(games.players.tolist())
+        for side in ("a", "b"):
+            who = getattr(req.pair, side)
+            if who not in known:
+                raise LabInputError(f"pair.{side}", f'"{who}" plays in no game')
+    results, odds = {}, {}
+    for name, (method, settings, fields) in _methods(req).items():
+        results[name], pair_odds = _rated(name, method, settings, fields, games, req)
+        if pair_odds is not None:
+            odds[name] = pair_odds
+    return {"n_games": len(games), "players": sorted(str(p) for p in games.players),
+            "periods": sorted({int(p) for p in games.period}), "methods": results,
+            "odds": None if req.pair is None else {"a": req.pair.a, "b": req.pair.b, "by_method": odds}}
 
 
 _COMPARE_COLUMNS = ("n_test", "log_loss", "brier", "accuracy", "accuracy_50", "log_loss_3", "delta_log_loss",
@@ -267,22 +296,38 @@ def compare(req: CompareRequest) -> dict:
     :class:`statespace.lab.schema.CompareResponse`)."""
     import statespace
 
-    with _LOCK:
-        games = build_games(req)
-        methods = _methods(req, games)
-        # no progress bar on the server's terminal, where statespace.compare offers one
-        quiet = {"progress": False} if "progress" in inspect.signature(statespace.compare).parameters else {}
-        try:
-            table = statespace.compare(methods, games, split=req.split, mode=req.mode,
-                                       every=30 if req.every is None else req.every, **quiet)
-        except ValueError as exc:
-            raise LabInputError(None, f"compare: {' '.join(str(exc).split())}") from None
-        rows = []
-        for name, r in table.iterrows():
-            row = {"method": str(name)}
-            for c in _COMPARE_COLUMNS:
-                row[c] = int(r[c]) if c == "n_test" else _float(r[c])
-            rows.append(row)
-        n_test = len(table.attrs["test"])
-        return {"split": float(table.attrs["split"]), "mode": str(table.attrs["mode"]), "n_train": len(games) - n_test,
-                "n_test": n_test, "table": rows}
+    games = build_games(req)
+    methods = _methods(req)
+    try:
+        games.split(req.split)
+    except ValueError as exc:
+        raise LabInputError("split", _one_line(exc)) from None
+    # no progress bar on the server's terminal, where statespace.compare offers one
+    quiet = {"progress": False} if "progress" in inspect.signature(statespace.compare).parameters else {}
+    every = 30 if req.every is None else req.every
+
+    def scored(chosen: dict):
+        return statespace.compare(chosen, games, split=req.split, mode=req.mode, every=every, **quiet)
+
+    try:
+        table = scored({name: m for name, (m, _, _) in methods.items()})
+    except ValueError as exc:
+        for name, (method, settings, fields) in methods.items():
+            def fit(given: dict, _with_start: bool, name=name):
+                scored({name: _build(name, given)})
+
+            try:
+                fit(settings, False)
+            except ValueError as own:
+                raise LabInputError(blame.fit_field(name, settings, fields, False, fit),
+                                    f"{LABELS[name]}: {_one_line(own)}") from None
+        raise LabInputError(None, f"compare: {_one_line(exc)}") from None
+    rows = []
+    for name, r in table.iterrows():
+        row = {"method": str(name)}
+        for c in _COMPARE_COLUMNS:
+            row[c] = int(r[c]) if c == "n_test" else _float(r[c])
+        rows.append(row)
+    n_test = len(table.attrs["test"])
+    return {"split": float(table.attrs["split"]), "mode": str(table.attrs["mode"]), "n_train": len(games) - n_test,
+            "n_test": n_test, "table": rows}

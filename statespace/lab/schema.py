@@ -12,7 +12,9 @@ worked example as their example.
 
 from __future__ import annotations
 
+import json
 import math
+import unicodedata
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
@@ -109,14 +111,41 @@ def _iterations(v: Any) -> int:
 
 
 def _name(v: Any) -> str:
-    """A competitor's name: text, not empty, at most ``MAX_NAME`` characters (spaces around it
-    are dropped)."""
+    """A competitor's name: text, not empty, at most ``MAX_NAME`` characters, spaces around it
+    dropped and put in Unicode NFC form, as :class:`statespace.Games` reads names (so "Zoë"
+    typed composed and decomposed is one competitor, here and in the games)."""
     if isinstance(v, str):
-        text = v.strip()
+        bad = _surrogate(v)
+        if bad is not None:
+            raise PydanticCustomError("name", "must be Unicode text: a lone surrogate \\u{code} at character {at} "
+                                              "(half of a pair of JSON \\u escapes)",
+                                      {"code": f"{ord(v[bad]):04x}", "at": bad})
+        text = unicodedata.normalize("NFC", v.strip())
         if text and len(text) <= MAX_NAME:
             return text
     raise PydanticCustomError("name", "must be a name (text of 1 to {n} characters), got {got}",
                               {"n": MAX_NAME, "got": _shown(v)})
+
+
+def _surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (no UTF-8 for it), or ``None``."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        return exc.start
+
+
+def _escaped(text: str) -> str:
+    """``text`` in JSON with every non-ASCII character escaped: two spellings look different."""
+    return json.dumps(text.strip())
+
+
+def same_name(a: Any, b: Any) -> bool:
+    """Two spellings of one name: equal once stripped and in NFC form, but not as given."""
+    if not (isinstance(a, str) and isinstance(b, str)) or a.strip() == b.strip():
+        return False
+    return unicodedata.normalize("NFC", a.strip()) == unicodedata.normalize("NFC", b.strip())
 
 
 def _games_list(v: Any) -> Any:
@@ -180,6 +209,15 @@ class Game(_Strict):
     player: Name = Field(description="The player whose result is given.", examples=["Player"])
     opponent: Name = Field(description="The opponent.", examples=["A"])
     score: Score
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_self_spelt_twice(cls, v: Any) -> Any:
+        if isinstance(v, dict) and same_name(v.get("player"), v.get("opponent")):
+            raise PydanticCustomError("self_play", "player {a} against {b}: one name in two spellings (composed and "
+                                                   "decomposed Unicode, equal in NFC form), so a competitor against "
+                                                   "itself", {"a": _escaped(v["player"]), "b": _escaped(v["opponent"])})
+        return v
 
     @model_validator(mode="after")
     def _not_self(self) -> "Game":
