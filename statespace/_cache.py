@@ -5,8 +5,9 @@ the ``__pycache__`` folder beside the source, numba's user-wide cache (``$XDG_CA
 ``~/.cache/numba`` on Linux); when none is writable it raises at decoration time ("cannot cache
 function ...: no locator available"), so ``import statespace`` failed on a read-only install with
 an unwritable home, the normal case in a non-root container. :func:`configure_numba_cache` runs
-first on import and, only in that case (``NUMBA_CACHE_DIR`` unset, a package folder not writable
-and numba's user-wide cache not writable either), sets ``NUMBA_CACHE_DIR`` to the first of
+first on import and, when numba has no folder it can write and safely use (``NUMBA_CACHE_DIR``
+unset and a package folder's ``__pycache__`` and numba's user-wide cache not both usable; or a
+``NUMBA_CACHE_DIR`` that is refused, see "Whose" below), sets ``NUMBA_CACHE_DIR`` to the first of
 
 1. ``<user cache>/statespace/numba`` (``$XDG_CACHE_HOME`` or ``~/.cache``; ``~/Library/Caches`` on
    macOS, ``%LOCALAPPDATA%`` on Windows),
@@ -14,10 +15,20 @@ and numba's user-wide cache not writable either), sets ``NUMBA_CACHE_DIR`` to th
 3. a fresh ``tempfile.mkdtemp`` folder, removed at exit (kernels are then compiled on every run),
 
 each a private directory of this user (:func:`private_dir`: mode 0700, owned by the user, checked
-with ``lstat``, not a link: numba loads machine code from its cache, so a folder another user
-controls would run their code here). When not even a temporary folder can be written, the kernels
-are compiled without a disk cache. The choice covers the whole process (numba reads one
+with ``lstat``, not a link). When not even a temporary folder can be written, the kernels are
+compiled without a disk cache. The choice covers the whole process (numba reads one
 ``NUMBA_CACHE_DIR``) and its child processes, which inherit the variable.
+
+Whose. numba runs the machine code it finds in its cache, so no folder another user can write is
+used (:func:`others_can_write`: the folder must belong to this user or root and be writable by no
+one else; each folder above it must belong to this user or root and be writable by no one else
+unless sticky, as ``/tmp`` is; a link on the way must belong to this user or root). The packages'
+``__pycache__`` folders and numba's user-wide cache are used only when they pass, else the private
+fallbacks above, silently (the user chose nothing). A ``NUMBA_CACHE_DIR`` the user set that cannot
+be written (read-only, or below a file) or that fails the test is refused with one
+:class:`CacheWarning` naming it, and the first private fallback is used instead: numba alone
+would fail later ("cannot cache function ...: no locator available") or run code another user
+planted there.
 
 When stale. numba keys a cached function on its own source file only (its modification time and
 size), not on the files of the functions it calls: a kernel in ``filters`` or ``smoothers`` that
@@ -34,69 +45,32 @@ user-wide cache), then stamps the new hash beside the ``statespace`` package's o
 compiled or loaded, whichever package is imported first (``filters`` and ``smoothers`` import
 ``statespace``). A cache that cannot be cleaned (read-only) is left alone: errors are ignored.
 
-Several processes at once. A process pool (``ProcessPoolExecutor``, Dask workers) shares one cache
-folder, and numba's cache has no lock between processes. Each function has one index file
-(signature -> data file name) and one data file per signature; ``IndexDataCacheFile.save`` reads
-the index, picks the first unused data file number, rewrites the index and then writes the data.
-Each file is replaced atomically, but the read-modify-write is not: two processes saving two
-signatures of one function (the specialised loops of :mod:`statespace._jit` are all signatures of
-one function, ``_specialised``) can pick the same number, so the index can name a file that holds
-the other signature's code, or name it before its data is written. And a process dropping stale
-caches can delete files another is between reading the index and reading the data. So every
-numba cache of these packages (and every kernel and loop declared through :mod:`statespace._jit`)
-takes an exclusive lock on ``statespace-numba.lock`` in its cache folder while it reads or writes
-that folder's index and data (:func:`cache_lock`: ``fcntl.flock``; ``msvcrt.locking`` on Windows;
-no lock where neither exists or the file system refuses one, as numba has none), and
-:func:`drop_stale_numba_caches` holds the same locks while it checks the stamp and deletes. Only
-the file reads and writes are locked, not the compilation, so processes still compile in parallel.
-
-Overloads whose signature holds a dispatcher type (a kernel compiled inside a specialised loop
-receives other kernels typed by their dispatcher) are not cached on disk: numba's dispatcher types
-compare by object identity and pickle the dispatcher by a random per-process id, so such an entry
-never matches in another process, which appends one more entry each time, rebuilds (and compiles)
-a copy of every dispatcher named in the index each time it reads it, and fails to write the index
-back once such a copy is collected (``ReferenceError: underlying object has vanished``). The
-specialised loop that inlines those kernels is cached, which is what the next process loads.
-:func:`share_numba_cache` installs both rules: for dispatchers created later (wrapping numba's
-``Dispatcher.enable_caching``, when ``numba.core.dispatcher`` is imported, so that ``import
-statespace`` still does not import numba) and for those already made; it changes only the caches
-of functions whose module is in :data:`PACKAGES` or that :mod:`statespace._jit` declares.
+Damaged and unwritable caches. An index or data file that a full disk or a killed process left
+damaged is dropped and compiled again, with one warning naming its folder; a cache that cannot be
+written is used in memory. Those rules, and the lock that lets several processes share a folder,
+are in :mod:`statespace._cache_files`; :func:`configure_numba_cache` installs them.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
-import importlib.abc
-import importlib.util
 import os
 import shutil
 import stat
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None
-try:
-    import msvcrt
-except ImportError:  # not Windows
-    msvcrt = None
+from ._cache_files import (LOCK, PACKAGES, CacheWarning, _shared_classes, cache_lock, share,  # noqa: F401
+                           share_numba_cache, warn_once)
 
-__all__ = ["PACKAGES", "STAMP", "LOCK", "source_digest", "cache_folders", "drop_stale_numba_caches", "configure_numba_cache",
-           "private_dir", "user_cache_dir", "fresh_private_dir", "cache_lock", "share_numba_cache", "share"]
+__all__ = ["PACKAGES", "STAMP", "LOCK", "CacheWarning", "source_digest", "cache_folders", "drop_stale_numba_caches",
+           "configure_numba_cache", "others_can_write", "private_dir", "user_cache_dir", "fresh_private_dir",
+           "cache_lock", "share_numba_cache", "share"]
 
-#: The packages whose compiled code calls each other's.
-PACKAGES = ("statespace", "filters", "smoothers")
 #: The hash of the sources at the last drop, beside the ``statespace`` package's cache files.
 STAMP = "numba-deps.sha1"
-#: The lock file in each cache folder (see "Several processes at once" above); never deleted, since
-#: a process that opened the old file and one that creates a new one would not exclude each other.
-LOCK = "statespace-numba.lock"
 #: The folder name of this project in the user's cache directory and in the system's temporary one.
 APP = "statespace"
 
@@ -122,6 +96,33 @@ def private_dir(path: str | os.PathLike) -> str | None:
     except OSError:
         return None
     return path if os.access(path, os.W_OK | os.X_OK) else None
+
+
+def others_can_write(path: str | os.PathLike) -> str | None:
+    """Why another user could put files into the folder ``path`` or put another folder in its
+    place, or ``None`` when no one but this user (and root) can: the folder (if it exists) must
+    belong to this user or root and be writable by neither group nor others; every folder above
+    it must belong to this user or root and be writable by no one else unless it is sticky (as
+    ``/tmp`` is: others cannot rename or delete what is ours there); a link on the way must belong
+    to this user or root. Windows keeps ACLs, not these modes: ``None`` there."""
+    if not hasattr(os, "getuid"):
+        return None
+    trusted = (os.getuid(), 0)
+    lexical, real = Path(os.path.abspath(path)), Path(os.path.realpath(path))
+    for folder, follow in ((lexical, False), (real, True)):  # the links as written, then their targets
+        for q in (folder, *folder.parents):
+            try:
+                st = os.stat(q) if follow else os.lstat(q)
+            except FileNotFoundError:  # made later, by this user
+                continue
+            except OSError as exc:
+                return f"{q} cannot be examined ({exc.strerror})"
+            if st.st_uid not in trusted:
+                return f"{q} belongs to another user (uid {st.st_uid})"
+            mode = stat.S_IMODE(st.st_mode)
+            if follow and mode & 0o022 and (q == folder or not mode & stat.S_ISVTX):
+                return f"{q} is writable by other users (mode {mode:04o})"
+    return None
 
 
 def _user_cache_home() -> Path | None:
@@ -253,259 +254,103 @@ def cache_folders(root: Path) -> list[Path]:
     return folders
 
 
-def _compile_without_disk_cache() -> None:
+def _compile_without_disk_cache(always: bool = False) -> None:
     """Make ``cache=True`` compile in memory when numba finds no cache folder it can write,
-    instead of raising "no locator available" at decoration time (the last resort)."""
+    instead of raising "no locator available" at decoration time (the last resort); with
+    ``always``, for every function (no folder this process may use is left)."""
     from numba.core.dispatcher import Dispatcher
 
     original = Dispatcher.enable_caching
-    if getattr(original, "_statespace_fallback", False):
+    if getattr(original, "_statespace_fallback", None) in (True, always):
         return
 
     def enable_caching(self):
+        if always:
+            return
         try:
             original(self)
         except RuntimeError:  # no writable cache folder anywhere: no disk cache for this function
             pass
 
-    enable_caching._statespace_fallback = True
+    enable_caching._statespace_fallback = always
     Dispatcher.enable_caching = enable_caching
 
 
-def configure_numba_cache(root: str | os.PathLike | None = None, *, fallbacks=None) -> str | None:
-    """Give numba a cache folder it can write when it has none (see the module docstring).
+def _refused(folder: str) -> str | None:
+    """Why numba may not cache in ``folder`` (see "Whose" in the module docstring), or ``None``."""
+    if not _can_write(folder):
+        return "cannot be written"
+    problem = others_can_write(folder)
+    return None if problem is None else f"is not private to this user ({problem})"
 
-    Nothing changes when ``NUMBA_CACHE_DIR`` is set, when every folder of the packages under
-    ``root`` (default: the folder that holds this package) can cache in its ``__pycache__``, or
-    when numba's user-wide cache is writable. Otherwise ``NUMBA_CACHE_DIR`` (and numba's config,
-    if numba is already imported) is set to the first private folder of ``fallbacks`` (callables
-    returning a path or ``None``; default: the user's cache, the system temp folder, a fresh
-    temporary folder), and without any, numba compiles without a disk cache. Returns the folder
-    set, or ``None`` when nothing was set. Either way, every cache of the packages is then shared
-    safely between processes (:func:`share_numba_cache`)."""
+
+def _defaults_usable(root: Path) -> bool:
+    """Whether numba's own choice is safe: each package folder's ``__pycache__`` when it can be
+    written, numba's user-wide cache for the others (see "Whose" in the module docstring)."""
+    in_tree = [d / "__pycache__" for d in _module_dirs(root)]
+    writable = [p for p in in_tree if _can_write(p)]
+    if any(others_can_write(p) is not None for p in writable):
+        return False
+    if len(writable) == len(in_tree):
+        return True
+    user_wide = _numba_user_wide_dir()
+    return _can_write(user_wide) and others_can_write(user_wide) is None
+
+
+def _set_cache_dir(path: str) -> None:
+    os.environ["NUMBA_CACHE_DIR"] = path  # numba re-reads the environment before compiling
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = path
+
+
+def configure_numba_cache(root: str | os.PathLike | None = None, *, fallbacks=None) -> str | None:
+    """Give numba a cache folder it can write and only this user can (see the module docstring).
+
+    Nothing changes when ``NUMBA_CACHE_DIR`` is set to such a folder, or, unset, when every
+    folder of the packages under ``root`` (default: the folder that holds this package) can cache
+    in its ``__pycache__`` and the ones that cannot have numba's user-wide cache, all private.
+    Otherwise ``NUMBA_CACHE_DIR`` (and numba's config, if numba is already imported) is set to the
+    first private folder of ``fallbacks`` (callables returning a path or ``None``; default: the
+    user's cache, the system temp folder, a fresh temporary folder), and without any, numba
+    compiles without a disk cache. A ``NUMBA_CACHE_DIR`` of the user's that is refused gets one
+    :class:`CacheWarning` naming it and the folder used instead. Returns the folder set, or
+    ``None`` when nothing was set. Either way, every cache of the packages is then shared safely
+    between processes and healed when damaged (:func:`share_numba_cache`)."""
     share_numba_cache()
     try:
-        if _user_dir_setting():
-            return None
-        root = Path(__file__).resolve().parent.parent if root is None else Path(root)
-        if all(_can_write(d / "__pycache__") for d in _module_dirs(root)):
-            return None
-        if _can_write(_numba_user_wide_dir()):
-            return None
+        setting = _user_dir_setting()
+        why = None
+        if setting:
+            why = _refused(setting)
+            if why is None:
+                return None
+        else:
+            root = Path(__file__).resolve().parent.parent if root is None else Path(root)
+            if _defaults_usable(root):
+                return None
         if fallbacks is None:
             fallbacks = (lambda: user_cache_dir("numba"), lambda: _temp_cache_dir("numba"),
                          lambda: fresh_private_dir("statespace-numba-"))
         for candidate in fallbacks:
             path = candidate()
-            if path is not None:
-                os.environ["NUMBA_CACHE_DIR"] = path  # numba re-reads the environment before compiling
-                config = sys.modules.get("numba.core.config")
-                if config is not None:
-                    config.CACHE_DIR = path
+            if path is not None and others_can_write(path) is None:
+                _set_cache_dir(path)
+                if why is not None:
+                    warn_once(setting, "refused", f"statespace: NUMBA_CACHE_DIR={setting} {why}; numba "
+                                                  f"caches the compiled kernels in {path} instead", stacklevel=3)
                 return path
-        _compile_without_disk_cache()
+        if why is not None:  # the user's folder may not be used, and no other is left
+            _set_cache_dir("")
+            _compile_without_disk_cache(always=True)
+            warn_once(setting, "refused", f"statespace: NUMBA_CACHE_DIR={setting} {why}, and no private "
+                                          f"folder is left: the kernels are compiled without a disk cache",
+                      stacklevel=3)
+        else:
+            _compile_without_disk_cache()
     except OSError:
         pass
     return None
-
-
-# ---------------------------------------------------------------------------- several processes at once
-_held = threading.local()  # folder -> depth of the locks this thread holds on it
-
-
-def _acquire(fd: int) -> bool:
-    """Block until this process holds the exclusive lock of the open file ``fd``; ``False`` when the
-    platform or the file system has no such lock (the caller then goes on unlocked)."""
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            return True
-        if msvcrt is not None:
-            while True:  # LK_LOCK gives up after 10 attempts a second apart: keep waiting
-                try:
-                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-                    return True
-                except OSError as exc:
-                    if getattr(exc, "errno", None) not in (13, 36):  # EACCES, EDEADLOCK: held by another
-                        return False
-    except OSError:  # e.g. ENOLCK on a network file system without locks
-        return False
-    return False
-
-
-def _release(fd: int) -> None:
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    elif msvcrt is not None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-
-@contextlib.contextmanager
-def cache_lock(folder: str | os.PathLike):
-    """Hold the exclusive inter-process lock of the numba cache folder ``folder`` (the file
-    :data:`LOCK` in it, created when missing; the folder itself is not created).
-
-    Reentrant within a thread (a nested use only counts), exclusive between processes and between
-    threads (each thread opens its own descriptor). Goes on without a lock when the lock file
-    cannot be opened (no folder yet: nothing to read; a read-only folder: nobody writes there) or
-    the system has no lock."""
-    folder = os.path.abspath(os.fspath(folder))
-    held = _held.__dict__.setdefault("depth", {})
-    if folder in held:
-        held[folder] += 1
-        try:
-            yield
-        finally:
-            held[folder] -= 1
-        return
-    fd = None
-    try:
-        fd = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        pass
-    locked = fd is not None and _acquire(fd)
-    held[folder] = 1
-    try:
-        yield
-    finally:
-        del held[folder]
-        if fd is not None:
-            try:
-                if locked:
-                    _release(fd)
-            finally:
-                os.close(fd)
-
-
-def _names_an_object(sig) -> bool:
-    """Whether the argument types of ``sig`` hold a type of a live object (numba's ``WeakType``:
-    dispatchers, including :class:`statespace._jit.DirectType`), at any depth of tuples."""
-    from numba.core import sigutils, types
-
-    try:
-        args = sigutils.normalize_signature(sig)[0]
-    except (TypeError, ValueError):
-        return False
-    stack = list(args)
-    while stack:
-        t = stack.pop()
-        if isinstance(t, types.WeakType):
-            return True
-        if isinstance(t, types.BaseTuple):
-            stack.extend(t.types)
-    return False
-
-
-_SHARED: dict[str, type] = {}
-
-
-def _shared_classes() -> tuple[type, type]:
-    """numba's ``FunctionCache`` and ``IndexDataCacheFile`` with the rules of the module docstring
-    (made when first needed, so that this module does not import numba)."""
-    if not _SHARED:
-        from numba.core.caching import FunctionCache, IndexDataCacheFile
-
-        class LockedIndexDataCacheFile(IndexDataCacheFile):
-            """The index and data files of one function, read and written under the folder's lock."""
-
-            def save(self, key, data):
-                with cache_lock(self._cache_path):
-                    super().save(key, data)
-
-            def load(self, key):
-                with cache_lock(self._cache_path):
-                    return super().load(key)
-
-            def flush(self):
-                with cache_lock(self._cache_path):
-                    super().flush()
-
-        class SharedFunctionCache(FunctionCache):
-            """A function's disk cache, shared safely between processes; overloads typed by live
-            objects stay in memory."""
-
-            def load_overload(self, sig, target_context):
-                if _names_an_object(sig):
-                    return None
-                return super().load_overload(sig, target_context)
-
-            def save_overload(self, sig, data):
-                if not _names_an_object(sig):
-                    super().save_overload(sig, data)
-
-        _SHARED["file"] = LockedIndexDataCacheFile
-        _SHARED["cache"] = SharedFunctionCache
-    return _SHARED["cache"], _SHARED["file"]
-
-
-def share(dispatcher) -> None:
-    """Give ``dispatcher``'s disk cache (if it has numba's own ``FunctionCache``) the rules of the
-    module docstring. Anything else is left as it is."""
-    cache = getattr(dispatcher, "_cache", None)
-    if cache is None or type(cache).__name__ != "FunctionCache":  # no disk cache (NullCache)
-        return
-    shared_cache, locked_file = _shared_classes()
-    if type(cache) is shared_cache.__bases__[0] and type(cache._cache_file) is locked_file.__bases__[0]:
-        cache.__class__ = shared_cache  # subclasses without state of their own: only the methods change
-        cache._cache_file.__class__ = locked_file
-
-
-def _ours(dispatcher) -> bool:
-    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
-    return module.partition(".")[0] in PACKAGES
-
-
-def _wrap_enable_caching() -> None:
-    """Make ``Dispatcher.enable_caching`` call :func:`share` for this project's functions, and share
-    the caches of the dispatchers of this project already made."""
-    from numba.core.dispatcher import Dispatcher
-
-    original = Dispatcher.enable_caching
-    if not getattr(original, "_statespace_shared", False):
-        def enable_caching(self):
-            original(self)
-            if _ours(self):
-                share(self)
-
-        enable_caching._statespace_shared = True
-        Dispatcher.enable_caching = enable_caching
-    for name, module in list(sys.modules.items()):
-        if name.partition(".")[0] in PACKAGES and module is not None:
-            for value in list(vars(module).values()):
-                if isinstance(value, Dispatcher) and _ours(value):
-                    share(value)
-
-
-class _AfterDispatcherImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`_wrap_enable_caching` right after ``numba.core.dispatcher`` is imported."""
-
-    NAME = "numba.core.dispatcher"
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.NAME:
-            return None
-        sys.meta_path.remove(self)  # let the other finders find it; once is enough
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_then_wrap(module):
-            exec_module(module)
-            _wrap_enable_caching()
-
-        spec.loader.exec_module = exec_then_wrap
-        return spec
-
-
-def share_numba_cache() -> None:
-    """Install the rules of the module docstring ("Several processes at once") for every numba
-    cache of this project: now if ``numba.core.dispatcher`` is imported, else when it is."""
-    if "numba.core.dispatcher" in sys.modules:
-        _wrap_enable_caching()
-    elif not any(isinstance(f, _AfterDispatcherImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterDispatcherImport())
 
 
 # ---------------------------------------------------------------------------- when stale
@@ -521,6 +366,15 @@ def source_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def _stamped(stamp: Path, digest: str) -> bool:
+    """Whether ``stamp`` holds ``digest``; a stamp emptied or overwritten with anything (bytes
+    that are not text included) is simply not it, and the caches are dropped."""
+    try:
+        return stamp.read_bytes() == digest.encode()
+    except FileNotFoundError:
+        return False
+
+
 def drop_stale_numba_caches(root: str | os.PathLike | None = None) -> bool:
     """Delete every numba cache file of the packages under ``root`` (default: the folder that
     holds this package) when their sources changed since the last call; returns whether it
@@ -532,13 +386,13 @@ def drop_stale_numba_caches(root: str | os.PathLike | None = None) -> bool:
             return False
         digest = source_digest(root)
         stamp = folders[0] / STAMP  # beside the statespace package's own cache files
-        if stamp.exists() and stamp.read_text() == digest:
+        if _stamped(stamp, digest):
             return False
         stamp.parent.mkdir(parents=True, exist_ok=True)
         # under the lock: processes started together drop once (the first stamps, the others
         # then see the stamp), and no process is between reading an index and its data
         with cache_lock(stamp.parent):
-            if stamp.exists() and stamp.read_text() == digest:
+            if _stamped(stamp, digest):
                 return False
             for folder in folders:
                 if folder.is_dir():

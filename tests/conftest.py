@@ -16,14 +16,38 @@ import numpy as np
 import pandas as pd
 import pytest
 
-# Under pytest-xdist each worker keeps its own numba cache: two processes writing one cache index
-# at once can load an entry the other is still writing (numba's cache has no lock between
-# processes). Set before any test module imports numba; child processes inherit it.
-if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("NUMBA_CACHE_DIR"):
+
+def private_worker_cache(worker: str, tmp: str | None = None) -> str:
+    """The numba cache folder of the xdist worker ``worker``: ``<tmp>/statespace-tests-<uid>/<worker>/numba``
+    (warm from one run to the next) when ``<tmp>/statespace-tests-<uid>`` is a real folder of this user
+    that no one else can write (made 0700 here), else a fresh private ``tempfile.mkdtemp`` folder,
+    removed at exit. The name is predictable: another user could make that folder first and plant
+    cache files, and the stamp that keeps them, whose machine code numba would then run here."""
+    import atexit
+    import shutil
+    import stat
     import tempfile
 
-    os.environ["NUMBA_CACHE_DIR"] = str(Path(tempfile.gettempdir()) / f"statespace-tests-{os.getuid()}"
-                                        / os.environ["PYTEST_XDIST_WORKER"] / "numba")
+    tmp = tempfile.gettempdir() if tmp is None else tmp
+    base = os.path.join(tmp, f"statespace-tests-{os.getuid()}")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.lstat(base)  # not a link: a link's target is whoever planted it
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not stat.S_IMODE(st.st_mode) & 0o022:
+            os.chmod(base, 0o700)
+            return os.path.join(base, worker, "numba")
+    except OSError:
+        pass
+    fresh = tempfile.mkdtemp(prefix=f"statespace-tests-{worker}-", dir=tmp)
+    atexit.register(shutil.rmtree, fresh, ignore_errors=True)
+    return fresh
+
+
+# Under pytest-xdist each worker keeps its own numba cache: two processes writing one cache index
+# at once can load an entry the other is still writing. Set before any test module imports numba;
+# child processes inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("NUMBA_CACHE_DIR"):
+    os.environ["NUMBA_CACHE_DIR"] = private_worker_cache(os.environ["PYTEST_XDIST_WORKER"])
 
 #: Read-only real data sets (see ../shared/data/README.md); not part of the project.
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
