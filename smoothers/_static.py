@@ -47,7 +47,7 @@ from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
 
-from statespace import Games, SkillModel
+from statespace import Games, GamesError, SkillModel, ranges
 from statespace._display import Ratings, as_ratings
 from statespace.outcome import Threshold
 
@@ -220,10 +220,10 @@ class StaticRanking(Smoother):
     competitor without games), ``needs_scores`` and implements :meth:`rate`.
 
     ``link_blocks``: the number of consecutive time blocks the fit games are cut into to fit the
-    link out of sample (an integer >= 2; default 5).
+    link out of sample (a whole number >= 2; default 5).
 
-    ``window``: rate from the games of the last ``window`` days only (time units for games without
-    dates) before the point rated from — the end of the fit games for the final ratings, a block's
+    ``window``: rate from the games of the last ``window`` days only (a finite number > 0; time
+    units for games without dates) before the point rated from — the end of the fit games for the final ratings, a block's
     first game for the link's history — as the rules are written for one season's table; ``None``
     (default): every fit game, whatever its age. With a window the link's blocks are as long as the
     window, the last ``link_blocks - 1`` of them before the end of the fit games (each rated from
@@ -234,15 +234,9 @@ class StaticRanking(Smoother):
     needs_scores: ClassVar[bool] = False
 
     def __init__(self, *, link_blocks: int = 5, window: float | None = None):
-        if isinstance(link_blocks, bool) or not isinstance(link_blocks, (int, np.integer)) or link_blocks < 2:
-            raise ValueError(f"{self.name}: link_blocks must be a whole number >= 2 (the link is fitted on every "
-                             f"block after the first, from the ratings of the games before it), got {link_blocks!r}")
-        self.link_blocks = int(link_blocks)
-        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating))
-                                   or not 0 < window < np.inf):
-            raise ValueError(f"{self.name}: window must be a positive number of days (the games rated from: the "
-                             f"last window days) or None (all of them), got {window!r}")
-        self.window = None if window is None else float(window)
+        # at least 2: the link is fitted on every block after the first, from the ratings before it
+        self.link_blocks = ranges.whole(self.name, "link_blocks", link_blocks, 2)
+        self.window = None if window is None else ranges.number(self.name, "window", window, 0.0, lo_open=True)
 
     def _recent(self, rows: np.ndarray, days: np.ndarray, end: float) -> np.ndarray:
         """Those of ``rows`` within the last ``window`` days before ``end`` (all without a window)."""
@@ -305,7 +299,19 @@ class StaticRanking(Smoother):
         if rows.size == 0:
             return full, {}
         t, ids = self._table(games, rows)
-        r, info = self.rate(t)
+        try:
+            r, info = self.rate(t)
+        except RuntimeError as exc:
+            if "singular" not in str(exc):
+                raise
+            # the rules' systems are non-singular for any positive weights in exact arithmetic: only
+            # weights too far apart for double precision make SuperLU's factor singular
+            heaviest = int(rows[np.argmax(games.weight[rows])])
+            raise GamesError(f"{self.name}: the rating system's linear system is singular to working precision "
+                             f"(SuperLU: {exc}): the game weights run from {games.weight[rows].min():.3g} to "
+                             f"{games.weight[heaviest]:.3g} (row {int(games.row[heaviest])}), further apart than double "
+                             f"precision resolves; scale the weights (Games.with_weights)",
+                             rows=[int(games.row[heaviest])], column="weight") from None
         full[ids] = r
         return full, info
 

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from statespace import Games, SkillModel
+from statespace import Games, SkillModel, ranges
 
 from .base import Smoother, SmootherFit
 from .laplace import LaplaceSmoother
@@ -26,7 +26,7 @@ class BradleyTerry(LaplaceSmoother):
     """Static Bradley-Terry (or Thurstone-Mosteller) fit: the Laplace smoother with drift 0.
 
     Each competitor has one skill; the mode is the maximum a posteriori fit under the prior
-    ``N(prior_mean, prior_var)`` — with a wide prior (the default ``prior_var=1e6`` scale^2)
+    ``N(prior_mean, prior_var)`` — with a wide prior (the default ``prior_var``: an sd of 1000 scales)
     it is the maximum-likelihood fit, identified only up to a common shift (pinned by the
     prior to ``prior_mean`` on average). Game weights temper the likelihood,
     ``sum_g w_g l_g``: a weighted maximum-likelihood fit. Static skills have no dynamics, so
@@ -42,8 +42,10 @@ class BradleyTerry(LaplaceSmoother):
                  max_iter: int = 100, variances: str = "auto", dense_cov_limit: int = 3000,
                  exact_variance_limit: int | None = None, blas_threads: int | None = 1, progress: bool | None = None):
         if model is None:
-            model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 1e6 * (400.0 / math.log(10.0)) ** 2,
-                               0.0, "half")
+            # a prior sd of 1000 scales (or the widest statespace.ranges accepts): flat over every
+            # rating a game can tell apart, so the fit is the maximum-likelihood one
+            scale = 400.0 / math.log(10.0)
+            model = SkillModel("logistic", scale, 1500.0, (min(1e3, ranges.SD_SCALES) * scale) ** 2, 0.0, "half")
         super().__init__(dataclasses.replace(model, drift=0.0, reversion=0.0, home_drift=0.0), drift=None,
                          period_days=period_days, tol=tol, max_iter=max_iter, variances=variances,
                          dense_cov_limit=dense_cov_limit, exact_variance_limit=exact_variance_limit,

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from statespace import ranges
+
 from ._static import StaticRanking, Table, components
 
 __all__ = ["Keener", "keener_matrix", "keener_ratings", "KeenerConvergenceError"]
@@ -84,7 +86,8 @@ class Keener(StaticRanking):
 
     The ratings are the Perron vector of
     :math:`a_{ij} = h\bigl((S_{ij} + 1) / (S_{ij} + S_{ji} + 2)\bigr) / n_i` (see
-    :func:`keener_matrix`), found by power iteration to ``tol`` within ``max_iter`` steps (a
+    :func:`keener_matrix`), found by power iteration to ``tol`` (in ``(0, 1)``, relative to the
+    largest rating) within ``max_iter`` steps (a whole number >= 1; a
     :class:`KeenerConvergenceError`, a ``ValueError``, otherwise), scaled to average 100 in each
     connected group of competitors (a competitor without games gets 100). Needs the columns
     ``score_a`` and ``score_b``. Forecasts map :math:`r_a - r_b` (plus a home term) through an
@@ -97,12 +100,8 @@ class Keener(StaticRanking):
 
     def __init__(self, *, tol: float = 1e-10, max_iter: int = 100_000, link_blocks: int = 5,
                  window: float | None = None):
-        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) or not 0 < tol < 1:
-            raise ValueError(f"keener: tol must be a number in (0, 1), got {tol!r}")
-        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-            raise ValueError(f"keener: max_iter must be a whole number >= 1, got {max_iter!r}")
-        self.tol = float(tol)
-        self.max_iter = int(max_iter)
+        self.tol = ranges.number(self.name, "tol", tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        self.max_iter = ranges.whole(self.name, "max_iter", max_iter, 1)
         super().__init__(link_blocks=link_blocks, window=window)
 
     def rate(self, t: Table) -> tuple[np.ndarray, dict]:

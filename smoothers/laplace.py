@@ -88,6 +88,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 from statespace import Games, GamesError, Outcome, SkillModel
+from statespace import ranges
 
 from . import _chains
 from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
@@ -168,6 +169,19 @@ def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
     return float(np.sum(games.weight * model.loglik(games.score, diff, 0.0, games.score_a, games.score_b)))
 
 
+def _drift_bounds(owner: str, bounds, alpha: float) -> tuple[float, float]:
+    """``(low, high)`` with ``0 < low < high``, each a drift (:func:`statespace.ranges.variance`)."""
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: drift_bounds must be a pair (low, high), got {bounds!r}") from None
+    lo = ranges.variance(owner, "drift_bounds[0]", lo, alpha, zero=False)
+    hi = ranges.variance(owner, "drift_bounds[1]", hi, alpha, zero=False)
+    if not lo < hi:
+        raise ValueError(f"{owner}: drift_bounds must satisfy 0 < low < high, got {bounds!r}")
+    return lo, hi
+
+
 class LaplaceSmoother(Smoother):
     r"""Whole-history posterior mode of the random-walk model, with marginal variances.
 
@@ -180,13 +194,21 @@ class LaplaceSmoother(Smoother):
         is refused, and so is a latent home advantage (``home_drift > 0``): the smoother fits a
         fixed home advantage (the EKF filters a drifting one).
     drift:
-        ``None`` (the model's drift), a number (fixed), or ``"auto"``: type-II maximum likelihood
-        between ``drift_bounds`` (in the model's units per unit of time).
+        ``None`` (the model's drift), a number (fixed; a variance per unit of time in
+        :math:`[0, (s \alpha)^2]`, :math:`\alpha` the model's scale and :math:`s` =
+        :data:`statespace.ranges.SD_SCALES`: :func:`statespace.ranges.variance`),
+        or ``"auto"``: type-II maximum likelihood between ``drift_bounds``.
+    drift_bounds:
+        ``(low, high)``, the search box of ``drift="auto"`` and :meth:`tune` (model units per unit
+        of time): :math:`0 < \text{low} < \text{high} \le (s \alpha)^2`. Default
+        :math:`(10^{-7} \alpha^2, 10\,\alpha^2)`.
     period_days:
         Time unit of the drift when the games have no rating periods (days; numeric times:
-        their own unit).
+        their own unit): a finite number > 0.
     tol, max_iter:
-        Newton stops when no node moves by more than ``tol`` times the model's scale.
+        Newton stops when no node moves by more than ``tol`` times the model's scale (``tol`` a
+        finite number > 0), or after ``max_iter`` steps (a whole number >= 1; then a
+        ``RuntimeWarning``).
     variances:
         ``"auto"`` (default): exact marginal variances -- up to ``dense_cov_limit`` nodes from
         the dense inverse, above from the selected inverse of a sparse :math:`L D L^\top` factor of the
@@ -196,7 +218,7 @@ class LaplaceSmoother(Smoother):
         understated). The log-determinant in the evidence (``drift="auto"``) comes from the same
         choice: exact with a factor, the blocks' without.
     dense_cov_limit:
-        Up to this many nodes (with ``variances`` other than ``"blocks"``) the whole covariance
+        Up to this many nodes (a whole number >= 0) (with ``variances`` other than ``"blocks"``) the whole covariance
         :math:`H^{-1}` is formed densely (``fit.cov`` an array; LAPACK's Cholesky). Above, ``fit.cov``
         computes the covariances asked for from the sparse factor (:class:`SparseCovariance`),
         or is ``None`` with the blocks.
@@ -205,7 +227,7 @@ class LaplaceSmoother(Smoother):
         they are now exact wherever the factor is affordable; ``variances="blocks"`` keeps the
         blocks).
     blas_threads:
-        BLAS threads during a fit (default 1, through threadpoolctl; restored afterwards): the
+        BLAS threads during a fit (``None`` or a whole number >= 1; default 1, through threadpoolctl; restored afterwards): the
         fit's BLAS calls are small, and a second OpenBLAS thread only spins (it doubled the CPU
         time on a quiet machine and made fits 3-10 times slower on a busy one). ``None`` leaves
         BLAS's own setting (e.g. ``OPENBLAS_NUM_THREADS``) alone.
@@ -227,27 +249,29 @@ class LaplaceSmoother(Smoother):
             model = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
         if not isinstance(model, SkillModel):
             raise TypeError(f"model must be a statespace.SkillModel, got {type(model).__name__}")
-        if drift is not None and drift != "auto":
-            if not (isinstance(drift, (int, float)) and np.isfinite(drift) and drift >= 0):
-                raise ValueError(f"drift must be None, 'auto' or a number >= 0, got {drift!r}")
-            model = dataclasses.replace(model, drift=float(drift))
-        if not (np.isfinite(period_days) and period_days > 0):
-            raise ValueError(f"period_days must be > 0, got {period_days!r}")
+        owner = type(self).__name__
+        if drift is not None and not (isinstance(drift, str) and drift == "auto"):
+            if not ranges.is_number(drift):
+                raise ValueError(f"{owner}: drift must be None, 'auto' or a number (a variance per unit of time), "
+                                 f"got {drift!r}")
+            model = dataclasses.replace(model, drift=ranges.variance(owner, "drift", drift, model.scale))
+        period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
         if model.home_drift > 0:
             raise ValueError(f"{type(self).__name__}: the model has a latent, drifting home advantage (home_drift="
                              f"{model.home_drift!r}), which the smoother does not model: it fits a fixed home "
                              f"advantage; give home_drift=0, or filter the drifting one with the EKF")
-        if model.drift == 0 and drift != "auto" and model.reversion > 0:
+        if model.drift == 0 and not (isinstance(drift, str) and drift == "auto") and model.reversion > 0:
             # a noiseless Ornstein-Uhlenbeck decay ties each node to the last exactly: no
             # precision exists for it, and the static single node would ignore the decay
             raise ValueError(f"{type(self).__name__}: drift 0 with reversion {model.reversion!r} > 0 is a "
                              f"deterministic decay, which the smoother cannot fit; give drift > 0 or reversion=0")
         self.skill_model = model
-        self.auto_drift = drift == "auto"
+        self.auto_drift = isinstance(drift, str) and drift == "auto"
         self._drift_arg = "auto" if self.auto_drift else None  # a fixed drift is in the model
-        self.period_days = float(period_days)
-        self.tol = float(tol)
-        self.max_iter = int(max_iter)
+        self.period_days = period_days
+        # tol scales the model's scale: a move below tol * scale ends Newton, so tol <= 0 never would
+        self.tol = ranges.number(owner, "tol", tol, 0.0, lo_open=True)
+        self.max_iter = ranges.whole(owner, "max_iter", max_iter, 1)
         if variances not in ("auto", "exact", "blocks"):
             raise ValueError(f"variances must be 'auto', 'exact' or 'blocks', got {variances!r}")
         if exact_variance_limit is not None:
@@ -256,19 +280,14 @@ class LaplaceSmoother(Smoother):
                           "inverse of a sparse factor) when affordable; variances='blocks' gives the per-competitor "
                           "chains", DeprecationWarning, stacklevel=2)
             dense_cov_limit = exact_variance_limit
-        if not (isinstance(dense_cov_limit, (int, np.integer)) and dense_cov_limit >= 0):
-            raise ValueError(f"dense_cov_limit must be an integer >= 0, got {dense_cov_limit!r}")
         self.variances = variances
-        self.dense_cov_limit = int(dense_cov_limit)
-        if blas_threads is not None and not (isinstance(blas_threads, (int, np.integer))
-                                             and not isinstance(blas_threads, bool) and blas_threads >= 1):
-            raise ValueError(f"blas_threads must be None or an integer >= 1, got {blas_threads!r}")
+        self.dense_cov_limit = ranges.whole(owner, "dense_cov_limit", dense_cov_limit, 0)
         if progress not in (None, True, False):
-            raise ValueError(f"progress must be None, True or False, got {progress!r}")
-        self.blas_threads = None if blas_threads is None else int(blas_threads)
+            raise ValueError(f"{owner}: progress must be None, True or False, got {progress!r}")
+        self.blas_threads = None if blas_threads is None else ranges.whole(owner, "blas_threads", blas_threads, 1)
         self.progress = progress
         s2 = model.scale**2
-        self._drift_bounds_arg = None if drift_bounds is None else tuple(drift_bounds)
+        self._drift_bounds_arg = None if drift_bounds is None else _drift_bounds(owner, drift_bounds, model.scale)
         self.drift_bounds = self._drift_bounds_arg or (1e-7 * s2, 10.0 * s2)
 
     def __repr__(self) -> str:
@@ -314,9 +333,7 @@ class LaplaceSmoother(Smoother):
         box = dict(bounds or {})
         if set(box) - {"drift"}:
             raise ValueError(f"bounds given for {sorted(set(box) - {'drift'})}, which is not being tuned")
-        lo, hi = (float(v) for v in box.get("drift", self.drift_bounds))
-        if not 0 < lo < hi:
-            raise ValueError(f"drift bounds must satisfy 0 < low < high, got {(lo, hi)}")
+        lo, hi = _drift_bounds(f"{self.name}: tune", box.get("drift", self.drift_bounds), self.skill_model.scale)
         t0 = time.perf_counter()
         fit = self.with_params(drift="auto", drift_bounds=(lo, hi)).fit(games)
         drift, log_ev = fit.model.drift, fit.info["log_evidence"]
@@ -365,6 +382,31 @@ class LaplaceSmoother(Smoother):
         times = self._node_times(games, model)
         tl = timeline(games, times)
         self._check_weights(games, tl, model)
+        try:
+            return self._fit_nodes(games, tl, warm_start, t0)
+        except (RuntimeError, np.linalg.LinAlgError) as exc:
+            if isinstance(exc, RuntimeError) and "singular" not in str(exc):
+                raise
+            raise self._singular(tl, model, exc) from None
+
+    def _singular(self, tl: Timeline, model: SkillModel, exc: Exception) -> ranges.ResultRangeError:
+        """What a Hessian singular to working precision means: precisions (the prior's, the links'
+        ``1/(drift dt)``, the games' curvature) too far apart for double precision, most often a
+        long gap under a large drift, whose link then pins nothing."""
+        linked = np.flatnonzero(tl.prev >= 0)
+        gap = ""
+        if linked.size and model.drift > 0:
+            k = linked[np.argmax(tl.dt[linked])]
+            gap = (f"; the longest gap, {tl.dt[k]:.3g} units of time before a game of "
+                   f"{tl.players[tl.node_player[k]]!r}, adds a variance of {model.drift * tl.dt[k]:.3g} (drift "
+                   f"{model.drift:.3g} a unit) against a prior variance of {model.prior_var:.3g}")
+        return ranges.ResultRangeError(
+            f"{self.name}: the whole-history Hessian is singular to working precision ({exc}): its precisions are "
+            f"further apart than double precision resolves{gap}, so the arithmetic broke down and there is no fit "
+            f"to show; give a smaller drift, close the gaps between a competitor's games, or give a narrower prior")
+
+    def _fit_nodes(self, games: Games, tl: Timeline, warm_start: SmootherFit | None, t0: float) -> SmootherFit:
+        model = self.skill_model
         x0 = self._start(tl, warm_start)
         info: dict = {}
         dense = self._dense(tl)

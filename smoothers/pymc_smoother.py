@@ -93,7 +93,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from statespace import Games, Outcome, SkillModel
+from statespace import Games, Outcome, SkillModel, ranges
 from statespace import _numeric as nx
 from statespace.model import Davidson, Threshold
 
@@ -193,18 +193,9 @@ def _quiet_pymc(quiet: bool):
         logger.setLevel(old)
 
 
-def _check_float(name: str, value, *, nonnegative: bool = True) -> float | None:
-    """``None`` (the parameter gets a prior) or a finite number (it is fixed)."""
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be None (a prior) or a number, got {value!r}") from None
-    if not np.isfinite(v) or (nonnegative and v < 0):
-        raise ValueError(f"{name} must be None (a prior) or a finite number{' >= 0' if nonnegative else ''}, "
-                         f"got {value!r}")
-    return v
+def _fixed(value, check) -> float | None:
+    """``None`` (the parameter gets a prior) or ``check(value)``, the number it is fixed at."""
+    return None if value is None else check(value)
 
 
 def _complete_draws(idata):
@@ -229,7 +220,7 @@ def _complete_draws(idata):
 
 
 class PyMCSmoother(Smoother):
-    """The Gaussian-random-walk Bradley-Terry (or Thurstone-Mosteller) model fitted by MCMC in
+    r"""The Gaussian-random-walk Bradley-Terry (or Thurstone-Mosteller) model fitted by MCMC in
     PyMC, non-centred (see the module docstring for the equations and the cumulative-sum trick).
 
     Parameters
@@ -239,13 +230,17 @@ class PyMCSmoother(Smoother):
         advantage (default: logistic at scale 1, i.e. logistic units, no draws).
     drift, prior_var:
         ``None`` (default): inferred, with a HalfNormal prior on their square roots; a number:
-        fixed at that value. ``drift`` is the variance per unit of time.
+        fixed at that value, a variance in :math:`[0, (s \alpha)^2]` (:math:`\alpha` the
+        model's scale; :func:`statespace.ranges.variance`). ``drift`` is the variance per unit of
+        time.
     home:
         ``None`` (default): inferred with a Normal prior centred on ``model.home`` when some games
-        are not neutral (otherwise ``model.home`` is kept); a number: fixed.
+        are not neutral (otherwise ``model.home`` is kept); a number: fixed, with
+        :math:`|h| \le L \alpha` (:math:`s` = :data:`statespace.ranges.SD_SCALES`,
+        :math:`L` = :data:`statespace.ranges.LOCATION_SCALES`).
     draw_param:
         The draw model's parameter (threshold margin or Davidson nu): ``None`` infers it (HalfNormal
-        prior), a number fixes it. Ignored for "none" and "half".
+        prior), a number (finite, >= 0) fixes it. Ignored for "none" and "half".
     sampler:
         ``"nuts"`` (default: PyMC's NUTS), ``"nutpie"`` (nutpie's NUTS, the optional extra
         ``fast``: for win/draw/loss models on the compiled log density, nothing compiled per fit,
@@ -260,22 +255,27 @@ class PyMCSmoother(Smoother):
         approximation (``init``), and on the 5,000-game benchmark 500 give the same r-hat and
         bulk ESS as 1,000 (docs/benchmarks.md). ``cores=None`` (default): the chains run in
         parallel, one process (nutpie: one thread) per chain up to the number of CPU cores.
+        ``draws``, ``chains``, ``cores``: whole numbers >= 1; ``tune`` >= 0; ``target_accept`` in
+        ``(0, 1)``.
     progressbar:
         The sampler's progress bar (PyMC's, or nutpie's): ``True`` shown, ``False`` not (and
         PyMC's log kept quiet); ``None`` (default): shown when someone is watching, i.e. stderr is
         a terminal or this runs in a Jupyter kernel (:func:`statespace._progress.interactive`).
     period_days:
-        Time unit for games without rating periods: days / ``period_days``.
+        Time unit for games without rating periods: days / ``period_days`` (a finite number > 0).
     compile_dir:
         PyTensor's compile cache (see the module docstring); default ``statespace/pytensor`` in the
         user's cache directory (created private), unless ``PYTENSOR_FLAGS`` sets one.
     keep_draws:
-        Posterior draws kept on the fitted object for ``predict_proba`` (evenly thinned).
+        Posterior draws kept on the fitted object for ``predict_proba`` (evenly thinned; a whole
+        number >= 1, as ``advi_iterations``).
     max_rhat, min_ess:
-        Diagnostics bounds for the :class:`ConvergenceWarning` (``min_ess`` default: 100 per
+        Diagnostics bounds for the :class:`ConvergenceWarning` (``max_rhat`` a finite number > 1,
+        as r-hat is at least 1; ``min_ess`` ``None`` or a finite number >= 0, default: 100 per
         chain, as recommended by Vehtari et al. 2021).
     prior_scales:
-        Overrides of :data:`DEFAULT_PRIOR_SCALES` (prior sds; skill-valued ones in units of scale).
+        Overrides of :data:`DEFAULT_PRIOR_SCALES` (prior sds, each a finite number > 0; skill-valued
+        ones in units of scale).
     init:
         How NUTS starts (PyMC's NUTS and nutpie; numpyro uses its own).
         ``"laplace"`` (default): fit :class:`smoothers.LaplaceSmoother` first, start each chain
@@ -340,30 +340,28 @@ class PyMCSmoother(Smoother):
             raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {init!r}")
         if sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got {sampler!r}")
+        owner, alpha = "PyMCSmoother", model.scale
+        chains = ranges.whole(owner, "chains", chains, 1)
         if cores is None:  # chains in parallel, one per core, as PyMC does
-            cores = max(1, min(int(chains), os.cpu_count() or 1))
-        for name, value in (("draws", draws), ("chains", chains), ("cores", cores), ("keep_draws", keep_draws),
+            cores = max(1, min(chains, os.cpu_count() or 1))
+        for name, value in (("draws", draws), ("cores", cores), ("keep_draws", keep_draws),
                             ("advi_iterations", advi_iterations)):
-            if int(value) != value or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if int(tune) != tune or tune < 0:
-            raise ValueError(f"tune must be an integer >= 0, got {tune!r}")
-        if not 0 < target_accept < 1:
-            raise ValueError(f"target_accept must be strictly between 0 and 1, got {target_accept!r}")
-        if not (np.isfinite(period_days) and period_days > 0):
-            raise ValueError(f"period_days must be > 0, got {period_days!r}")
+            ranges.whole(owner, name, value, 1)
+        ranges.whole(owner, "tune", tune, 0)
+        target_accept = ranges.number(owner, "target_accept", target_accept, 0.0, 1.0, lo_open=True, hi_open=True)
+        period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
+        max_rhat = ranges.number(owner, "max_rhat", max_rhat, 1.0, lo_open=True)
+        min_ess = None if min_ess is None else ranges.number(owner, "min_ess", min_ess, 0.0)
         scales = dict(DEFAULT_PRIOR_SCALES)
         for k, v in (prior_scales or {}).items():
             if k not in scales:
-                raise ValueError(f"unknown prior scale {k!r}; known: {', '.join(scales)}")
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"prior scale {k!r} must be > 0, got {v!r}")
-            scales[k] = float(v)
+                raise ValueError(f"{owner}: unknown prior scale {k!r}; known: {', '.join(scales)}")
+            scales[k] = ranges.number(owner, f"prior scale {k!r}", v, 0.0, lo_open=True)
         self._base = model
-        self.drift = _check_float("drift", drift)
-        self.prior_var = _check_float("prior_var", prior_var)
-        self.home = _check_float("home", home, nonnegative=False)
-        self.draw_param = _check_float("draw_param", draw_param)
+        self.drift = _fixed(drift, lambda v: ranges.variance(owner, "drift", v, alpha))
+        self.prior_var = _fixed(prior_var, lambda v: ranges.variance(owner, "prior_var", v, alpha))
+        self.home = _fixed(home, lambda v: ranges.location(owner, "home", v, alpha))
+        self.draw_param = _fixed(draw_param, lambda v: ranges.number(owner, "draw_param", v, 0.0))
         self.sampler = sampler
         self.draws, self.tune_steps, self.chains, self.cores = int(draws), int(tune), int(chains), int(cores)
         self.target_accept = float(target_accept)
@@ -373,8 +371,8 @@ class PyMCSmoother(Smoother):
         self.compile_dir = compile_dir
         self.keep_draws = int(keep_draws)
         self.advi_iterations = int(advi_iterations)
-        self.max_rhat = float(max_rhat)
-        self.min_ess = None if min_ess is None else float(min_ess)
+        self.max_rhat = max_rhat
+        self.min_ess = min_ess
         self.prior_scales = scales
         self.init = init
         self.likelihood = likelihood
@@ -415,21 +413,6 @@ class PyMCSmoother(Smoother):
     def _why_not_tunable(self) -> str:
         return (": the posterior infers drift, prior_var, home and draw_param unless they are given as numbers "
                 "(the argument tune= is the number of NUTS tuning steps, attribute tune_steps)")
-
-    # ------------------------------------------------------------------ time
-    def _times_fn(self, fitted: Games):
-        with_periods = fitted.period is not None
-
-        def times(games: Games) -> np.ndarray:
-            if (games.period is not None) != with_periods:
-                a = "with" if with_periods else "without"
-                b = "with" if games.period is not None else "without"
-                raise ValueError(f"{self.name}: fitted on games {a} rating periods but given games {b}; group "
-                                 f"the whole table with Games.with_periods(...) before splitting")
-            games.check_time_base(fitted.time_base, self.name)
-            return self.times(games)
-
-        return times
 
     # ------------------------------------------------------------------ fitting
     def _check_draws(self, games: Games) -> None:
@@ -564,8 +547,7 @@ class PyMCSmoother(Smoother):
         self._check_draws(games)
         self._check_sampler()
         t0 = time.perf_counter()
-        times_fn = self._times_fn(games)
-        tl = timeline(games, times_fn(games))
+        tl = timeline(games, self.times(games))
         progress = interactive() if self.progressbar is None else bool(self.progressbar)
         idata, _, free, partial = self._sample_or_interrupt(games, tl, progress)
         t_sampled = time.perf_counter()
@@ -620,7 +602,7 @@ class PyMCSmoother(Smoother):
         sampling = info["sampling_seconds"] or 0.0
         info["setup_seconds"] = max(0.0, t_sampled - t0 - sampling)
         info["summary_seconds"] = time.perf_counter() - t_sampled
-        fit = SmootherFit(self, games, tl, mean, var, fitted, times_fn, draws=draws, info=info)
+        fit = SmootherFit(self, games, tl, mean, var, fitted, self.times, draws=draws, info=info)
         fit.idata = idata
         return fit
 

@@ -88,14 +88,13 @@ from scratch; ``fit.info["warm_start"]`` says which happened.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from statespace import Games, Outcome, SkillModel
+from statespace import Games, Outcome, SkillModel, ranges
 
 from .base import Smoother, SmootherFit, Timeline, extend_timeline, resumable, timeline
 
@@ -214,17 +213,22 @@ class RTSSmoother(Smoother):
         ``"diagonal"`` (per-competitor chains) or ``"full"`` (the joint smoother; exact with
         ``Margin`` observations).
     drift:
-        ``None`` (the model's) or a number >= 0 replacing the model's drift.
+        ``None`` (the model's) or a number replacing the model's drift: a variance per unit of
+        time in :math:`[0, (s \alpha)^2]`, :math:`\alpha` the model's scale and :math:`s` =
+        :data:`statespace.ranges.SD_SCALES`
+        (:func:`statespace.ranges.variance`).
     iterations, tol:
         The forward pass's Newton steps per game and their tolerance (:class:`filters.EKF`: 1 is
-        the EKF, more the iterated EKF).
+        the EKF, more the iterated EKF), checked by the EKF against its ranges.
     period_days:
         Time unit of the drift when the games have no rating periods (days; numeric times:
-        their own unit).
+        their own unit), checked by the EKF.
     refit_tol:
-        Where a warm-started refit stops its backward pass (see the module docstring).
+        Where a warm-started refit stops its backward pass (see the module docstring): a finite
+        number >= 0.
     dense_cov_limit:
-        With ``"full"``, ``fit.cov`` (every pair of nodes) is formed up to this many nodes.
+        With ``"full"``, ``fit.cov`` (every pair of nodes) is formed up to this many nodes (a whole
+        number >= 0).
     """
 
     name = "rts"
@@ -243,10 +247,7 @@ class RTSSmoother(Smoother):
             raise ValueError(f"{self.name}: covariance must be 'diagonal' or 'full', got {covariance!r} (the "
                              f"scalar EKF keeps no variance to smooth)")
         if drift is not None:
-            if not (isinstance(drift, (int, float, np.integer, np.floating)) and not isinstance(drift, bool)
-                    and math.isfinite(drift) and drift >= 0):
-                raise ValueError(f"{self.name}: drift must be None or a finite number >= 0, got {drift!r}")
-            model = dataclasses.replace(model, drift=float(drift))
+            model = dataclasses.replace(model, drift=ranges.variance(self.name, "drift", drift, model.scale))
         if model.home_drift > 0:
             raise ValueError(f"{self.name}: the model has a latent, drifting home advantage (home_drift="
                              f"{model.home_drift!r}), which the smoother does not smooth: give home_drift=0 (a "
@@ -254,12 +255,8 @@ class RTSSmoother(Smoother):
         if model.drift == 0 and model.reversion > 0:
             raise ValueError(f"{self.name}: drift 0 with reversion {model.reversion!r} > 0 is a deterministic "
                              f"decay, which the backward pass cannot invert; give drift > 0 or reversion=0")
-        if not (isinstance(refit_tol, (int, float, np.integer, np.floating)) and not isinstance(refit_tol, bool)
-                and math.isfinite(refit_tol) and refit_tol >= 0):
-            raise ValueError(f"{self.name}: refit_tol must be a finite number >= 0, got {refit_tol!r}")
-        if not (isinstance(dense_cov_limit, (int, np.integer)) and not isinstance(dense_cov_limit, bool)
-                and dense_cov_limit >= 0):
-            raise ValueError(f"{self.name}: dense_cov_limit must be an integer >= 0, got {dense_cov_limit!r}")
+        refit_tol = ranges.number(self.name, "refit_tol", refit_tol, 0.0)
+        dense_cov_limit = ranges.whole(self.name, "dense_cov_limit", dense_cov_limit, 0)
         self.skill_model = model
         self.covariance = covariance
         self._drift_arg = None  # a given drift is in the model

@@ -115,7 +115,7 @@ import numpy as np
 from numba import njit
 
 from filters._draws import LearnedDraws, has_draws
-from statespace import Games, SkillModel, Threshold
+from statespace import Games, SkillModel, Threshold, ranges
 from statespace._gaussian import _EPS_MIN, _T_MAX, _draw_terms, _tail, cdf, pdf
 from statespace.settings import DrawWarning
 
@@ -495,23 +495,6 @@ def _next_nodes(prev, nxt):
 
 
 # ---------------------------------------------------------------------------- the method
-def _check(name: str, value, lo: float, hi: float = math.inf, *, lo_open: bool = False, hi_open: bool = False,
-           integer: bool = False) -> float:
-    """``value`` as a float (or int) if it is a finite number in the interval, else a ``ValueError``
-    naming the setting."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    if ok and integer:
-        ok = float(value) == int(value)
-    if ok:
-        v = float(value)
-        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    if not ok:
-        kind = "a whole number" if integer else "a finite number"
-        interval = f"{'(' if lo_open else '['}{lo:g}, {'inf' if hi == math.inf else f'{hi:g}'}{')' if hi_open else ']'}"
-        raise ValueError(f"TrueSkillThroughTime: {name} must be {kind} in {interval}, got {value!r}")
-    return int(value) if integer else float(value)
-
-
 class TrueSkillThroughTime(LearnedDraws, Smoother):
     r"""TrueSkill Through Time (Dangauthier et al. 2007): TrueSkill's probit model with a draw
     margin, smoothed over the whole history by expectation propagation (see the module docstring).
@@ -519,15 +502,18 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
     Parameters
     ----------
     mu, sigma:
-        A newcomer's skill, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)` (:data:`MU`, :data:`SIGMA`).
+        A newcomer's skill, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)` (:data:`MU`, :data:`SIGMA`):
+        :math:`|\mu| \le L \alpha`, :math:`0 < \sigma \le s \alpha` (the ranges of
+        :mod:`statespace.ranges`, in units of the scale :math:`\alpha` below: :math:`s` =
+        :data:`~statespace.ranges.SD_SCALES`, :math:`L` = :data:`~statespace.ranges.LOCATION_SCALES`).
     beta:
         Performance noise :math:`\beta` (:data:`BETA` = 25/6): a skill lead of :math:`\beta` gives
         about a 76% chance of winning; the model's scale is :math:`\alpha = \sqrt{2}\,\beta`
-        (probit link).
+        (probit link). In :math:`[10^{-100}, 10^{100}]`.
     tau:
         Dynamics noise :math:`\tau` (:data:`TAU` = 25/300): the sd a skill wanders per unit of
         time, so the variance :math:`\tau^2 \Delta t` links consecutive nodes :math:`\Delta t` apart
-        (the random walk); 0 for skills that never change.
+        (the random walk); 0 for skills that never change. :math:`0 \le \tau \le s \alpha`.
     draw_probability:
         The share of draws :math:`p` between equal competitors, in ``[0, 1)``, which sets the draw
         margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((1 + p) / 2\bigr)`
@@ -542,23 +528,27 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
         on any games; above 0 on games without a draw that its own filter's forecasts make
         implausible by the same test, ``fit`` warns (:class:`~statespace.settings.DrawWarning`).
     home:
-        Home advantage in skill units, added to ``a``'s performance when ``a`` is at home.
+        Home advantage in skill units, added to ``a``'s performance when ``a`` is at home:
+        :math:`|h| \le L \alpha`.
     period_days:
         The unit of time when the games have no rating periods (days; numeric times: their own
-        unit). With rating periods (``Games.with_periods``) the unit is one period.
+        unit), a finite number > 0. With rating periods (``Games.with_periods``) the unit is one
+        period.
     max_iter:
         At most this many backward-forward sweeps after the first forward pass (:data:`MAX_ITER` =
-        100); ``max_iter=0`` stops after the forward pass, which is the TrueSkill filter
-        (``filters.TrueSkill(dynamics="time")``, same settings).
+        100), a whole number >= 0; ``max_iter=0`` stops after the forward pass, which is the
+        TrueSkill filter (``filters.TrueSkill(dynamics="time")``, same settings): the fit is never
+        the prior, as the forward pass always runs.
     tol:
         The sweeps stop once no node's posterior mean or sd moved by more than ``tol`` skill units
-        in a sweep (:data:`TOL` = 1e-4). ``fit.info`` reports ``sweeps``, ``change`` (the last
+        in a sweep (:data:`TOL` = 1e-4), a finite number >= 0 (0: every one of ``max_iter`` sweeps
+        runs, which ``max_iter`` bounds). ``fit.info`` reports ``sweeps``, ``change`` (the last
         sweep's largest move) and ``converged``.
     incremental, refit_tol:
         How a warm-started refit on a grown history runs (:meth:`fit`): with ``incremental=True``
         (default) the forward pass over the new games, then sweeps confined to the slices around
         the nodes that move by more than ``refit_tol`` (skill units; ``None``, the default: ten
-        times ``tol``); with ``False``, sweeps over the whole history from the earlier messages,
+        times ``tol``; else a finite number >= 0); with ``False``, sweeps over the whole history from the earlier messages,
         stopped by ``tol`` and ``max_iter`` as a fit from scratch.
 
     ``fit(games)`` returns a :class:`smoothers.base.SmootherFit` (``predict_proba``, ``ratings``,
@@ -576,20 +566,23 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
     def __init__(self, mu: float = MU, sigma: float = SIGMA, beta: float = BETA, tau: float = TAU,
                  draw_probability: float | None = None, *, home: float = 0.0, period_days: float = 1.0,
                  max_iter: int = MAX_ITER, tol: float = TOL, incremental: bool = True, refit_tol: float | None = None):
-        self.mu = _check("mu", mu, -_MEAN_MAX, _MEAN_MAX)
-        self.sigma = _check("sigma", sigma, 0.0, 1e150, lo_open=True)
-        self.beta = _check("beta", beta, 0.0, 1e150, lo_open=True)
-        self.tau = _check("tau", tau, 0.0, 1e150)
-        self.draw_probability = None if draw_probability is None else _check(
-            "draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
-        self.home = _check("home", home, -_MEAN_MAX, _MEAN_MAX)
-        self.period_days = _check("period_days", period_days, 0.0, lo_open=True)
-        self.max_iter = _check("max_iter", max_iter, 0.0, integer=True)
-        self.tol = _check("tol", tol, 0.0)
+        owner = "TrueSkillThroughTime"
+        # beta sets the unit every other range is stated in (statespace.ranges): alpha = sqrt(2) beta
+        self.beta = ranges.number(owner, "beta", beta, ranges.SCALE_MIN, ranges.SCALE_MAX)
+        alpha = math.sqrt(2.0) * self.beta
+        self.mu = ranges.location(owner, "mu", mu, alpha)
+        self.sigma = ranges.sd(owner, "sigma", sigma, alpha)
+        self.tau = ranges.sd(owner, "tau", tau, alpha, zero=True)
+        self.draw_probability = None if draw_probability is None else ranges.number(
+            owner, "draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
+        self.home = ranges.location(owner, "home", home, alpha)
+        self.period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
+        self.max_iter = ranges.whole(owner, "max_iter", max_iter, 0)
+        self.tol = ranges.number(owner, "tol", tol, 0.0)
         if not isinstance(incremental, (bool, np.bool_)):
-            raise ValueError(f"TrueSkillThroughTime: incremental must be True or False, got {incremental!r}")
+            raise ValueError(f"{owner}: incremental must be True or False, got {incremental!r}")
         self.incremental = bool(incremental)
-        self.refit_tol = None if refit_tol is None else _check("refit_tol", refit_tol, 0.0)
+        self.refit_tol = None if refit_tol is None else ranges.number(owner, "refit_tol", refit_tol, 0.0)
 
     def __repr__(self) -> str:
         extra = f", home={self.home:g}" if self.home else ""

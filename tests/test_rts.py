@@ -405,7 +405,7 @@ def test_bad_settings_are_value_errors_naming_the_setting(monkeypatch):
     games = small_games(seed=16)
     with pytest.raises(ValueError, match="covariance must be 'diagonal' or 'full'"):
         RTSSmoother(covariance="scalar")
-    with pytest.raises(ValueError, match="drift must be None or a finite number"):
+    with pytest.raises(ValueError, match="rts: drift must be a finite number in"):
         RTSSmoother(drift=-1.0)
     with pytest.raises(ValueError, match="home_drift"):
         RTSSmoother(ss.SkillModel(home_drift=0.1))

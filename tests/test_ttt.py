@@ -188,6 +188,8 @@ def test_relabelling_changes_nothing_and_outputs_are_sane(rows, tau, p_draw, per
         assert np.all(np.isfinite(fit.mean)) and np.all(fit.var > 0) and np.all(np.isfinite(fit.var))
     probe = ss.Games.from_arrays(np.r_[t, t + 3.0], np.r_[names[a], names[b]], np.r_[names[b], ["new"] * t.size],
                                  np.full(2 * t.size, 1.0))
+    if periods:  # a fit with rating periods forecasts games with them
+        probe = probe.with_periods(1)
     p = fg.predict_proba(probe)
     assert np.all((p >= 0) & (p <= 1))
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
