@@ -13,11 +13,17 @@ from statespace import Games
 from statespace._display import FittedDisplay, Ratings, as_ratings
 from statespace._jit import kernel
 from statespace.observation import FORECAST_SIG
+from statespace.seen import check_not_past, warn_seen
 
 if TYPE_CHECKING:
     from .base import Filter, FilterState
 
 __all__ = ["FilterRun", "moments_kernel"]
+
+#: what a warning about forecasts of games inside a run's span offers instead
+_HONEST = ("The honest forecasts of the games a run went through are its one-step-ahead forecasts, run.proba "
+           "(input row order); to score held-out games use statespace.compare(..., mode='online'), or run the method "
+           "through the games before those to forecast and predict from that run.")
 
 #: what :func:`moments_kernel` returns in place of ``P(b wins)``: not a probability, so that a
 #: filter whose forecasts do not come from the model's forecast kernel is caught, not misread
@@ -75,8 +81,19 @@ class FilterRun(FittedDisplay):
 
         Each competitor is moved forward from its last appearance to the game's time (so
         uncertainty grows where the method tracks it); newcomers start from the prior.
+
+        These are honest forecasts of games played after the run's games. Games inside the run's
+        span (dated before its last game, or the run's own games at that time) are forecast from a
+        state that has read their results: :class:`statespace.SeenGamesWarning`, naming the
+        honest alternative, :attr:`proba` (see :mod:`statespace.seen`).
         """
+        self._warn_seen(games, "predict_proba")
         return self._frozen(self.method, games)
+
+    def _warn_seen(self, games: Games, what: str) -> None:
+        if isinstance(games, Games):
+            self._check_time_basis(games)
+            warn_seen(f"{self.method.name}: {what}", self.games, games, _HONEST, stacklevel=4)
 
     def predict_diff(self, games: Games) -> tuple[np.ndarray, np.ndarray]:
         """``(mean, var)``: the predictive distribution ``N(mean, var)`` of each game's skill
@@ -92,6 +109,7 @@ class FilterRun(FittedDisplay):
         ``NotImplementedError`` (see :attr:`diff_moments`).
         """
         self._check_moments(self.method)
+        self._warn_seen(games, "predict_diff")
         out = self._frozen(self.method._forecasting_with(moments_kernel), games)
         return self._read_moments(out)
 
@@ -160,9 +178,20 @@ class FilterRun(FittedDisplay):
                                     np.ascontiguousarray((~games.neutral).astype(np.float64)),
                                     np.ascontiguousarray(method.times(games), dtype=np.float64))
 
-    def continue_run(self, games: Games) -> "FilterRun":
-        """Keep filtering: run ``games`` starting from this run's final state."""
+    def continue_run(self, games: Games, *, allow_past: bool = False) -> "FilterRun":
+        """Keep filtering: run ``games`` starting from this run's final state.
+
+        A run moves forward in time, so games dated before the end of this run's games (with
+        rating periods on both tables: in an earlier period) are refused with a
+        :class:`statespace.GamesError` naming the first such row; ``allow_past=True`` filters them
+        from the final state all the same. Games at the run's last time continue it."""
+        if allow_past not in (True, False):
+            raise ValueError(f"{self.method.name}: continue_run: allow_past must be True or False, got {allow_past!r}")
+        if not isinstance(games, Games):
+            raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
         self._check_time_basis(games)
+        if not allow_past:
+            check_not_past(f"{self.method.name}: continue_run", self.games, games)
         return self.method.run(games, state=self.state)
 
     def _check_time_basis(self, games: Games) -> None:

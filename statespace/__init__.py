@@ -35,6 +35,7 @@ _LAZY = {
     "Blend": "blend",
     "study": "study", "Grid": "study",
     "BoundWarning": "settings", "DrawWarning": "settings",
+    "SeenGamesWarning": "seen",
 }
 #: public submodules
 _SUBMODULES = ("scenarios", "metrics", "datasets")
@@ -43,7 +44,7 @@ __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
-    "BoundWarning", "DrawWarning",
+    "BoundWarning", "DrawWarning", "SeenGamesWarning",
     "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "FixedForecast", "auto",
     "Auto", "Blend", "study", "Grid",
 ]

@@ -118,6 +118,13 @@ from ._auto_search import AutoResult, choose, first_stage
 from ._auto_variant import Variant
 from .games import Games
 from .model import SkillModel
+from .seen import already_checked, warn_seen
+
+#: what a warning about forecasts of the fitted games offers instead
+_HONEST = ("The honest forecasts of the games auto was given are fit.proba, each made before its game (with "
+           "split=, those of the games after the split are honest held-out forecasts); to score a method on "
+           "held-out games use statespace.compare(..., mode='online'), or fit auto on the games before those to "
+           "forecast.")
 
 __all__ = ["auto", "Auto", "AutoFit", "Variant", "Candidate", "AutoResult", "DEFAULT_POWERS", "BURN_IN",
            "OBSERVATIONS", "DEFAULT_OBSERVATIONS", "MIN_GAMES", "TIE", "GOALS_MAX_MEAN", "BLEND_TOP"]
@@ -464,8 +471,16 @@ class AutoFit(FittedDisplay):
         return self.run.state
 
     def predict_proba(self, games: Games) -> np.ndarray:
-        """Frozen forecasts ``(n, 3)`` of ``games`` from the end of the fitted games."""
-        return self.run.predict_proba(games)
+        """Frozen forecasts ``(n, 3)`` of ``games`` from the end of the fitted games: honest forecasts
+        of games played after them. Games inside the fitted span (with ``split=``, the held-out part
+        too: ``auto`` fits on every game it is given) are forecast from a state that has read their
+        results: :class:`statespace.SeenGamesWarning`, naming the honest forecasts, :attr:`proba`
+        (see :mod:`statespace.seen`)."""
+        if isinstance(games, Games):
+            games.check_time_base(self.games.time_base, "auto")
+            warn_seen("auto: predict_proba", self.games, games, _HONEST, stacklevel=3)
+        with already_checked():
+            return self.run.predict_proba(games)
 
     def ratings(self) -> pd.DataFrame:
         return self.run.ratings()
