@@ -16,6 +16,12 @@ if PyTensor has not been imported yet in the process: PyTensor reads the flag on
 The model's data enter as ``pm.Data`` (shared variables without static shapes), so the compiled
 code does not depend on the table: a warm cache serves every data set with the same link, draw
 model and set of inferred parameters (what that saves is measured in docs/benchmarks.md).
+
+A compile directory that ``PYTENSOR_FLAGS`` chooses but that cannot be written, or that another
+user could write (:func:`statespace._cache.others_can_write`), is refused with one
+:class:`statespace._cache.CacheWarning` and replaced as above; and before PyTensor loads anything
+from the directory in use, compiled modules that cannot be whole (left empty, cut short or
+overwritten) are removed, to be compiled again (:mod:`statespace._pytensor_heal`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import os
 import sys
 import warnings
 
-from ._cache import fresh_private_dir, private_dir, user_cache_dir
+from ._cache import _can_write, fresh_private_dir, others_can_write, private_dir, user_cache_dir
+from ._cache_files import warn_once
+from ._pytensor_heal import heal_compiledir
 
 __all__ = ["configure_pytensor", "default_compile_dir"]
 
@@ -49,14 +57,29 @@ def _fallback(path: str | None) -> str | None:
 
 def _private_dir(path: str) -> str | None:
     """``path`` as a directory only this user can use (:func:`statespace._cache.private_dir`:
-    created, or set, with mode 0700; not a link, not another user's), else :func:`_fallback`."""
-    return path if private_dir(path) is not None else _fallback(path)
+    created, or set, with mode 0700; not a link, not another user's; no folder above it that
+    another user could change, :func:`statespace._cache.others_can_write`), else :func:`_fallback`."""
+    return path if private_dir(path) is not None and others_can_write(path) is None else _fallback(path)
 
 
 def _default_dir() -> str | None:
     """:func:`default_compile_dir`, created private with its ``statespace`` folder, else :func:`_fallback`."""
     path = user_cache_dir("pytensor")
-    return path if path is not None else _fallback(default_compile_dir())
+    return path if path is not None and others_can_write(path) is None else _fallback(default_compile_dir())
+
+
+def _refused(chosen: str) -> str | None:
+    """Why the compile directory the flags chose may not be used (PyTensor runs the code it finds
+    there, and fails with a traceback on one it cannot write), or ``None``."""
+    if not _can_write(chosen):
+        return "cannot be written"
+    problem = others_can_write(chosen)
+    return None if problem is None else f"is not private to this user ({problem})"
+
+
+def _without_compiledir(flags: str) -> str:
+    return ",".join(item for item in flags.split(",") if item.partition("=")[0].strip()
+                    not in ("compiledir", "base_compiledir") and item.strip())
 
 
 def _flags_compiledir(flags: str) -> str | None:
@@ -78,6 +101,7 @@ def configure_pytensor(compile_dir: str | os.PathLike | None = None) -> str | No
         import pytensor
 
         current = str(pytensor.config.base_compiledir)
+        heal_compiledir(current)
         if wanted is not None and os.path.realpath(current) != os.path.realpath(wanted):
             warnings.warn(f"PyTensor was imported before PyMCSmoother could set its compile directory; "
                           f"compiled code goes to {current}, not {wanted}. Set "
@@ -87,12 +111,22 @@ def configure_pytensor(compile_dir: str | os.PathLike | None = None) -> str | No
     flags = os.environ.get("PYTENSOR_FLAGS", "")
     chosen = _flags_compiledir(flags)
     if chosen is not None:
-        if wanted is not None and os.path.realpath(os.path.expanduser(chosen)) != os.path.realpath(wanted):
-            warnings.warn(f"PYTENSOR_FLAGS already sets the compile directory ({flags!r}); "
-                          f"compile_dir={wanted!r} is ignored", RuntimeWarning, stacklevel=3)
-        return chosen
+        why = _refused(os.path.expanduser(chosen))
+        if why is None:
+            if wanted is not None and os.path.realpath(os.path.expanduser(chosen)) != os.path.realpath(wanted):
+                warnings.warn(f"PYTENSOR_FLAGS already sets the compile directory ({flags!r}); "
+                              f"compile_dir={wanted!r} is ignored", RuntimeWarning, stacklevel=3)
+            heal_compiledir(chosen)
+            return chosen
+        flags = _without_compiledir(flags)
     path = _private_dir(wanted) if wanted is not None else _default_dir()
+    if chosen is not None:
+        warn_once(chosen, "refused", f"statespace: the PyTensor compile directory {chosen} set in PYTENSOR_FLAGS "
+                                     f"{why}; PyTensor compiles into {path or 'its own default'} instead",
+                  stacklevel=3)
     if path is None:  # no writable folder at all: PyTensor's own default
+        os.environ["PYTENSOR_FLAGS"] = flags
         return None
     os.environ["PYTENSOR_FLAGS"] = (flags + "," if flags.strip() else "") + f"base_compiledir={path}"
+    heal_compiledir(path)
     return path

@@ -363,3 +363,74 @@ def test_the_probe_values_are_the_functions_they_name():
     assert 1 / (1 + exp(-0.3)) == pytest.approx(0.574442516811659, abs=1e-15)
     assert 0.5 * (1 + erf(0.3 / sqrt(2))) == pytest.approx(0.6179114221889526, abs=1e-15)
     assert -log(1 + exp(2.0)) == pytest.approx(-2.1269280110429727, abs=1e-15)
+
+
+# ---------------------------------------------------------------------------- PyTensor's cache
+elf = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF shared objects")
+
+
+def _shared_object() -> Path:
+    """A real ELF shared object to stand for a PyTensor module (an extension of the standard library)."""
+    import _ctypes
+
+    return Path(_ctypes.__file__)
+
+
+def _pytensor_tree(base: Path) -> tuple[Path, Path]:
+    """A compile directory laid out as PyTensor's: two module folders, each with its shared object."""
+    compiledir = base / "compiledir_Linux-x86_64"
+    found = []
+    for name in ("tmpintact", "tmpdamaged"):
+        (compiledir / name).mkdir(parents=True)
+        shutil.copy(_shared_object(), compiledir / name / f"m{name}.so")
+        (compiledir / name / "key.pkl").write_bytes(b"")
+        found.append(compiledir / name)
+    return found[0], found[1]
+
+
+@elf
+@pytest.mark.parametrize("how", ["emptied", "halved", "garbage"])
+def test_a_damaged_pytensor_module_is_removed_before_pytensor_can_load_it(tmp_path, how):
+    from statespace._pytensor_heal import elf_problem, heal_compiledir
+
+    assert elf_problem(_shared_object()) is None
+    intact, damaged = _pytensor_tree(tmp_path)
+    _damage(damaged / "mtmpdamaged.so", how)
+    assert elf_problem(damaged / "mtmpdamaged.so") is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert heal_compiledir(tmp_path) == [damaged]
+    warned = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(warned) == 1 and str(tmp_path) in warned[0] and "mtmpdamaged.so" in warned[0]
+    assert not damaged.exists() and (intact / "mtmpintact.so").is_file()  # the whole one stays
+
+
+@elf
+def test_configure_pytensor_heals_the_directory_it_chooses(tmp_path, monkeypatch):
+    from statespace._pytensor_config import configure_pytensor
+
+    monkeypatch.delitem(sys.modules, "pytensor", raising=False)  # as before PyTensor's first import
+    base = tmp_path / "pytensor"
+    _, damaged = _pytensor_tree(base)
+    base.chmod(0o700)
+    _damage(damaged / "mtmpdamaged.so", "halved")
+    monkeypatch.setenv("PYTENSOR_FLAGS", f"floatX=float64,base_compiledir={base}")
+    with pytest.warns(CacheWarning, match="cannot be loaded"):
+        assert configure_pytensor() == str(base)
+    assert not damaged.exists()
+
+
+@posix
+def test_a_pytensor_compile_directory_others_can_write_is_refused(tmp_path, monkeypatch):
+    from statespace._pytensor_config import configure_pytensor
+
+    monkeypatch.delitem(sys.modules, "pytensor", raising=False)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("PYTENSOR_FLAGS", f"floatX=float64,compiledir={shared}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.warns(CacheWarning, match="writable by other users"):
+        used = configure_pytensor()
+    assert used == str(tmp_path / "cache" / "statespace" / "pytensor")
+    assert os.environ["PYTENSOR_FLAGS"] == f"floatX=float64,base_compiledir={used}"
