@@ -287,8 +287,12 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
 
     def quality(self, rating_groups: Sequence[Any], weights=None) -> float:
         """Match quality: the draw probability of this game relative to the most even one
-        (Herbrich et al. 2006, eq. 4)."""
+        (Herbrich et al. 2006, eq. 4). Takes what :meth:`rate` takes and refuses what it refuses:
+        fewer than two teams, a malformed rating or weight (naming the entry); arithmetic that
+        overflows is an ``ArithmeticError``, not a NaN."""
         teams, keys = C.parse_teams("TrueSkill", rating_groups)
+        if len(teams) < 2:
+            raise ValueError(f"TrueSkill.quality needs at least two teams (a game), as rate does; got {len(teams)}")
         w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
         mu = np.array([m for team in teams for m, _ in team])
         var = np.array([s * s for team in teams for _, s in team])
@@ -306,8 +310,15 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
                 A[offsets[k + 1] + j, k] = -wj
         ata = self.beta_kernel**2 * A.T @ A
         middle = ata + A.T @ np.diag(var) @ A
-        e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
-        return float(math.exp(e_arg) * math.sqrt(np.linalg.det(ata) / np.linalg.det(middle)))
+        # in logs: at beta 1e100 the determinants themselves pass 1e308 while their ratio is ~1
+        with np.errstate(over="ignore", invalid="ignore"):  # a result that is not a number is refused below
+            e_arg = -0.5 * mu @ A @ np.linalg.solve(middle, A.T @ mu)
+            log_q = e_arg + 0.5 * (np.linalg.slogdet(ata)[1] - np.linalg.slogdet(middle)[1])
+        if math.isnan(log_q):
+            raise ArithmeticError(f"TrueSkill.quality: the arithmetic overflowed for these ratings (largest |mu| "
+                                  f"{float(np.max(np.abs(mu))):g}, largest sigma {float(np.sqrt(var.max())):g}); "
+                                  f"rate differences of more moderate size")
+        return float(math.exp(min(log_q, 0.0)))
 
 
 #: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.

@@ -190,7 +190,7 @@ def test_a_filter_run_on_dates_refuses_numeric_games(method):
     with pytest.raises(ValueError, match="'numeric'.*'datetime'"):
         method.run(_dated(), state=method.fit(_numeric()).state)
     assert run.predict_proba(_dated()).shape == (4, 3)
-    assert run.continue_run(_dated()).state.time_base == "datetime"
+    assert run.continue_run(_dated(), allow_past=True).state.time_base == "datetime"  # its own dates again
 
 
 # ---------------------------------------------------------------- the static fit at any time
