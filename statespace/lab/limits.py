@@ -100,7 +100,7 @@ def work(req) -> Work:
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
 
 
 def check(req, answer: bool = True) -> Work:

@@ -26,16 +26,19 @@ WARM_UP_GAMES = [{"period": 1, "player": "a", "opponent": "b", "score": "1"},
 
 def warm_up() -> list[str]:
     """Run :data:`WARM_UP_GAMES` through every method of the lab (``/rate`` with starting values
-    and a pair, ``/compare`` in each mode); the paths run, as
-    ``"rate:<method>"`` and ``"compare:<mode>"``."""
+    and a pair, ``/compare`` in each mode), once in period order and once not (the run loops
+    are compiled separately for the table's own arrays and for the sorted copies a table out of
+    order gets); the paths run, as ``"rate:<method>"`` and ``"compare:<mode>"``."""
     done = []
-    rate = RateRequest.model_validate({
-        "games": WARM_UP_GAMES, "methods": list(METHODS), "pair": {"a": "a", "b": "c"},
-        "players": [{"name": "a", "rating": 1600, "rd": 100, "volatility": 0.05, "games": 3, "mu": 26, "sigma": 6}]})
-    result = compute.rate(rate)
-    done += [f"rate:{name}" for name in result["methods"]]
-    for mode in ("frozen", "online", "walk_forward"):
-        compute.compare(CompareRequest.model_validate({"games": WARM_UP_GAMES, "methods": list(METHODS),
-                                                       "split": 0.5, "mode": mode}))
-        done.append(f"compare:{mode}")
-    return done
+    for games in (WARM_UP_GAMES, WARM_UP_GAMES[::-1]):
+        rate = RateRequest.model_validate({
+            "games": games, "methods": list(METHODS), "pair": {"a": "a", "b": "c"},
+            "players": [{"name": "a", "rating": 1600, "rd": 100, "volatility": 0.05, "games": 3, "mu": 26,
+                         "sigma": 6}]})
+        result = compute.rate(rate)
+        done += [f"rate:{name}" for name in result["methods"]]
+        for mode in ("frozen", "online", "walk_forward"):
+            compute.compare(CompareRequest.model_validate({"games": games, "methods": list(METHODS), "split": 0.5,
+                                                           "mode": mode}))
+            done.append(f"compare:{mode}")
+    return list(dict.fromkeys(done))
