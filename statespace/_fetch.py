@@ -5,14 +5,17 @@ result against the games this version was tested on.
 The check is a content hash (:func:`content_hash`): SHA-256 of the sorted lines ``time,winner,
 loser,1`` (``time,a,b,0.5`` for a draw), so it holds whatever the column formatting or the order
 of games within a day, and whichever side of a tennis match is called ``a``. The source files
-themselves are addressed by commit, so they cannot change under the same address.
+themselves are addressed by commit, so they cannot change under the same address; a download cut
+short or altered on the way changes the games. Games that differ raise :class:`ChecksumError`
+and nothing fetched is kept (the downloaded files are removed too, so the next attempt downloads
+them again). The table that passes is written with the size and SHA-256 of its bytes recorded
+beside it (``manifest.json``, :mod:`statespace._integrity`), which every later load checks.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import warnings
 import zlib
 from pathlib import Path
 from typing import Callable
@@ -20,7 +23,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["content_hash", "Source", "SOURCES", "fetch", "FetchError", "ChecksumWarning"]
+__all__ = ["content_hash", "check_games", "Source", "SOURCES", "fetch", "FetchError", "ChecksumError", "ChecksumWarning"]
 
 RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
@@ -29,8 +32,13 @@ class FetchError(OSError):
     """A source file could not be downloaded (offline, or the server refused)."""
 
 
+class ChecksumError(FetchError):
+    """A fetched data set's games differ from the ones this version was tested on (nothing fetched
+    was kept)."""
+
+
 class ChecksumWarning(UserWarning):
-    """A fetched data set's games differ from the ones this version was tested on."""
+    """No longer issued (a mismatch is a :class:`ChecksumError`); kept for code that names it."""
 
 
 def content_hash(frame: pd.DataFrame) -> str:
@@ -120,11 +128,40 @@ SOURCES: dict[str, Source] = {
 }
 
 
+def _discard(paths) -> None:
+    for p in paths:
+        try:
+            Path(p).unlink()
+        except OSError:
+            pass
+
+
+def check_games(name: str, path: Path, remedy: str) -> None:
+    """Whether the table ``path`` holds the games data set ``name`` was tested on (its content
+    hash); :class:`statespace._integrity.DatasetDamaged` naming it and ``remedy`` when not."""
+    from ._integrity import DatasetDamaged
+
+    src = SOURCES[name]
+    try:
+        frame = pd.read_csv(path, dtype={"time": str, "a": str, "b": str}, keep_default_na=False)
+        got = content_hash(frame)
+    except (OSError, EOFError, ValueError, KeyError, pd.errors.ParserError) as exc:
+        raise DatasetDamaged(f"cannot read {path} as data set {name!r} ({type(exc).__name__}: {str(exc)[:120]}); "
+                             f"{remedy}") from None
+    if got != src.content:
+        raise DatasetDamaged(f"{path} does not hold the games of data set {name!r} this version was tested on "
+                             f"(content hash {got[:12]}, expected {src.content[:12]}); {remedy}")
+
+
 def fetch(name: str, folder: Path, progress: bool = False) -> Path:
     """Download data set ``name``'s source files into ``folder/raw``, normalise them to
-    ``folder/games.csv`` and return its path. :class:`FetchError` when a download fails; a
-    :class:`ChecksumWarning` when the games differ from the ones this version was tested on."""
+    ``folder/games.csv``, record its size and SHA-256 in ``folder/manifest.json`` and return its
+    path. :class:`FetchError` when a download fails; :class:`ChecksumError` when the games differ
+    from the ones this version was tested on, or the files cannot be read (the downloaded files
+    are then removed, and any earlier ``games.csv`` with its record)."""
     import pooch
+
+    from ._integrity import MANIFEST, record
 
     src = SOURCES[name]
     raw = folder / "raw"
@@ -138,14 +175,25 @@ def fetch(name: str, folder: Path, progress: bool = False) -> Path:
         except Exception as exc:  # requests' and urllib's errors alike: offline, refused, not found
             reason = str(exc).split(" (Caused by ")[-1].strip("()") or type(exc).__name__
             raise FetchError(f"could not download {url}: {reason[:160]}") from None
-    games = src.normalise(files)
-    got = content_hash(games)
-    if got != src.content:
-        warnings.warn(f"data set {name!r}: the games fetched from {src.repo}@{src.commit[:8]} differ from the "
-                      f"ones this version was tested on (content hash {got[:12]}, expected {src.content[:12]}); "
-                      f"figures in the docs may not reproduce", ChecksumWarning, stacklevel=3)
     target = folder / "games.csv"
+    again = f"they were removed; fetch again with statespace.datasets.fetch({name!r}, force=True)"
+    try:
+        games = src.normalise(files)
+        got = content_hash(games)
+    except FetchError:
+        raise
+    except Exception as exc:  # a download cut short or altered: whatever its reader raises
+        _discard(files + [target, folder / MANIFEST])
+        raise ChecksumError(f"data set {name!r}: the files fetched from {src.repo}@{src.commit[:8]} cannot be read "
+                            f"({type(exc).__name__}: {str(exc)[:120]}); {again}") from None
+    if got != src.content:
+        _discard(files + [target, folder / MANIFEST])
+        raise ChecksumError(f"data set {name!r}: the games fetched from {src.repo}@{src.commit[:8]} differ from the "
+                            f"ones this version was tested on (content hash {got[:12]}, expected {src.content[:12]}); "
+                            f"{again}")
     tmp = folder / f".games.csv.{os.getpid()}"
     games.to_csv(tmp, index=False)
+    _discard([folder / MANIFEST])  # no moment with the new table under the old record
     os.replace(tmp, target)
+    record(folder, [target.name], content=src.content, source=f"{src.repo}@{src.commit}")
     return target

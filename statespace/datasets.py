@@ -23,6 +23,15 @@ reads (``time, a, b, score`` and, where the source has them, ``neutral``, ``scor
 
 A data set that cannot be found or fetched raises :class:`DatasetNotFound`, whose message names
 the file looked for, the public source and licence, and where to put the file by hand.
+
+Every load checks the file first (:mod:`statespace._integrity`): a shipped file against the size and
+SHA-256 recorded beside it in the package; a fetched one against those :func:`fetch` recorded in
+its cache folder (one found there without a record, fetched by an older version or put there by
+hand, must hold the games this version was tested on, and is then recorded); a file of a data home
+when a ``manifest.json`` lies beside it. A file that differs raises :class:`DatasetDamaged` (a
+:class:`statespace.GamesError`) naming it and how to get it back: ``fetch(name)`` (or ``statespace
+datasets --fetch NAME``) fetches a damaged copy again. The hash is computed once per process and
+file, so later loads cost a ``stat``.
 :func:`catalogue` (and ``statespace datasets``) lists them with size, span, licence and where each
 is. :func:`reference` gives a data set's published forecasts (FiveThirtyEight's for the NFL) as a
 :class:`statespace.FixedForecast` aligned with the loaded games.
@@ -36,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._cache import user_cache_dir
+from ._integrity import MANIFEST, DatasetDamaged, read_manifest, record, verify
 
-__all__ = ["Dataset", "DATASETS", "DatasetNotFound", "ENV", "data_home", "path", "load", "reference", "fetch",
-           "catalogue"]
+__all__ = ["Dataset", "DATASETS", "DatasetNotFound", "DatasetDamaged", "ENV", "data_home", "path", "load", "reference",
+           "fetch", "catalogue", "check"]
 
 #: Environment variable naming a data root (a folder holding ``<name>/games.csv``).
 ENV = "STATESPACE_DATA"
@@ -150,22 +160,73 @@ def _not_found(ds: Dataset, where: Path, why: str = "") -> DatasetNotFound:
 def fetch(name: str, *, force: bool = False, progress: bool = True) -> Path:
     """Download data set ``name`` from its public source into the user cache (see the module
     docstring) and return the path of its ``games.csv``; an existing copy is kept unless
-    ``force``. Shipped data sets need no fetching: their packaged path is returned.
-    :class:`DatasetNotFound` when the download fails (offline), saying where to put the file."""
+    ``force`` or unless it fails its check (then it is fetched again). Shipped data sets need no
+    fetching: their packaged path is returned, checked. :class:`DatasetNotFound` when the download
+    fails (offline) or the games fetched are not the ones this version was tested on (nothing
+    fetched is kept then), saying where to put the file."""
     from . import _fetch
 
     ds = _dataset(name)
     if ds.shipped:
-        return SHIPPED / name / f"{GAMES_FILE}.gz"
-    folder = _cache_home() / name
+        return check(name, SHIPPED / name / f"{GAMES_FILE}.gz")
+    private = user_cache_dir("datasets")  # created private when it can be
+    folder = (Path(private) if private is not None else _cache_home()) / name
     target = folder / GAMES_FILE
     if target.is_file() and not force:
-        return target
+        try:
+            return check(name, target)
+        except DatasetDamaged:
+            pass  # asked for the data set: fetch it again
     try:
         folder.mkdir(parents=True, exist_ok=True)
         return _fetch.fetch(name, folder, progress=progress)
     except (_fetch.FetchError, OSError) as exc:
         raise _not_found(ds, target, f" and could not be fetched ({exc})") from None
+
+
+def _refetch(name: str) -> str:
+    return (f"fetch it again with statespace.datasets.fetch({name!r}) (command line: statespace datasets "
+            f"--fetch {name})")
+
+
+def _kind(where: Path) -> str:
+    """``shipped``, ``cached`` or ``data home``: whose file ``where`` is."""
+    if where.is_relative_to(SHIPPED):
+        return "shipped"
+    if where.is_relative_to(_safe_cache()):
+        return "cached"
+    return "data home"
+
+
+def check(name: str, where: str | os.PathLike) -> Path:
+    """Check data set ``name``'s file ``where`` (see the module docstring) and return it as a
+    path; :class:`DatasetDamaged` naming it and how to get it back when it fails."""
+    from . import _fetch
+
+    where = Path(where)
+    kind = _kind(where)
+    if kind == "shipped":
+        verify(where, "the copy shipped with statespace is damaged: reinstall the package (pip install "
+                      "--force-reinstall --no-deps statespace-ratings) or restore it from version control")
+    elif kind == "cached" and name in _fetch.SOURCES:
+        src = _fetch.SOURCES[name]
+        remedy = _refetch(name)
+        manifest = read_manifest(where.parent, remedy)
+        if manifest is None:  # fetched by an older version, or put there by hand: the games decide
+            _fetch.check_games(name, where, remedy)
+            try:
+                record(where.parent, [where.name], content=src.content, source=f"{src.repo}@{src.commit}")
+            except OSError:  # a read-only cache: checked by its games again next time
+                pass
+        elif manifest.get("content") != src.content:
+            raise DatasetDamaged(f"{where} was fetched for another version of statespace (content hash "
+                                 f"{str(manifest.get('content'))[:12]}, this version expects {src.content[:12]}); "
+                                 f"{remedy}")
+        else:
+            verify(where, remedy, manifest)
+    elif (where.parent / MANIFEST).is_file():
+        verify(where, f"restore it, or delete {where.parent / MANIFEST} to read the file as it is")
+    return where
 
 
 def load(name: str, root: str | os.PathLike | None = None, *, errors: str = "drop", download: bool = True):
@@ -188,7 +249,7 @@ def load(name: str, root: str | os.PathLike | None = None, *, errors: str = "dro
         if root is not None or ds.shipped or not download:
             raise _not_found(ds, where)
         where = fetch(name)
-    return Games.from_csv(where, errors=errors)
+    return Games.from_csv(check(name, where), errors=errors)
 
 
 def reference(name: str, games=None):
@@ -207,7 +268,11 @@ def reference(name: str, games=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             games = load(name)
-    src = pd.read_csv(path(name, file="fivethirtyeight_nfl_games.csv"), dtype={"team1": str, "team2": str})
+    where = check(name, path(name, file="fivethirtyeight_nfl_games.csv"))
+    try:
+        src = pd.read_csv(where, dtype={"team1": str, "team2": str})
+    except (OSError, EOFError, ValueError, pd.errors.ParserError) as exc:  # a data home's copy, unrecorded
+        raise DatasetDamaged(f"cannot read {where} as CSV ({type(exc).__name__}: {str(exc)[:120]})") from None
     if games.row.size and games.row.max() >= len(src):
         raise ValueError(f"games has rows beyond the {len(src):,} of {name!r}'s published forecasts: "
                          f"load the games with datasets.load({name!r})")
@@ -222,25 +287,26 @@ def reference(name: str, games=None):
 
 def catalogue(root: str | os.PathLike | None = None):
     """A DataFrame of the data sets: name, title, games, competitors, span, licence, source,
-    ``where`` (``shipped``, ``cached``, ``data home`` or ``fetched on first use``), whether
-    ``games.csv`` is ``present``, and its ``path``."""
+    ``where`` (``shipped``, ``cached``, ``data home``, ``fetched on first use``, or ``damaged``
+    when the file fails its check, see the module docstring), whether ``games.csv`` is
+    ``present``, its ``path``, and the ``problem`` of a damaged one (else empty)."""
     import pandas as pd
 
     rows = []
     for ds in DATASETS.values():
         where = path(ds.name, root)
-        present = where.is_file()
+        present, problem = where.is_file(), ""
         if not present:
             kind = "missing" if root is not None else "fetched on first use"
-        elif where.is_relative_to(SHIPPED):
-            kind = "shipped"
-        elif where.is_relative_to(_safe_cache()):
-            kind = "cached"
         else:
-            kind = "data home"
+            kind = _kind(where)
+            try:
+                check(ds.name, where)
+            except DatasetDamaged as exc:
+                kind, problem = "damaged", str(exc)
         rows.append({"name": ds.name, "title": ds.title, "games": ds.games, "competitors": ds.competitors,
                      "span": ds.span, "licence": ds.licence, "source": ds.source, "where": kind,
-                     "present": present, "path": str(where)})
+                     "present": present, "path": str(where), "problem": problem})
     return pd.DataFrame(rows)
 
 
