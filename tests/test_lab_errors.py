@@ -92,8 +92,8 @@ def test_long_integers(client):
                            "numbers of up to 4300 digits"
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded",
-                                          None])
+@pytest.mark.parametrize("content_type", ["text/plain", "text/plain; charset=utf-8",
+                                          "application/x-www-form-urlencoded", None])
 def test_json_not_sent_as_json_is_415(client, content_type):
     headers = {} if content_type is None else {"Content-Type": content_type}
     m = _error(_post(client, json.dumps(glickman_example()).encode(), headers=headers), 415, "headers.content-type")

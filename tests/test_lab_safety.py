@@ -205,10 +205,9 @@ def test_the_predicted_answer_size_bounds_the_real_one(client, body):
 def test_work_counts_names_and_name_periods():
     from statespace.lab.schema import RateRequest
 
-    req = RateRequest.model_validate({"games": [
-        {"period": 1, "player": "A", "opponent": "B", "score": 1}, {"period": 1, "player": "A", "opponent": "C", "score": 1},
-        {"period": 5, "player": "Zo\u00eb", "opponent": "A", "score": 0}, {"period": 5, "player": "Zoe\u0308", "opponent": "B", "score": 0}],
-        "methods": ["elo", "glicko"]})
+    rows = [(1, "A", "B"), (1, "A", "C"), (5, "Zo\u00eb", "A"), (5, "Zoe\u0308", "B")]
+    req = RateRequest.model_validate({"games": [{"period": t, "player": a, "opponent": b, "score": 1}
+                                                for t, a, b in rows], "methods": ["elo", "glicko"]})
     w = limits.work(req)
     # names A, B, C, Zoë (one name in two spellings); (name, period): A1 B1 C1 Zoë5 A5 B5
     assert (w.games, w.names, w.periods, w.name_periods, w.methods) == (4, 4, 2, 6, 2)

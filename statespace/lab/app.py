@@ -81,6 +81,8 @@ def create_app(allowed_hosts: Iterable[str] | None = None, workers: int = WORKER
     hosts = list(LOOPBACK if allowed_hosts is None else allowed_hosts)
     app = FastAPI(title="statespace rating lab", version=__version__, description=DESCRIPTION,
                   docs_url=None, redoc_url=None)
+    # a bounded pool of workers rather than one lock: a long request never holds up the next
+    # (statespace.lab.limits says why the bound, and the work limits, keep every turn short)
     app.state.workers = pool = Workers(workers, wait)
     app.state.allowed_hosts = hosts
     # the last added runs first: the Host is checked before the body is read
