@@ -66,17 +66,26 @@ class GaussianBeliefFilter(Filter):
     rule = K.RULE_GAUSSIAN
 
     def _init_belief(self, owner: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
-        """The shared settings, each checked against its accepted range (:mod:`filters._checks`):
-        ``|mu|``, ``|home|`` at most 1e300; ``sigma``, ``beta`` in ``(0, 1e150]``, ``tau`` in
-        ``[0, 1e150]``; ``period_days`` any finite number > 0."""
-        self.mu = C.location(owner, "mu", mu)
-        self.sigma = C.length(owner, "sigma", sigma)
-        self.beta = C.length(owner, "beta", self.sigma * BETA_SHARE if beta is None else beta)
-        self.tau = C.length(owner, "tau", self.sigma * TAU_SHARE if tau is None else tau, zero=True)
+        r"""The shared settings, each checked against its accepted range (:mod:`statespace.ranges`) in
+        units of the scale :math:`\alpha = \sqrt 2 \beta`: :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`
+        (``sigma / 2`` when not given), ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
+        :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within :math:`\pm 10^6\alpha`; ``period_days`` any
+        finite number > 0."""
+        if beta is None:  # beta defaults to sigma's share, so sigma's range is the scale's over that share
+            beta = C.number(owner, "sigma", sigma, C.R.SCALE_MIN / (math.sqrt(2.0) * BETA_SHARE),
+                            C.R.SCALE_MAX / (math.sqrt(2.0) * BETA_SHARE),
+                            unit=f" (beta, a scale, defaults to sigma * {BETA_SHARE:.6g})") * BETA_SHARE
+        # sqrt(2) beta is the model's scale: within statespace.ranges' range of scales
+        self.beta = C.number(owner, "beta", beta, C.R.SCALE_MIN / math.sqrt(2.0), C.R.SCALE_MAX / math.sqrt(2.0),
+                             unit=" (sqrt(2) beta is the scale)")
+        alpha = math.sqrt(2.0) * self.beta
+        self.sigma = C.length(owner, "sigma", sigma, alpha)
+        self.mu = C.location(owner, "mu", mu, alpha)
+        self.tau = C.length(owner, "tau", self.sigma * TAU_SHARE if tau is None else tau, alpha, zero=True)
         if dynamics not in ("game", "time"):
             raise ValueError(f"{owner}: dynamics must be 'game' or 'time', got {dynamics!r}")
         self.dynamics = dynamics
-        self.home = C.location(owner, "home", home)
+        self.home = C.location(owner, "home", home, alpha)
         self.period_days = C.number(owner, "period_days", period_days, 0.0, lo_open=True)
 
     def kernel_value(self, name: str) -> float:
@@ -120,11 +129,12 @@ class GaussianBeliefFilter(Filter):
         return np.array([self.mu, max(self.sigma, C.SD_MIN)])
 
     def initial_row(self, value) -> np.ndarray:
-        """A starting ``(mu, sigma)`` within the settings' ranges: ``|mu| <= 1e300``, sigma in ``(0, 1e150]``
-        (below 1e-150 it acts as 1e-150)."""
+        r"""A starting ``(mu, sigma)`` within the settings' ranges (in scales :math:`\alpha = \sqrt 2 \beta`):
+        ``mu`` within :math:`\pm 10^6\alpha`, sigma in :math:`(0, 10^3\alpha]` (below 1e-150 it acts as 1e-150)."""
         row = super().initial_row(value)
-        C.location(self.name, "initial mu", row[_MU])
-        row[_SIGMA] = max(C.length(self.name, "initial sigma", row[_SIGMA]), C.SD_MIN)
+        alpha = math.sqrt(2.0) * self.beta
+        C.location(self.name, "initial mu", row[_MU], alpha)
+        row[_SIGMA] = max(C.length(self.name, "initial sigma", row[_SIGMA], alpha), C.SD_MIN)
         return row
 
     def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:

@@ -1,20 +1,15 @@
-"""The accepted range of the filters' numeric settings, and checks that name the setting.
+r"""The filters' side of the one rule for settings (:mod:`statespace.ranges`): the checks filters
+call, and the team-rating helpers of ``rate``.
 
-Every filter setting either works over its whole accepted range or is refused at construction
-with a ``ValueError`` that names the filter, the setting, the range and the value (issue 13). The
-bounds come from the arithmetic of the kernels, in double precision:
-
-- a *length* that the kernels square (a standard deviation such as TrueSkill's ``sigma``,
-  ``beta`` and ``tau`` or Glicko's RD, ``c`` and ``rd_max``): at most :data:`SD_MAX` = 1e150, so
-  that its square, at most :data:`filters._kernels.VAR_MAX` = 1e300, and sums of a few squares
-  stay finite. Small ones need no bound: a variance is kept at least
-  :data:`filters._kernels.VAR_MIN` = 1e-300 (an sd of 1e-150), so an sd below 1e-150 acts as
-  1e-150 once the kernels use it;
-- a *location* (a starting rating or mean, a home advantage): ``|x| <= LOCATION_MAX`` = 1e300,
-  the bound the kernels keep every rating within (:data:`filters._kernels.MEAN_MAX`), so that
-  the difference of two ratings plus a home advantage stays finite;
-- a share (TrueSkill's draw probability, Weng-Lin's ``kappa``, Stephenson's neighbourhood): its
-  own interval.
+Every filter setting is checked at construction against a range stated in units of the filter's
+scale :math:`\alpha` (its model's ``scale``: Elo's and Glicko's :math:`400 / \ln 10`, TrueSkill's
+:math:`\sqrt 2 \beta`), with a ``ValueError`` that names the filter, the setting, the range and the
+value: a standard deviation (TrueSkill's ``sigma`` and ``tau``, Glicko's RD, ``c`` and ``rd_max``)
+at most :math:`10^3\alpha` (:func:`length`), a location (a starting rating or mean, a home
+advantage) within :math:`\pm 10^6\alpha` (:func:`location`), a share (TrueSkill's draw
+probability, Weng-Lin's ``kappa``) its own interval. Inside the kernels, a variance is kept in
+``[VAR_MIN, VAR_MAX]`` and a mean within ``MEAN_MAX`` whatever the games do, and a run whose
+ratings end beyond :math:`10^9\alpha` is an error (:func:`statespace.ranges.check_results`).
 
 The team-rating helpers of ``rate`` (:func:`parse_teams`, :func:`parse_weights`) check every
 entry and name the offending one (``rating_groups[1][0]``, ``weights[(0, 'x')]``).
@@ -27,11 +22,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from statespace.ranges import bound, is_number as _is_number, number, whole
+from statespace import ranges as R
+from statespace.ranges import bound, is_number, number, whole
+
+_is_number = is_number
 
 from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
 
-__all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "whole", "parse_teams", "parse_weights",
+__all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "scale", "is_number", "whole", "parse_teams", "parse_weights",
            "bound"]
 
 #: the largest standard deviation (or other squared length) a setting may have
@@ -42,14 +40,20 @@ SD_MIN = math.sqrt(VAR_MIN)
 LOCATION_MAX = MEAN_MAX
 
 
-def length(owner: str, name: str, value, *, zero: bool = False, hi: float = SD_MAX) -> float:
-    """A standard deviation or other squared length: in ``(0, SD_MAX]`` (``[0, SD_MAX]`` with ``zero``)."""
-    return number(owner, name, value, 0.0, hi, lo_open=not zero)
+def length(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = False) -> float:
+    """A standard deviation or other length the kernels square: in ``(0, 1e3 alpha]`` (``[0, ...]``
+    with ``zero``), :func:`statespace.ranges.sd`."""
+    return R.sd(owner, name, value, alpha, zero=zero)
 
 
-def location(owner: str, name: str, value) -> float:
-    """A starting rating, a mean or a home advantage: ``|x| <= LOCATION_MAX``."""
-    return number(owner, name, value, -LOCATION_MAX, LOCATION_MAX)
+def scale(owner: str, name: str, value) -> float:
+    """A scale (points per logistic or probit unit): :func:`statespace.ranges.scale`."""
+    return R.scale(owner, name, value)
+
+
+def location(owner: str, name: str, value, alpha: float = 1.0) -> float:
+    """A starting rating, a mean or a home advantage: ``|x| <= 1e6 alpha``, :func:`statespace.ranges.location`."""
+    return R.location(owner, name, value, alpha)
 
 
 # ---------------------------------------------------------------- team ratings of ``rate``

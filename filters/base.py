@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games, SkillModel
+from statespace import ranges as R
 from statespace.settings import Settings
 
 from . import _kernels as K
@@ -401,6 +402,7 @@ class Filter(Settings):
             K.period(site, apply, rule, derivs, forecast, obs, out.values, out.count, theta, g.a, g.b,
                      g.score, g.score_a, g.score_b, g.home, g.weight, 0, len(batch), np.empty((len(batch), 3)),
                      K.empty_scratch(out.values.shape[0], self.scratch_width), self.shared_row(out.values.shape[0]))
+        self.check_results(out)
         return out
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
@@ -494,6 +496,7 @@ class Filter(Settings):
             K.site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, st.values, st.count,
                         st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(),
                         out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
+        self.check_results(st)
         order, in_order = g.order, g.in_order
         if in_order:
             proba = out_p
@@ -503,6 +506,18 @@ class Filter(Settings):
         return FilterRun(self, games, st, proba, out_post if record else None, (initial, state))
 
     # ------------------------------------------------------------------ helpers
+    def check_results(self, state: FilterState) -> None:
+        """:class:`~statespace.ranges.ResultRangeError` when a rating of ``state`` lies more than
+        :math:`10^9` scales from the prior mean, or an sd above :math:`10^9` scales
+        (:func:`statespace.ranges.check_results`): only broken arithmetic gets there."""
+        m = self.model
+        values = state.values
+        sd = None if self.sd_column is None else values[:, self.columns.index(self.sd_column)]
+        names = list(state.players) + list(state.shared)
+        R.check_results(self.name, names, values[:, 0], sd, alpha=m.scale, centre=m.prior_mean,
+                        hint=f"{self!r}'s settings, or the games' weights and gaps, are beyond what its arithmetic "
+                             f"carries (see the accepted ranges in help({type(self).__name__}))")
+
     def _check_time_base(self, state: FilterState, games: Games) -> None:
         """``ValueError`` when ``state`` was run on dates and ``games`` have numeric times, or the
         reverse: the gap from a competitor's last appearance would mix days since 1970 with plain

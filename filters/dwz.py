@@ -176,8 +176,8 @@ class DWZ(Filter):
         if expectation not in ("normal", "logistic"):
             raise ValueError(f"DWZ: expectation must be 'normal' or 'logistic', got {expectation!r}")
         self.expectation = expectation
-        self.home = C.location("DWZ", "home", home)
-        self.initial_rating = C.location("DWZ", "initial_rating", initial_rating)
+        self.home = C.location("DWZ", "home", home, ELO_SCALE)
+        self.initial_rating = C.location("DWZ", "initial_rating", initial_rating, ELO_SCALE)
         self.draw = draw
         try:
             self.model  # the draw model, checked by SkillModel
@@ -225,7 +225,7 @@ class DWZ(Filter):
         """``initial={name: rating}``, ``(rating, index)`` or ``{"rating": r, "index": i}``; a rating
         within ``+-1e300``, an index a whole number >= 0."""
         row = super().initial_row(value)
-        C.location(self.name, "initial rating", row[_R])
+        C.location(self.name, "initial rating", row[_R], ELO_SCALE)
         C.whole(self.name, "initial index", row[_INDEX], 0, 10**9)
         return row
 

@@ -127,9 +127,10 @@ class ECF(Filter):
                  initial_grade: float = INITIAL_GRADE, elo_per_grade: float = ELO_PER_GRADE,
                  draw="half"):
         self.games_required = C.number("ECF", "games_required", games_required, 1.0, 1e6)
-        self.home = C.location("ECF", "home", home)
-        self.initial_grade = C.location("ECF", "initial_grade", initial_grade)
-        self.elo_per_grade = C.number("ECF", "elo_per_grade", elo_per_grade, 0.01, 1000.0)
+        self.home = self.elo_per_grade = C.number("ECF", "elo_per_grade", elo_per_grade, 0.01, 1000.0)
+        alpha = ELO_SCALE / self.elo_per_grade  # the model's scale, in grade points
+        self.home = C.location("ECF", "home", home, alpha)
+        self.initial_grade = C.location("ECF", "initial_grade", initial_grade, alpha)
         self.draw = draw
         try:
             self.model  # the draw model, checked by SkillModel
@@ -161,7 +162,7 @@ class ECF(Filter):
     def initial_row(self, value) -> np.ndarray:
         """``initial={name: grade}``; ``|grade| <= 1e300``."""
         row = super().initial_row(value)
-        C.location(self.name, "initial grade", row[_GRADE])
+        C.location(self.name, "initial grade", row[_GRADE], ELO_SCALE / self.elo_per_grade)
         return row
 
 

@@ -71,6 +71,8 @@ from numba import njit
 from statespace import Outcome, SkillModel
 from statespace import _numeric as nx
 
+from statespace import ranges as R
+
 from . import _checks as C
 from . import _kernels as K
 from .base import Filter, FilterState
@@ -317,7 +319,7 @@ def steady_state_variance(model: SkillModel, dt: float = 1.0, *, predicted: bool
 
 
 class EKF(Filter):
-    """Extended Kalman filter of a :class:`statespace.SkillModel` (see the module docstring).
+    r"""Extended Kalman filter of a :class:`statespace.SkillModel` (see the module docstring).
 
     Parameters
     ----------
@@ -344,12 +346,13 @@ class EKF(Filter):
         Time unit of the drift when the games carry no rating periods (1: drift per day; with
         numeric times, per unit of time).
 
-    Accepted ranges (:mod:`filters._checks`): ``model.scale`` in ``[1e-150, 1e150]`` (the kernels
-    square it), ``|model.prior_mean|`` and ``|model.home|`` at most 1e300, a threshold draw margin in
-    ``[0, 1e150]``, the model's variances (``prior_var``, ``drift``, ``home_drift``) any finite
-    number >= 0 (a variance is kept in ``[1e-300, 1e300]`` by the kernels), ``iterations`` a whole
-    number in ``[1, 10000]``, ``tol`` and ``period_days`` any finite number > 0, ``variance`` in
-    ``(0, 1e300]``.
+    Accepted ranges (:mod:`statespace.ranges`, in units of the model's scale :math:`\alpha`): the
+    model's own (:class:`~statespace.SkillModel`: variances up to :math:`(10^3\alpha)^2`, locations
+    within :math:`\pm 10^6\alpha`), a threshold draw margin in :math:`[0, 10^3\alpha]`,
+    ``iterations`` a whole number in ``[1, 10000]``, ``tol`` in ``(0, 1]``, ``period_days`` any
+    finite number > 0, ``variance`` in :math:`(0, (10^3\alpha)^2]`. A run whose ratings end more
+    than :math:`10^9\alpha` from the prior mean (a gap of a million years under a large drift) is a
+    :class:`~statespace.ranges.ResultRangeError`.
     """
 
     name = "ekf"
@@ -385,17 +388,14 @@ class EKF(Filter):
             raise ValueError(f"a latent home advantage (home_drift={model.home_drift!r} > 0) is filtered with "
                              f"covariance='diagonal' only, got covariance={covariance!r}; use home_drift=0 "
                              f"(a fixed home advantage) with {covariance!r}")
-        if not (isinstance(iterations, (int, np.integer)) and 1 <= iterations <= MAX_ITERATIONS):
+        if isinstance(iterations, (float, np.floating)) or not C.is_number(iterations):
             raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
-        C.number("EKF", "tol", tol, 0.0, lo_open=True)
+        C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
+        C.number("EKF", "tol", tol, 0.0, 1.0, lo_open=True)
         C.number("EKF", "period_days", period_days, 0.0, lo_open=True)
-        # the model's scale is squared (and divided by, squared); its locations are added to ratings
-        C.number("EKF", "model.scale", model.scale, 1.0 / C.SD_MAX, C.SD_MAX)
-        C.location("EKF", "model.prior_mean", model.prior_mean)
-        C.location("EKF", "model.home", model.home)
+        # the model's own settings are checked by SkillModel (statespace.ranges, in scales)
         if isinstance(model.observation, Outcome) and model.draw_code == nx.DRAW_THRESHOLD:
-            # bounded as an sd is: the margin over the scale (>= 1e-150) stays finite
-            C.length("EKF", "the threshold draw margin", model.draw.theta, zero=True)
+            C.length("EKF", "the threshold draw margin", model.draw.theta, model.scale, zero=True)
         self.skill_model = model
         self.covariance = covariance
         self.iterations = int(iterations)
@@ -407,8 +407,8 @@ class EKF(Filter):
                              f"the model observes {type(model.observation).__name__}: use 'diagonal' or 'full'")
         if covariance == "scalar":
             if variance is None:  # a huge drift's steady state is beyond the variances the kernels keep
-                variance = min(steady_state_variance(model, predicted=True), K.VAR_MAX)
-            C.number("EKF", "variance", variance, 0.0, K.VAR_MAX, lo_open=True)
+                variance = min(steady_state_variance(model, predicted=True), (R.SD_SCALES * model.scale) ** 2)
+            R.variance("EKF", "variance", variance, model.scale, zero=False)
         elif variance is not None:
             raise ValueError("variance= is the fixed variance of covariance='scalar' only")
         self.variance = None if variance is None else float(variance)
@@ -517,10 +517,12 @@ class EKF(Filter):
         return super().kernel_value(name)
 
     def initial_row(self, value) -> np.ndarray:
-        """A starting value within the settings' ranges: ``|mean| <= 1e300``, sd in ``(0, 1e150]``."""
+        r"""A starting value within the settings' ranges (in scales :math:`\alpha`, the model's
+        ``scale``): a mean within :math:`\pm 10^6\alpha`, an sd in :math:`(0, 10^3\alpha]`."""
         row = super().initial_row(value)
-        C.location(self.name, "initial mean", row[_MEAN])
-        C.length(self.name, "initial sd", row[_SD])
+        alpha = self.skill_model.scale
+        C.location(self.name, "initial mean", row[_MEAN], alpha)
+        C.length(self.name, "initial sd", row[_SD], alpha)
         return row
 
     def prior_row(self) -> np.ndarray:

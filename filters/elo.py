@@ -26,10 +26,11 @@ FIDE rules (FIDE Handbook B.02, "FIDE Rating Regulations", 8.3 and 8.56), with `
 than 400 points counts as 400 in the update; if :math:`K n > 700` for a player's :math:`n` games
 in one period, :math:`K` becomes the largest whole number with :math:`K n \le 700`.
 
-Numeric guards (issue 13): ``K`` is at most 1e190, so that a game's shift :math:`K w (y - E)` (a
-weight counts up to 1e100, :data:`filters._kernels.WEIGHT_MAX`) is at most 1e290 (FIDE's, 40 times
-the weight, far less): no gain or game weight makes a rating infinite over any table of fewer than
-1e18 games (and the next forecast NaN); a forecast from ratings far apart is 1 or 0, as it should be.
+Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha`): :math:`K` at
+most :math:`10\alpha` (1737 points at the default scale; published gains are 10 to 40), ``home``
+and ``initial_rating`` within :math:`\pm 10^6\alpha`. A game's shift is at most :math:`K` times its
+weight; a run whose ratings end more than :math:`10^9\alpha` from ``initial_rating`` (a game
+weighted :math:`10^{100}` times) is an error, not a result.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ __all__ = ["Elo"]
 #: K, the classic club gain: rating points moved per unit of surprise (a win the forecast gave
 #: even odds moves 16 points)
 K_FACTOR = 32.0
+#: the largest K, in scales: a game the forecast gave even odds then moves a rating 5 scales (870
+#: points at 400 / ln 10), after which one game decides the next forecast almost alone
+K_MAX_SCALES = 10.0
 #: a newcomer's rating
 INITIAL_RATING = 1500.0
 #: a lead of SCALE points means odds of BASE to 1 (400 and 10: 400 points ahead wins 10 games in 11)
@@ -135,18 +139,17 @@ class Elo(Filter):
     ----------
     k:
         Gain :math:`K`: points moved per unit of surprise (:math:`y - E`). 32 is the classic club
-        value. In ``[0, 1e190]``: a game moves a rating by at most :math:`K` times its weight (counted up to 1e100),
-        1e290, so that ratings stay finite.
+        value. In :math:`[0, 10\alpha]` (1737 points at the default scale).
     home:
         Home advantage in rating points, added to ``a`` in games not flagged neutral
-        (``|home| <= 1e300``).
+        (:math:`|h| \le 10^6\alpha`).
     initial_rating:
-        Rating of a newcomer (1500; ``|initial_rating| <= 1e300``).
+        Rating of a newcomer (1500; within :math:`\pm 10^6\alpha`).
     scale:
         Points per factor ``base`` in odds: with the defaults a 400-point lead means 10:1.
     base:
         Base of the exponent (10); ``scale`` and ``base`` are finite, ``base > 1``, and the logistic
-        scale :math:`\alpha = \mathtt{scale} / \ln(\mathtt{base})` must lie in ``[1e-300, 1e300]``.
+        scale :math:`\alpha = \mathtt{scale} / \ln(\mathtt{base})` must lie in :math:`[10^{-100}, 10^{100}]`.
     fide:
         Apply the FIDE rules (see the module docstring and :meth:`fide`); ``k`` is then ignored.
 
@@ -169,15 +172,12 @@ class Elo(Filter):
 
     def __init__(self, k: float = K_FACTOR, *, home: float = 0.0, initial_rating: float = INITIAL_RATING,
                  scale: float = SCALE, base: float = BASE, fide: bool = False):
-        self.k = C.number("Elo", "k", k, 0.0, K.STEP_MAX / K.WEIGHT_MAX)
-        self.home = C.location("Elo", "home", home)
-        self.initial_rating = C.location("Elo", "initial_rating", initial_rating)
         self.scale = C.number("Elo", "scale", scale, 0.0, lo_open=True)
         self.base = C.number("Elo", "base", base, 1.0, lo_open=True)
-        logistic = self.scale / math.log(self.base)
-        if not 1e-300 <= logistic <= 1e300:  # the model's scale: a normal float, with room to divide by it
-            raise ValueError(f"Elo: scale / ln(base) must be in [1e-300, 1e300] (points per logistic unit); "
-                             f"scale={scale!r} and base={base!r} give {logistic!r}")
+        alpha = C.scale("Elo", "scale / ln(base)", self.scale / math.log(self.base))
+        self.k = C.number("Elo", "k", k, 0.0, K_MAX_SCALES * alpha, unit=f" ({K_MAX_SCALES:g} scales of {alpha:.6g})")
+        self.home = C.location("Elo", "home", home, alpha)
+        self.initial_rating = C.location("Elo", "initial_rating", initial_rating, alpha)
         self.is_fide = bool(fide)
         if self.is_fide:
             self.name = "elo_fide"
@@ -235,7 +235,7 @@ class Elo(Filter):
         """``initial={name: rating}`` (or ``{name: {"rating": r, "games": n}}``); under FIDE rules a
         starting rating of 2400 or more counts as having reached 2400. ``|rating| <= 1e300``."""
         row = super().initial_row(value)
-        C.location(self.name, "initial rating", row[_RATING])
+        C.location(self.name, "initial rating", row[_RATING], self.logistic_scale)
         if np.ndim(value) == 0 or len(np.atleast_1d(value)) == 1:
             row[_REACHED] = 1.0 if self.is_fide and row[_RATING] >= 2400 else 0.0
         return row

@@ -172,7 +172,16 @@ def _f_ex(xv, ex, delta2, pv, a_, inv_tau2):
     return 0.5 * (ex * q) * ((delta2 - pv - ex) * q) - (xv - a_) * inv_tau2
 
 
-#: Glicko-2's volatility is kept in [VOL_MIN, VOL_MAX] (issue 13): ln sigma^2 is then a normal float,
+#: the largest tau: more than twice the top of Glickman's advice (0.3 to 1.2)
+TAU_MAX = 3.0
+#: the largest starting volatility: an RD growth of one scale (173.7 points) a period
+INITIAL_VOLATILITY_MAX = 1.0
+#: Glicko-2's largest RD, in scales (1737 points; Glickman's 350 is 2): the volatility step grows
+#: ln sigma^2 by up to tau^2 v / 8, and v, the variance a game's result implies, grows as
+#: e^{|mu - mu_j|}: a newcomer of RD 100 scales, moved 50 scales by its first game, met a settled
+#: competitor and ran the volatility, then the ratings, to 1e296
+RD2_MAX_SCALES = 10.0
+#: Glicko-2's volatility is kept in [VOL_MIN, VOL_MAX]: ln sigma^2 is then a normal float,
 #: and sigma^2 added to phi^2 leaves the RD (173.7 phi) within the filters' sd cap of 1e150
 VOL_MIN = 1e-150
 VOL_MAX = 1e147
@@ -190,7 +199,7 @@ def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
     Returns -1.0 when the iteration does not converge within ``max_iter`` steps (the caller
     raises), never a silent NaN.
 
-    Guards (issue 13), none of which changes a step where Glickman's arithmetic is finite: the root
+    Guards, none of which changes a step where Glickman's arithmetic is finite: the root
     of f is sought in ``x = ln sigma^2`` within ``[ln VOL_MIN^2, ln VOL_MAX^2]``, and a root beyond
     an end gives that end (a shock no finite volatility explains, ``Delta^2`` overflowing, gives
     ``VOL_MAX``; with a huge ``tau`` f may stay below 0 down to the floor, and the volatility falls
@@ -276,7 +285,7 @@ def _apply2(x, count, theta, i, scratch):
     """Glicko-2 steps 3-8 for competitor ``i`` from the period's sites (in rating units):
     ``1 / v = sum g^2 E (1 - E) = precision * 173.72^2``, ``Delta / v = gradient * 173.72``.
 
-    Guards (issue 13): ``v`` counts as at most ``V_MAX`` (every ``E`` exactly 0 or 1 gives
+    Guards: ``v`` counts as at most ``V_MAX`` (every ``E`` exactly 0 or 1 gives
     ``1 / v = 0``: Glickman's ``v`` would be inf and ``Delta`` NaN); the volatility is kept in
     ``[VOL_MIN, VOL_MAX]`` (:func:`new_volatility`), the new RD's square within the filters'
     variance bounds and the rating within ``+-MEAN_MAX``."""
@@ -316,10 +325,10 @@ class _GlickoBase(Filter):
 
     def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
         owner = type(self).__name__
-        self.initial_rating = CH.location(owner, "initial_rating", initial_rating)
-        self.initial_rd = CH.length(owner, "initial_rd", initial_rd)
-        self.rd_max = CH.length(owner, "rd_max", rd_max)
-        self.home = CH.location(owner, "home", home)
+        self.initial_rating = CH.location(owner, "initial_rating", initial_rating, ELO_SCALE)
+        self.initial_rd = CH.length(owner, "initial_rd", initial_rd, ELO_SCALE)
+        self.rd_max = CH.length(owner, "rd_max", rd_max, ELO_SCALE)
+        self.home = CH.location(owner, "home", home, ELO_SCALE)
         self.period_days = CH.number(owner, "period_days", period_days, 0.0, lo_open=True)
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
@@ -333,10 +342,11 @@ class _GlickoBase(Filter):
         return getattr(self, name, 0.0)
 
     def initial_row(self, value) -> np.ndarray:
-        """A starting value within the settings' ranges: ``|rating| <= 1e300``, RD in ``(0, 1e150]``."""
+        r"""A starting value within the settings' ranges: a rating within :math:`\pm 10^6` scales of
+        :math:`400 / \ln 10`, an RD in :math:`(0, 10^3]` scales."""
         row = super().initial_row(value)
-        CH.location(self.name, "initial rating", row[_R])
-        CH.length(self.name, "initial RD", row[_RD])
+        CH.location(self.name, "initial rating", row[_R], ELO_SCALE)
+        CH.length(self.name, "initial RD", row[_RD], ELO_SCALE)
         return row
 
     def predict_proba(self, state, a, b, at_home=None, form: str | None = None):
@@ -373,10 +383,10 @@ class Glicko(_GlickoBase):
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
 
-    Accepted ranges (:mod:`filters._checks`): ``c`` in ``[0, 1e150]``, ``initial_rd`` and ``rd_max``
-    in ``(0, 1e150]``, ``|initial_rating|`` and ``|home|`` at most 1e300, ``period_days`` any finite
-    number > 0. An RD below 1e-150 acts as 1e-150 once it is updated (variances are kept at least
-    1e-300).
+    Accepted ranges (:mod:`statespace.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
+    ``c`` in :math:`[0, 10^3\alpha]`, ``initial_rd`` and ``rd_max`` in :math:`(0, 10^3\alpha]`,
+    ``initial_rating`` and ``home`` within :math:`\pm 10^6\alpha`, ``period_days`` any finite number
+    > 0. An RD below 1e-150 acts as 1e-150 once it is updated (variances are kept at least 1e-300).
     """
 
     name = "glicko"
@@ -387,7 +397,7 @@ class Glicko(_GlickoBase):
     def __init__(self, c: float = C, *, initial_rating: float = INITIAL_RATING,
                  initial_rd: float = INITIAL_RD, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction"):
-        self.c = CH.length(type(self).__name__, "c", c, zero=True)
+        self.c = CH.length(type(self).__name__, "c", c, ELO_SCALE, zero=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 
@@ -424,10 +434,16 @@ class Glicko2(_GlickoBase):
     home, period_days, form, rd_max:
         As for :class:`Glicko`.
 
-    Accepted ranges: ``tau`` and ``eps`` any finite number > 0, ``initial_volatility`` in
-    ``(0, 1e147]``, ``max_iter`` a whole number in ``[1, 1e9]``, the rest as for :class:`Glicko`. A
-    volatility is kept in ``[1e-150, 1e147]`` (:func:`new_volatility`): a huge ``tau`` lets it fall
-    to the floor, a shock no finite volatility explains takes it to the cap.
+    Accepted ranges (:mod:`statespace.ranges`): ``tau`` in ``(0, 3]`` (Glickman advises 0.3 to 1.2;
+    ``tune`` searches up to 2.5), ``initial_volatility`` in ``(0, 1]`` (Glickman's 0.06; 1 adds an
+    RD of 173.7 points a period), ``initial_rd`` and ``rd_max`` in ``(0, 1737]`` (10 scales; the
+    volatility step runs away after a result that far from the forecast), ``eps`` in
+    ``(0, 0.01]``, ``max_iter`` a whole number in ``[1, 1e6]``, the rest as for :class:`Glicko`. A volatility is kept in ``[1e-150, 1e147]``
+    (:func:`new_volatility`). Glickman made the volatility for rating periods of many games: with
+    one game a period (games without ``period``), a large ``tau`` or starting volatility lets the
+    volatility's random walk climb until it runs away (on the NFL's games, ``tau=1.2`` with
+    ``initial_volatility=0.3``); such a run ends in a
+    :class:`~statespace.ranges.ResultRangeError`, not in ratings.
     """
 
     name = "glicko2"
@@ -440,11 +456,14 @@ class Glicko2(_GlickoBase):
                  initial_volatility: float = INITIAL_VOLATILITY, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction", eps: float = 1e-6,
                  max_iter: int = 10_000):
-        self.tau = CH.number("Glicko2", "tau", tau, 0.0, lo_open=True)
-        self.initial_volatility = CH.number("Glicko2", "initial_volatility", initial_volatility, 0.0, VOL_MAX,
-                                            lo_open=True)
-        self.eps = CH.number("Glicko2", "eps", eps, 0.0, lo_open=True)
-        self.max_iter = CH.whole("Glicko2", "max_iter", max_iter, 1, 10**9)
+        self.tau = CH.number("Glicko2", "tau", tau, 0.0, TAU_MAX, lo_open=True)
+        self.initial_volatility = CH.number("Glicko2", "initial_volatility", initial_volatility, 0.0,
+                                            INITIAL_VOLATILITY_MAX, lo_open=True)
+        self.eps = CH.number("Glicko2", "eps", eps, 0.0, 0.01, lo_open=True)
+        self.max_iter = CH.whole("Glicko2", "max_iter", max_iter, 1, 10**6)
+        for name, value in (("initial_rd", initial_rd), ("rd_max", rd_max)):
+            CH.number("Glicko2", name, value, 0.0, RD2_MAX_SCALES * ELO_SCALE, lo_open=True,
+                      unit=f" ({RD2_MAX_SCALES:g} scales of {ELO_SCALE:.6g})")
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
 
@@ -473,7 +492,7 @@ class Glicko2(_GlickoBase):
         row = super().initial_row(value)
         if not row[_SIGMA] > 0:
             raise ValueError(f"{self.name}: volatility must be > 0, got {row[_SIGMA]!r}")
-        CH.number(self.name, "initial volatility", row[_SIGMA], 0.0, VOL_MAX, lo_open=True)
+        CH.number(self.name, "initial volatility", row[_SIGMA], 0.0, INITIAL_VOLATILITY_MAX, lo_open=True)
         return row
 
 

@@ -99,7 +99,7 @@ class Stephenson(Glicko):
     initial_rating, initial_rd, rd_max, home, period_days, form:
         As for :class:`filters.Glicko` (the vignette starts newcomers at 2200 with RD 300).
 
-    Accepted ranges: ``c`` and ``h`` in ``[0, 1e150]``, ``bonus`` in ``[0, 1]`` (a share of a game's
+    Accepted ranges: ``c`` and ``h`` in :math:`[0, 10^3\alpha]` (:math:`\alpha = 400 / \ln 10`), ``bonus`` in ``[0, 1]`` (a share of a game's
     expected score, which is at most 1), ``neighbourhood`` in ``[0, 1]`` (a share of the gap: above
     1 the update overshoots the opponents' mean and diverges), the rest as for Glicko.
     """
@@ -117,7 +117,7 @@ class Stephenson(Glicko):
                  home: float = 0.0, period_days: float = 30.0, form: str = "prediction"):
         super().__init__(c, initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
                          period_days=period_days, form=form)
-        self.h = C.length("Stephenson", "h", h, zero=True)
+        self.h = C.length("Stephenson", "h", h, ELO_SCALE, zero=True)
         # shares: of a game's expected score, and of the gap to the opponents' mean rating
         self.bonus = C.number("Stephenson", "bonus", bonus, 0.0, 1.0)
         self.neighbourhood = C.number("Stephenson", "neighbourhood", neighbourhood, 0.0, 1.0)

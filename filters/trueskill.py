@@ -178,10 +178,11 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
     displayed ``rating`` :math:`= \mu - 3 \sigma` (a lower bound, not the skill estimate).
 
-    Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
-    ``[0, 1e150]``, ``|mu|`` and ``|home|`` at most 1e300, ``draw_probability`` in ``[0, 1)`` or ``None``,
-    ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a ``sigma`` or
-    ``beta`` below 1e-150 acts as 1e-150.
+    Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
+    the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
+    :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within :math:`\pm 10^6\alpha`, ``draw_probability``
+    in ``[0, 1)`` or ``None``, ``period_days`` any finite number > 0. Variances are kept in
+    ``[1e-300, 1e300]``: a ``sigma`` below 1e-150 acts as 1e-150.
     """
 
     name = "trueskill"

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from statespace import Davidson, Games, Threshold, metrics
+from statespace.ranges import ResultRangeError
 from statespace.settings import BoundWarning, DrawWarning, TuneResult
 
 from ._draws import caller_stacklevel
@@ -90,7 +91,13 @@ def resolve_objective(method, objective: str | None = None, games: Games | None 
 
 
 def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np.ndarray]:
-    proba = method.run(games).proba
+    """The mean of ``objective`` over the (scored) games; 1e6 where it is not finite or the run's
+    arithmetic broke down (a :class:`~statespace.ranges.ResultRangeError`): such settings lose."""
+    try:
+        proba = method.run(games).proba
+    except ResultRangeError:
+        n = len(games) if scored is None else len(scored)
+        return 1e6, np.full(n, 1e6)
     if scored is not None:
         proba = proba[scored]
         games_score = games.score[scored]

@@ -227,10 +227,11 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
     displayed ``rating`` :math:`= \mu - 3 \sigma` (openskill's ``ordinal()``).
 
-    Accepted ranges (:mod:`filters._checks`): ``sigma`` and ``beta`` in ``(0, 1e150]``, ``tau`` in
-    ``[0, 1e150]``, ``|mu|``, ``|home|`` at most 1e300, ``epsilon`` in ``[0, 1e150]`` (or ``None``), ``kappa`` in
-    ``(0, 1]``, ``period_days`` any finite number > 0. Variances are kept in ``[1e-300, 1e300]``: a
-    ``sigma`` or ``beta`` below 1e-150 acts as 1e-150.
+    Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
+    the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` and
+    ``epsilon`` (or ``None``) in :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within
+    :math:`\pm 10^6\alpha`, ``kappa`` in ``(0, 1]``, ``period_days`` any finite number > 0. Variances
+    are kept in ``[1e-300, 1e300]``: a ``sigma`` below 1e-150 acts as 1e-150.
 
     The chosen variant is ``model_name`` (and ``name``: ``wenglin_bt``, ``wenglin_tm``,
     ``wenglin_pl``); the ``model`` property is, as for every filter, the :class:`SkillModel`.
@@ -257,7 +258,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         self.kappa = C.number("WengLin", "kappa", kappa, 0.0, 1.0, lo_open=True)
         if self.model_code == TM:
             # a margin in skill units, bounded as an sd is: its ratio to the smallest scale stays finite
-            self.epsilon = None if epsilon is None else C.length("WengLin", "epsilon", epsilon, zero=True)
+            self.epsilon = None if epsilon is None else C.length("WengLin", "epsilon", epsilon, math.sqrt(2.0) * self.beta,
+                                                                    zero=True)
         elif epsilon is not None:
             raise ValueError(f"WengLin: epsilon (a draw margin) applies to model='thurstone_mosteller' "
                              f"only; {self.model_name} scores a draw as half a win")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from . import _numeric as nx
+from . import ranges as R
 from .observation import Observation
 from .outcome import Davidson, DrawModel, HalfWin, NoDraw, Outcome, Threshold, as_draw
 
@@ -37,6 +38,9 @@ __all__ = ["SkillModel", "ELO_SCALE"]
 #: The Elo/Glicko scale: 400 / ln 10 = 173.7178 rating points per logistic unit, so that
 #: a 400-point lead means odds of 10 to 1.
 ELO_SCALE = 400.0 / math.log(10.0)
+#: the fastest mean reversion, per unit of time: at 1e3 a skill forgets all but e^-1000 of its lead
+#: within one unit, so a faster one says nothing more
+REVERSION_MAX = 1e3
 
 
 @dataclass(frozen=True)
@@ -85,8 +89,15 @@ class SkillModel:
         :class:`~statespace.Outcome` sets ``link`` and ``draw`` (giving a different non-default
         ``link`` or ``draw`` as well is an error). :class:`~statespace.Margin` (the score
         difference, in skill units = points) and :class:`~statespace.Goals` (each side's count,
-        Poisson) read the games' ``score_a`` and ``score_b``; with them ``link`` and ``draw``
+        negative binomial) read the games' ``score_a`` and ``score_b``; with them ``link`` and ``draw``
         stay at their defaults and mean nothing.
+
+    Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha`): ``scale`` in
+    :math:`[10^{-100}, 10^{100}]`; ``prior_mean`` and ``home`` within :math:`\pm 10^6\alpha`;
+    ``prior_var``, ``drift`` and ``home_drift`` in :math:`[0, (10^3\alpha)^2]` (an sd of at most
+    :math:`10^3\alpha`: flat over every rating a game can tell apart); ``reversion`` in
+    :math:`[0, 10^3]` per unit of time. Any Python or NumPy number; outside, a ``ValueError``
+    naming the setting, its range and the value.
 
     Skill uncertainty in forecasts
     ------------------------------
@@ -127,21 +138,17 @@ class SkillModel:
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
             raise ValueError(f"link must be 'logistic' or 'probit', got {self.link!r}")
-        for name in ("scale", "prior_mean", "prior_var", "drift", "home", "reversion", "home_drift"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
-        if self.scale <= 0:
-            raise ValueError(f"scale must be > 0, got {self.scale!r}")
-        if self.prior_var < 0:
-            raise ValueError(f"prior_var must be >= 0, got {self.prior_var!r}")
-        if self.drift < 0:
-            raise ValueError(f"drift must be >= 0, got {self.drift!r}")
-        if self.reversion < 0:
-            raise ValueError(f"reversion must be >= 0, got {self.reversion!r}")
-        if self.home_drift < 0:
-            raise ValueError(f"home_drift must be >= 0, got {self.home_drift!r}")
+        # the one rule of statespace.ranges, in units of the scale (see "Accepted ranges" above)
+        alpha = R.scale("SkillModel", "scale", self.scale)
+        checked = {"scale": alpha,
+                   "prior_mean": R.location("SkillModel", "prior_mean", self.prior_mean, alpha),
+                   "prior_var": R.variance("SkillModel", "prior_var", self.prior_var, alpha),
+                   "drift": R.variance("SkillModel", "drift", self.drift, alpha),
+                   "home": R.location("SkillModel", "home", self.home, alpha),
+                   "reversion": R.number("SkillModel", "reversion", self.reversion, 0.0, REVERSION_MAX),
+                   "home_drift": R.variance("SkillModel", "home_drift", self.home_drift, alpha)}
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
         object.__setattr__(self, "draw", as_draw(self.draw))
         object.__setattr__(self, "observation", self._resolve_observation(self.observation))
 

@@ -13,20 +13,24 @@ unit, wide enough to hold every published setting many times over and narrow eno
 precision keeps its meaning:
 
 - a *standard deviation* (a prior sd, TrueSkill's :math:`\sigma` and :math:`\tau`, Glicko's RD and
-  :math:`c`, a draw margin): at most :data:`SD_SCALES` = :math:`10^4\,\alpha`, and a *variance*
-  (a prior variance, a drift per unit of time) at most :math:`(10^4\alpha)^2`. A prior sd of
-  :math:`10^4\alpha` is flat over every rating a game can tell apart; a drift of
-  :math:`10^8\alpha^2` per unit forgets a rating completely at every step;
+  :math:`c`, a draw margin): at most :data:`SD_SCALES` = :math:`10^3\,\alpha`, and a *variance*
+  (a prior variance, a drift per unit of time) at most :math:`(10^3\alpha)^2`. A prior sd of
+  :math:`10^3\alpha` is flat over every rating a game can tell apart, and a drift of
+  :math:`10^6\alpha^2` per unit forgets a rating at every step; a larger one says nothing more, and
+  a linearised update (Glicko's, the EKF's) moves a rating by up to its variance over
+  :math:`\alpha`, so that beyond it one game could move a rating by more than :math:`10^6\alpha`;
 - a *location* (a prior mean, a starting rating, a home advantage): :math:`|x| \le 10^6\,\alpha`
   (:data:`LOCATION_SCALES`);
 - the scale itself: in :math:`[10^{-100}, 10^{100}]` (:data:`SCALE_MIN`, :data:`SCALE_MAX`), any
-  unit a user may choose, with room for :math:`10^6\alpha` and its square.
+  unit a user may choose, with room for :math:`10^9\alpha` and its square.
 
-**Results.** A rating more than :data:`RESULT_SCALES` = :math:`10^6\,\alpha` from the prior mean, or
-an sd above :math:`10^6\,\alpha`, means a win probability of :math:`e^{-10^6}`: no game table can
-say that; only arithmetic that has broken down (an extreme setting, a game weighted :math:`10^{100}`
-times, a gap of a million years with a large drift) produces it. :func:`check_results` turns it into
-a :class:`ResultRangeError` naming the method, the competitor and what to change.
+**Results.** A rating more than :data:`RESULT_SCALES` = :math:`10^9\,\alpha` from the prior mean, or
+an sd above :math:`10^9\,\alpha`, is a thousand times beyond what any accepted setting moves a
+rating to on games of weight 1 and gaps of up to 50 units of time (the property tests of
+``tests/test_extremes.py`` run every filter there); only arithmetic that has broken down (a game
+weighted :math:`10^{100}` times, a gap of a million years under a large drift, Glicko-2's volatility
+running away) produces it. :func:`check_results` turns it into a :class:`ResultRangeError` naming the
+method, the competitor and what to change.
 """
 
 from __future__ import annotations
@@ -39,11 +43,11 @@ __all__ = ["SD_SCALES", "LOCATION_SCALES", "RESULT_SCALES", "SCALE_MIN", "SCALE_
            "is_number", "bound", "number", "whole", "scale", "sd", "variance", "location", "check_results"]
 
 #: the largest standard-deviation setting, in units of the scale (a variance: its square)
-SD_SCALES = 1e4
+SD_SCALES = 1e3
 #: the largest magnitude of a location setting (prior mean, starting rating, home advantage), in scales
 LOCATION_SCALES = 1e6
 #: the largest distance of a rating from the prior mean, and the largest sd, a result may have, in scales
-RESULT_SCALES = 1e6
+RESULT_SCALES = 1e9
 #: the range of a scale (a model's alpha, Elo's points per logistic unit, TrueSkill's beta)
 SCALE_MIN, SCALE_MAX = 1e-100, 1e100
 
@@ -71,7 +75,7 @@ def number(owner: str, name: str, value, lo: float = -math.inf, hi: float = math
            lo_open: bool = False, hi_open: bool = False, unit: str = "") -> float:
     """``value`` as a float if it is a finite number in the interval from ``lo`` to ``hi`` (open at
     an end when asked), else ``ValueError("<owner>: <name> must be a finite number in [lo, hi], got
-    <value>")``; ``unit`` follows the interval in the message (``" (1e4 scales)"``)."""
+    <value>")``; ``unit`` follows the interval in the message (``" (1e3 scales)"``)."""
     ok = is_number(value) and math.isfinite(value)
     if ok:
         v = float(value)
@@ -106,17 +110,17 @@ def scale(owner: str, name: str, value) -> float:
 
 
 def _scales(k: float, alpha: float) -> str:
-    """`` (1e4 scales)`` or `` (1e4 scales of 173.7)``: the bound in the unit it is stated in."""
+    """`` (1e3 scales)`` or `` (1e3 scales of 173.7)``: the bound in the unit it is stated in."""
     return f" ({bound(k)} scales)" if alpha == 1.0 else f" ({bound(k)} scales of {alpha:.6g})"
 
 
 def sd(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = False) -> float:
-    """A standard deviation setting: in ``(0, 1e4 alpha]`` (``[0, 1e4 alpha]`` with ``zero``)."""
+    """A standard deviation setting: in ``(0, 1e3 alpha]`` (``[0, 1e3 alpha]`` with ``zero``)."""
     return number(owner, name, value, 0.0, SD_SCALES * alpha, lo_open=not zero, unit=_scales(SD_SCALES, alpha))
 
 
 def variance(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = True) -> float:
-    """A variance setting (a prior variance, a drift per unit of time): in ``[0, (1e4 alpha)^2]``
+    """A variance setting (a prior variance, a drift per unit of time): in ``[0, (1e3 alpha)^2]``
     (``(0, ...]`` without ``zero``)."""
     return number(owner, name, value, 0.0, (SD_SCALES * alpha) ** 2, lo_open=not zero,
                   unit=f" (an sd of {bound(SD_SCALES)} scales{'' if alpha == 1.0 else f' of {alpha:.6g}'})")

@@ -44,6 +44,38 @@ def _constructor_names(cls: type) -> tuple[str, ...]:
     return hit[1]
 
 
+def _kind_of(value) -> str | None:
+    """What ``value`` is, when it is one of the project's objects rather than a setting's value."""
+    from .games import Games
+    from .model import SkillModel
+    from .observation import Observation
+
+    kinds = ((SkillModel, "a SkillModel"), (Observation, "an observation"), (Games, "a Games table"),
+             (pd.DataFrame, "a DataFrame"), (Settings, "a rating method"))
+    return next((text for kind, text in kinds if isinstance(value, kind)), None)
+
+
+def _check_positional(cls: type, args: tuple) -> None:
+    """``TypeError`` naming the argument and what ``cls`` takes there, when a positional argument is
+    a model, an observation, a table or a method where the constructor's parameter is not ``model``."""
+    names = _constructor_names(cls)
+    for i, value in enumerate(args):
+        if i >= len(names) or names[i] == "model":
+            continue
+        kind = _kind_of(value)
+        if kind is None:
+            continue
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        takes = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        model_hint = ""
+        if kind == "a SkillModel":
+            model_hint = (f"; {cls.__name__} rates with its own model: a SkillModel is taken by filters.EKF(model) "
+                          f"and the smoothers (e.g. smoothers.LaplaceSmoother(model))")
+        raise TypeError(f"{cls.__name__} ({cls.name!r}) takes {names[i]!r} as argument {i + 1} (its settings: "
+                        f"{takes}), got {kind}: {shown}{model_hint}")
+
+
 class Settings:
     """Constructor arguments as the method's settings. A subclass keeps every argument on an
     attribute of the same name, or names the attribute in ``_param_aliases``."""
@@ -57,7 +89,11 @@ class Settings:
     def __new__(cls, *args, **kwargs):
         """Refuse ``model=`` by name where the constructor takes none: such a method rates with its
         own win/draw/loss model, and Python's bare "unexpected keyword argument" would name neither
-        the observation it cannot honour nor the methods that can."""
+        the observation it cannot honour nor the methods that can. Refuse a positional argument of
+        the wrong kind (a model, an observation, a games table or another method where a number
+        is due) with what was passed and what the method takes there."""
+        if args:
+            _check_positional(cls, args)
         model = kwargs.get("model")
         if model is not None and "model" not in inspect.signature(cls.__init__).parameters:
             obs = getattr(model, "observation", None)
