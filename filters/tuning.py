@@ -161,10 +161,7 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     for p, b in (bounds or {}).items():
         if p not in box:
             raise ValueError(f"bounds given for {p!r}, which is not being tuned")
-        lo, hi = map(float, b)
-        if not lo < hi:
-            raise ValueError(f"bounds of {p!r} must satisfy low < high, got {b}")
-        box[p] = (lo, hi)
+        box[p] = check_box(method, p, b)
     current = {}
     for p in names:
         lo, hi = box[p]
@@ -269,18 +266,46 @@ def _grid_start(method, games, objective, burn_in, box, logs, current, trace_row
     return dict(points[best])
 
 
+def check_box(method, name: str, box) -> tuple[float, float]:
+    """The search box ``(low, high)`` of setting ``name`` as floats, checked before any search: two
+    finite numbers, ``low < high``, and both ends inside the setting's accepted range (the method
+    is built at each end, so its own rule, :mod:`statespace.ranges`, decides); else a
+    ``ValueError`` naming the method, the setting, the box and the range."""
+    owner = getattr(method, "name", type(method).__name__)
+    try:
+        lo, hi = (float(x) for x in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: the search box of {name!r} must be two numbers (low, high), got {box!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{owner}: the search box of {name!r} must be finite, got ({lo:g}, {hi:g})")
+    if not lo < hi:
+        raise ValueError(f"{owner}: the search box of {name!r} must satisfy low < high, got ({lo:g}, {hi:g})")
+    for end in (lo, hi):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                method.with_params(**{name: end})
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{owner}: the search box of {name!r}, ({lo:g}, {hi:g}), leaves the setting's accepted "
+                             f"range at {end:g}: {exc}") from None
+    return lo, hi
+
+
 def at_bound(params, box, tol: float = 1e-3) -> tuple[str, ...]:
-    """Names of the settings in ``params`` within a share ``tol`` of a bound of their search box
-    ``box`` (``{name: (low, high)}``): on the log scale ``|log(v / bound)| < tol`` for a box of
-    positive numbers (as :func:`tune` searches it), else ``|v - bound| < tol (high - low)``.
-    A setting that ends there was probably stopped by the box, not by the data."""
+    """Names of the settings in ``params`` that ended on a bound of their search box ``box``
+    (``{name: (low, high)}``). For a box of positive numbers (searched on the log scale, as
+    :func:`tune` does) ``|log(v / bound)| < tol``; otherwise ``|v - bound| < tol (high - low)``
+    and also within ``tol`` of the bound relative to the bound's own size (``|v - bound| <=
+    tol |bound|``, exactly on it for a bound of 0), so that in a box as wide as ``(0, 1e300)`` a
+    value of 4.7 is not "at" 0. A setting that ends there was probably stopped by the box, not by
+    the data."""
     out = []
     for k, v in params.items():
         lo, hi = box.get(k, (-np.inf, np.inf))
         if lo > 0:
             near = min(abs(math.log(v / lo)), abs(math.log(hi / v))) < tol
         else:
-            near = min(abs(v - lo), abs(hi - v)) < tol * (hi - lo)
+            near = any(abs(v - b) < tol * (hi - lo) and abs(v - b) <= tol * abs(b) for b in (lo, hi))
         if near:
             out.append(k)
     return tuple(out)
