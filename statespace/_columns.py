@@ -210,13 +210,18 @@ def _id_text(raw: pd.Series, missing: np.ndarray) -> pd.Series:
     return text
 
 
-def _check_header(path: str, sep: str) -> None:
+def _check_header(path: str, sep: str, shown: str | None = None) -> None:
     """A header that names a column twice is an error (pandas would silently rename the second
-    ``score`` to ``score.1``)."""
+    ``score`` to ``score.1``); so is one the ``csv`` module cannot read (a quoted field that runs
+    past its field limit). Messages name the file ``shown`` (default: ``path``'s base name)."""
+    shown = os.path.basename(path) if shown is None else shown
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        first = next(csv.reader(f, delimiter=sep if isinstance(sep, str) and len(sep) == 1 else ","), [])
+        try:
+            first = next(csv.reader(f, delimiter=sep if isinstance(sep, str) and len(sep) == 1 else ","), [])
+        except csv.Error as exc:
+            raise GamesError(f"cannot read {shown} as CSV: the header (line 1): {exc}") from None
     names = [c.strip() for c in first]
     dupes = sorted({c for c in names if names.count(c) > 1})
     if dupes:
-        raise GamesError(f"{os.path.basename(path)}: the header names column{'s' if len(dupes) > 1 else ''} "
+        raise GamesError(f"{shown}: the header names column{'s' if len(dupes) > 1 else ''} "
                          f"{', '.join(map(repr, dupes))} more than once (line 1)", column=dupes[0])

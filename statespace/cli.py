@@ -4,7 +4,7 @@
 
     statespace compare [--data CSV | --dataset NAME | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
-                       [--drop-invalid] [--quiet] [--json] [--plot PNG]
+                       [--drop-invalid] [--quiet] [--json] [--plot FILE]
                        [--seed N]
     statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
                     [--quiet] [--json]
@@ -20,11 +20,14 @@ rates with it in ``rate``; one line says what it chose, and its progress goes to
 choice takes more than a few seconds.
 
 Method specs are ``name`` or ``name:key=value,key=value`` (e.g. ``elo:k=24,home=60``); values are
-read as booleans (true/false/yes/no), integers, floats, or else text. A user error (bad file,
-invalid rows, unknown method or option) prints one line ``statespace: error: ...`` to stderr
-and exits with status 2. Ctrl-C prints one line ``statespace: interrupted`` to stderr and exits with
-status 130, with no partial result (an interrupted PyMC sample is an error, see
-``smoothers.PyMCSmoother``).
+read as booleans (true/false/yes/no), integers, floats, or else text. A games CSV may also be a
+pipe: ``statespace rate <(zcat games.csv.gz)`` or ``... | statespace rate /dev/stdin`` (see
+:meth:`statespace.Games.from_csv`). A user error (bad file, invalid rows, unknown method or
+option), and output that cannot be written (standard output closed, a full disk), prints one
+line ``statespace: error: ...`` to stderr and exits with status 2; ``--plot FILE`` writes
+exactly ``FILE`` and says so on stderr. Progress bars go to stderr on a terminal only. Ctrl-C
+prints one line ``statespace: interrupted`` to stderr and exits with status 130, with no partial
+result (an interrupted PyMC sample is an error, see ``smoothers.PyMCSmoother``).
 
 This module sits on top of everything: it is the one place in ``statespace`` that imports the
 sibling packages ``filters`` and ``smoothers``. It imports what a command needs when the command
@@ -44,6 +47,7 @@ import time
 import warnings
 from typing import Any
 
+from ._cli_output import Output, plot_target, write_comparison_plot
 from ._specs import (PROG, CLIError, _keywords, _one_line, _split_specs, parse_method, parse_methods, parse_periods,
                      parse_scenario, registry, whole_number)
 
@@ -192,10 +196,7 @@ _FOOTNOTE_SCORES = ("\nscore log dens is the mean log predictive density of the 
 def _cmd_compare(args, out, err) -> int:
     if not 0 < args.split < 1:
         raise CLIError(f"--split must be strictly between 0 and 1, got {args.split:g}")
-    if args.plot:
-        folder = os.path.dirname(os.path.abspath(args.plot))
-        if not os.path.isdir(folder):
-            raise CLIError(f"cannot write plot {args.plot}: no folder {folder}")
+    plot_format = plot_target(args.plot) if args.plot else None
     games, source, sim = _load(args, err)
     methods = parse_methods(args.methods, mode=args.mode)
     auto_method = None
@@ -270,35 +271,8 @@ def _cmd_compare(args, out, err) -> int:
                     shown = ", ".join(f"{k}={v:.4g}" for k, v in res.params.items())
                     print(f"  {name}: {shown}  ({res.objective_name}, {res.seconds:.2f} s)", file=out)
     if args.plot:
-        _write_comparison_plot(args.plot, table, games, methods, sim, source, err)
+        write_comparison_plot(args.plot, plot_format, table, games, methods, sim, source, out, err)
     return 0
-
-
-def _write_comparison_plot(path, table, games, methods, sim, source, err) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    from . import plots
-
-    best = table.index[0]
-    method = methods[best]
-    fitted = method.fit(games)
-    model = fitted.model if best == "auto" else method.model  # auto's model is the one it chose
-    truth = None if sim is None else plots.truth_in_units(sim.truth, sim.model, model)
-    fig = plots.plot_comparison(table, fitted, truth,
-                                title=f"{source}: {len(games):,} games, {table.attrs['mode']} forecasts "
-                                      f"of the last {1 - table.attrs['split']:.0%}; trajectories of "
-                                      f"{best} fitted on all games")
-    try:
-        fig.savefig(path, dpi=200)  # crisp on high-density screens
-    except (OSError, ValueError) as exc:
-        raise CLIError(f"cannot write plot {path}: {_one_line(exc)}") from None
-    finally:
-        plt.close(fig)
-    sys.stdout.flush()
-    print(f"{PROG}: wrote {path}", file=err)
 
 
 # ---------------------------------------------------------------------------- rate
@@ -425,13 +399,14 @@ def _cmd_scenarios(args, out, err) -> int:
 
 def _cmd_datasets(args, out, err) -> int:
     from . import datasets
+    from ._progress import interactive
 
     if args.fetch is not None:
         if args.fetch not in datasets.DATASETS:
             raise CLIError(f"unknown data set {args.fetch!r}; choose one of {', '.join(datasets.DATASETS)}")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            where = datasets.fetch(args.fetch, progress=True)
+            where = datasets.fetch(args.fetch, progress=interactive())  # a bar only where someone watches
         _report_warnings(caught, err)
         print(f"{args.fetch}: {where}", file=out)
         return 0
@@ -528,10 +503,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
                         "advantage, mean reversion, margin weights), each tuned and compared on the training part only")
     c.add_argument("--drop-invalid", action="store_true", help=drop_help)
-    quiet_help = "no progress on stderr (by default it shows once the work has taken a few seconds)"
+    quiet_help = ("no progress on stderr (by default a bar shows on a terminal once the work has taken a few "
+                  "seconds, and none when stderr is a file or a pipe)")
     c.add_argument("--quiet", action="store_true", help=quiet_help)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
-    c.add_argument("--plot", metavar="PNG", help="write a calibration and trajectory figure")
+    c.add_argument("--plot", metavar="FILE", help="write a calibration and trajectory figure to FILE, in the format "
+                   "of its suffix (.png, .pdf, .svg, ...; PNG without one)")
     c.add_argument("--seed", type=_seed, default=0, help="seed of the simulated scenario (default 0)")
     c.set_defaults(func=_cmd_compare)
 
@@ -574,13 +551,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error, 130 interrupted)."""
-    out, err = sys.stdout, sys.stderr
+    out, err = Output(sys.stdout), sys.stderr
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             raise CLIError("choose a command: compare, rate, datasets, scenarios, methods, lab or study (see statespace --help)")
-        return args.func(args, out, err)
+        status = args.func(args, out, err)
+        out.flush()  # a full disk shows here, not after the exit status is decided
+        return status
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except (CLIError, FileNotFoundError, *_games_error()) as exc:

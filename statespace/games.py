@@ -12,6 +12,7 @@ sort by time, so games of the same time keep their given order).
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import os
 import re
@@ -21,6 +22,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from . import _csvfile
 from ._ids import StreamedNames, competitor_codes
 from ._columns import (TIME_RANGE, GamesError, _check_header, _describe_rows, _id_text, _parse_flag, _parse_time,
                        _period_codes_from_column, _Problem, _read_time)
@@ -44,6 +46,9 @@ _SIDE_SCORES = ("score_a", "score_b")
 #: The block size of pyarrow's streaming CSV reader in :meth:`Games.from_csv`: it reads up to 32
 #: blocks ahead of the batch being converted, so larger blocks hold more of the file at once.
 _CSV_BLOCK = 1 << 16
+#: The longest line :meth:`Games.from_csv` reads, in bytes (16 MiB, far beyond any game's row): a
+#: longer line is a row error, found before any parser holds it (:mod:`statespace._csvfile`).
+MAX_LINE_BYTES = 1 << 24
 _CALENDAR = ("week", "month", "year")
 
 
@@ -95,13 +100,15 @@ def _arrow_column(name: str, column) -> pd.Series | None:
 
 
 def _first_value(path: str, sep: str, column: str) -> str | None:
-    """The first data row's value of ``column`` in a CSV file (``None`` if there is none)."""
-    import csv
-
+    """The first data row's value of ``column`` in a CSV file (``None`` if there is none, or the
+    ``csv`` module cannot read the first rows: the readers then report)."""
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         rows = csv.reader(f, delimiter=sep)
-        header = [c.strip().lstrip("\ufeff") for c in next(rows, [])]
-        first = next(rows, None)
+        try:
+            header = [c.strip().lstrip("\ufeff") for c in next(rows, [])]
+            first = next(rows, None)
+        except csv.Error:
+            return None
     if first is None or column not in header or len(first) != len(header):
         return None
     return first[header.index(column)]
@@ -724,6 +731,12 @@ class Games:
         the integer: ``2.0`` is competitor ``2``). A header that names a column twice is an
         error. Error messages give both the 0-based data row and the file line (header = line 1).
 
+        ``path`` may be a pipe (a FIFO, ``/dev/stdin``, a shell's ``<(...)``): it is copied block
+        by block to a temporary file first, since reading goes over the file more than once. A
+        line longer than :data:`MAX_LINE_BYTES` is a :class:`GamesError` naming its row, found in
+        bounded memory before any parser reads the file (:mod:`statespace._csvfile`); a field may
+        be as long as a line.
+
         With pyarrow installed, a file of the known columns only (``time, a, b, score, neutral,
         period, score_a, score_b``) and no ``read_csv`` options but ``sep`` is read by pyarrow's
         streaming CSV reader, batch by batch into the table's arrays (faster, and without
@@ -735,15 +748,22 @@ class Games:
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such games file: {path}")
+        with _csvfile.readable(path, MAX_LINE_BYTES) as (file, shown), _csvfile.field_limit(MAX_LINE_BYTES):
+            return cls._from_csv_file(file, path, shown, errors, read_csv_kwargs)
+
+    @classmethod
+    def _from_csv_file(cls, path: str, given: str, shown: str, errors: str, read_csv_kwargs: dict) -> "Games":
+        """:meth:`from_csv` of a regular file ``path`` (the ``given`` one, or a pipe's copy) whose
+        lines are within :data:`MAX_LINE_BYTES`; row errors name the file ``shown``."""
         sep = read_csv_kwargs.get("sep", read_csv_kwargs.get("delimiter", ","))
         # A competitor called "NA" (Namibia) or "None" is a name, not a missing value: only an
         # empty cell is missing in the competitor columns; other columns keep pandas' NA words.
         try:
             header = pd.read_csv(path, nrows=0, **({"sep": sep} if sep != "," else {})).columns
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
-        _check_header(path, sep)
-        fast = cls._from_csv_arrow(path, header, read_csv_kwargs)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as exc:
+            raise GamesError(f"cannot read {given} as CSV: {str(exc).strip().splitlines()[0]}") from None
+        _check_header(path, sep, shown)
+        fast = cls._from_csv_arrow(path, header, read_csv_kwargs, shown)
         if fast is not None:
             return fast
         kwargs = {"dtype": {"a": str, "b": str}, "keep_default_na": False,
@@ -751,12 +771,13 @@ class Games:
         kwargs.update(read_csv_kwargs)
         try:
             df = pd.read_csv(path, **kwargs)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise GamesError(f"cannot read {path} as CSV: {str(exc).strip().splitlines()[0]}") from None
-        return cls.from_frame(df, errors=errors, _line_offset=2, _source=os.path.basename(path))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, csv.Error) as exc:
+            raise GamesError(f"cannot read {given} as CSV: {str(exc).strip().splitlines()[0]}") from None
+        return cls.from_frame(df, errors=errors, _line_offset=2, _source=shown)
 
     @classmethod
-    def _from_csv_arrow(cls, path: str, header: pd.Index, read_csv_kwargs: dict) -> "Games | None":
+    def _from_csv_arrow(cls, path: str, header: pd.Index, read_csv_kwargs: dict,
+                        shown: str | None = None) -> "Games | None":
         """:meth:`from_csv` through pyarrow's streaming CSV reader (with the NA words pandas'
         pyarrow engine gives it), or ``None`` (the C engine then reads the file) when pyarrow is
         not installed, an option or a column is not one this path reads exactly as the C engine
@@ -833,7 +854,7 @@ class Games:
         del read
         extra = pd.DataFrame({c: cols[c] for c in names if c in _SIDE_SCORES}) if "score_a" in cols else None
         try:
-            return cls._from_clean_columns(cols, extra, 2, os.path.basename(path), checked)
+            return cls._from_clean_columns(cols, extra, 2, shown or os.path.basename(path), checked)
         except GamesError:  # a period error: the C engine's values are the ones to show
             return None
 
