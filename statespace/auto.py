@@ -22,7 +22,8 @@ the Elo scale, diagonal covariance, time in days) of one model variant (:class:`
   sd, and its draw width where there are draws, tuned); on request (``observations=``, see
   below), where the scores are goal counts (whole numbers, at most :data:`GOALS_MAX_MEAN` a side
   on average: football, not the NFL's points), :class:`~statespace.Goals` (each side's count,
-  Poisson; its base rate tuned);
+  negative binomial with variance ``rate + dispersion * rate^2``: its base rate and its
+  dispersion tuned, Poisson where the dispersion is tuned to 0);
 - the home advantage: none when every game is neutral; otherwise fixed
   (``SkillModel.home``) or drifting (``SkillModel.home_drift``: a latent random walk);
 - mean reversion (``SkillModel.reversion``) off or on;
