@@ -46,7 +46,10 @@ results through :func:`concurrent.futures.as_completed`): a
 extra ``dask``) or Ray's executor on a cluster. ``n_jobs=k`` makes a local process pool of ``k``
 workers (the ``spawn`` start method, which is safe with numba's and BLAS's threads; ``-1``: one
 per core), shut down when the study ends; ``n_jobs=1`` and the default run every task in this
-process, one after the other. Each task builds its games inside the worker from the source spec
+process, one after the other. A process pool's workers start by importing the main script, so a
+script must call :func:`study` under ``if __name__ == "__main__":``; a pool that breaks (for
+that reason, or a worker killed) ends the study with ``BrokenProcessPool`` saying so, never with
+every task a failed row (:mod:`statespace._study_run`). Each task builds its games inside the worker from the source spec
 (a scenario's games are never shipped), so what crosses to a worker is the method object and a
 small spec.
 
@@ -59,6 +62,9 @@ where ``<task>`` is the first 16 hex digits of the SHA-256 of the task's spec (m
 study started again with the same ``path`` reads the rows already there and runs only the
 tasks without one (and again those whose row recorded an error, so that a fixed failure is
 retried); the returned table merges both and equals a fresh run's (up to the timing columns).
+A row file that cannot be used (not JSON, or not a row the study could have written for its
+task: a wrong key, ``"n_test": "many"``; see :mod:`statespace._study_rows`) is reported, as a
+:class:`StudyWarning` and in ``table.attrs["unusable"]``, and its task runs again.
 Rows are JSON rather than Parquet so that each file round-trips its floats exactly without a
 schema to agree on across one-row files. Files of other tasks in the folder are left alone.
 
@@ -78,26 +84,26 @@ import concurrent.futures as cf
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import pickle
-import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ._specs import _one_line
+from ._study_rows import KEY_COLUMNS, SCORE_COLUMNS, key_row as _key_row, read_rows, table as _table, write_row
+from ._study_run import check_jobs as _check_jobs, run_all
 
-__all__ = ["Grid", "Task", "study", "summary", "run_task", "KEY_COLUMNS", "SCORE_COLUMNS"]
+__all__ = ["Grid", "Task", "study", "summary", "run_task", "run_all", "StudyWarning", "KEY_COLUMNS",
+           "SCORE_COLUMNS"]
 
-#: the columns that say which task a row is
-KEY_COLUMNS = ("task", "method", "source", "seed", "mode")
-#: compare's score columns a row carries (the last two only where some row has them)
-SCORE_COLUMNS = ("n_test", "log_loss", "brier", "accuracy", "accuracy_50", "log_loss_3", "score_log_density",
-                 "margin_rmse")
-_TAIL = ("fit_seconds", "tune_seconds", "tuned", "error")
 #: compare's columns a study row leaves out: they compare methods with one another, and a task has one
 _DROPPED = ("delta_log_loss", "delta_se")
+
+
+class StudyWarning(UserWarning):
+    """A row file of a resumed study that cannot be used (its task runs again)."""
 
 
 # ------------------------------------------------------------------------------ grid and tasks
@@ -320,11 +326,6 @@ def _plain(value):
     return value
 
 
-def _key_row(task: Task) -> dict:
-    return {"task": task.id, "method": task.method_name, "source": task.source_name, "seed": task.seed,
-            "mode": task.mode}
-
-
 def run_task(task: Task) -> dict:
     """Run one task (build its games, :func:`statespace.compare` its method on them) and return
     its row as a dict of plain Python values. An exception becomes the row's ``error``
@@ -365,127 +366,6 @@ def _failed_row(task: Task, exc: BaseException) -> dict:
     return row
 
 
-# ------------------------------------------------------------------------------ running many
-def _check_jobs(executor, n_jobs) -> int | None:
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a whole number >= 1, or -1 for one worker per core; got {n_jobs!r}")
-    if executor is not None:
-        raise ValueError("give either executor or n_jobs, not both")
-    return (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-
-
-def run_all(fn: Callable, items: Sequence, done: Callable[[int, Any], None], *, executor=None,
-            n_jobs: int | None = None, failed: Callable[[int, BaseException], Any] | None = None) -> None:
-    """Call ``fn(item)`` for every item and ``done(i, result)`` in this process as each ends (in
-    the order they end): in this process one after the other (no ``executor``, ``n_jobs`` None or
-    1), on ``executor`` (any :class:`concurrent.futures.Executor`), or on a process pool of
-    ``n_jobs`` workers (``spawn``; ``-1``: one per core) made here and shut down at the end.
-
-    A future that fails (the exception raised by ``fn`` or by the executor: a lost worker, an
-    item that does not pickle) calls ``done(i, failed(i, exc))`` when ``failed`` is given and
-    raises otherwise. When interrupted (``KeyboardInterrupt``), or when ``done`` raises, the
-    futures not yet started are cancelled and the exception passes on; results already passed
-    to ``done`` are kept by whatever ``done`` did with them."""
-    jobs = _check_jobs(executor, n_jobs)
-    items = list(items)
-    if executor is None and (jobs is None or jobs == 1 or len(items) <= 1):
-        for i, item in enumerate(items):
-            try:
-                result = fn(item)
-            except Exception as exc:
-                if failed is None:
-                    raise
-                result = failed(i, exc)
-            done(i, result)
-        return
-    own = executor is None
-    if own:
-        executor = cf.ProcessPoolExecutor(max_workers=min(jobs, len(items)),
-                                          mp_context=multiprocessing.get_context("spawn"))
-    futures = {}
-    try:
-        futures = {executor.submit(fn, item): i for i, item in enumerate(items)}
-        for future in cf.as_completed(futures):
-            i = futures[future]
-            try:
-                result = future.result()
-            except Exception as exc:
-                if failed is None:
-                    raise
-                result = failed(i, exc)
-            done(i, result)
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        if own:
-            executor.shutdown(wait=False, cancel_futures=True)
-            own = False
-        raise
-    finally:
-        if own:
-            executor.shutdown(wait=True)
-
-
-# ------------------------------------------------------------------------------ storage
-def _write_row(folder: Path, row: dict) -> None:
-    """``folder/<task>.json``, whole or absent: written to a temporary file in the folder and
-    renamed over the target (:func:`os.replace` is atomic on one file system)."""
-    text = json.dumps(row, allow_nan=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{row['task']}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, folder / f"{row['task']}.json")
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _read_rows(folder: Path, tasks: Iterable[Task]) -> dict[str, dict]:
-    """The rows already in ``folder`` of ``tasks`` (by id); an unreadable file counts as absent
-    (its task runs again and rewrites it)."""
-    out = {}
-    for task in tasks:
-        file = folder / f"{task.id}.json"
-        try:
-            row = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError):
-            continue
-        if isinstance(row, dict) and row.get("task") == task.id:
-            out[task.id] = row
-    return out
-
-
-def _table(rows: list[dict]):
-    """The study's DataFrame from its rows in task order, with fixed column order and dtypes (so
-    a resumed table equals a fresh one)."""
-    import pandas as pd
-
-    present = {c for r in rows for c in r}
-    columns = (list(KEY_COLUMNS) + [c for c in SCORE_COLUMNS if c in present]
-               + sorted(present - set(KEY_COLUMNS) - set(SCORE_COLUMNS) - set(_TAIL)) + list(_TAIL))
-    def whole(value):  # a whole number, or None for a missing one (None or NaN)
-        return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
-
-    table = pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
-    # from the rows, not the frame's columns, where a missing value would have made the numbers floats
-    table["seed"] = pd.array([whole(r.get("seed")) for r in rows], dtype="Int64")
-    table["n_test"] = pd.array([whole(r.get("n_test")) for r in rows], dtype="Int64")
-    for c in columns:
-        if c not in ("task", "method", "source", "seed", "mode", "n_test", "tuned", "error"):
-            table[c] = pd.to_numeric(table[c], errors="coerce").astype(float)
-    for c in ("tuned", "error"):
-        table[c] = table[c].astype(object).where(table[c].notna(), None)
-    return table
-
-
 # ------------------------------------------------------------------------------ the study
 def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jobs: int | None = None,
           path: str | os.PathLike | None = None, progress: bool | None = None, **grid_options):
@@ -499,7 +379,14 @@ def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jo
     folder for each finished row, which makes the study resumable (see the module docstring).
     ``progress``: a bar ticking as tasks end (``True``, ``False``, ``None``: once the study has
     taken a few seconds). ``table.attrs["ran"]`` is the number of tasks run by this call (the
-    others were read from ``path``).
+    others were read from ``path``), and ``table.attrs["unusable"]`` ``{task id: "FILE: what is
+    wrong"}`` for the row files in ``path`` that could not be used (each also a
+    :class:`StudyWarning`; their tasks ran again).
+
+    A failing task is a row with its ``error``; a process pool that breaks (a worker lost, or a
+    script that starts the study without ``if __name__ == "__main__":``) ends the study with
+    :class:`concurrent.futures.process.BrokenProcessPool` saying why, the rows that ended kept in
+    ``path``.
     """
     from ._progress import bar, check_progress, note
 
@@ -514,12 +401,16 @@ def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jo
     tasks = grid.tasks()
     folder = None
     rows: dict[str, dict] = {}
+    unusable: dict[str, str] = {}
     if path is not None:
         folder = Path(path)
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"study path {str(folder)!r} is a file; give a folder for the study's rows")
         folder.mkdir(parents=True, exist_ok=True)
-        rows = {k: r for k, r in _read_rows(folder, tasks).items() if r.get("error") is None}
+        rows, unusable = read_rows(folder, tasks)
+        rows = {k: r for k, r in rows.items() if r.get("error") is None}
+        for why in unusable.values():
+            warnings.warn(f"study: row file {why}; its task runs again", StudyWarning, stacklevel=2)
     todo = [t for t in tasks if t.id not in rows]
     failures = []
 
@@ -528,17 +419,23 @@ def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jo
             task = todo[i]
             rows[task.id] = row
             if folder is not None:
-                _write_row(folder, row)
+                write_row(folder, row)
             if row.get("error") is not None:
                 failures.append(task)
             pbar.update(1)
             note(pbar, f"ended: {task.method_name} on {task.source_name}"
                  + (f" ({len(failures)} failed)" if failures else ""))
 
-        run_all(run_task, todo, done, executor=executor, n_jobs=n_jobs,
-                failed=lambda i, exc: _failed_row(todo[i], exc))
+        try:
+            run_all(run_task, todo, done, executor=executor, n_jobs=n_jobs,
+                    failed=lambda i, exc: _failed_row(todo[i], exc))
+        except cf.BrokenExecutor as exc:
+            if folder is None:
+                raise
+            raise type(exc)(f"{exc}; the rows that ended are in {folder}: run the study again to resume") from exc
     table = _table([rows[t.id] for t in tasks])
     table.attrs["ran"] = len(todo)
+    table.attrs["unusable"] = unusable
     return table
 
 

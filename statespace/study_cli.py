@@ -38,14 +38,18 @@ runs the tasks on a local process pool of ``N`` workers (``-1``: one per core).
 one line ``statespace: error: ...`` on stderr and exit status 2 (a grid file that cannot be read
 or has unknown keys, a bad method or source, an output suffix other than ``.parquet``/``.csv``).
 Failed tasks are not errors of the command: they are counted on stderr and kept in the table's
-``error`` column, and the exit status is 0.
+``error`` column, and the exit status is 0; so are row files in the parts folder that cannot be
+used (one ``warning:`` line; their tasks run again). A process pool that breaks (a worker
+killed) is an error: one line saying so, exit status 2, the finished rows kept for a rerun.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import os
 import tomllib
+import warnings
 from pathlib import Path
 
 from ._specs import PROG, CLIError, _one_line, whole_number
@@ -137,8 +141,22 @@ def main(args, out, err) -> int:
         return 2
 
 
+def _report_unusable(caught, err) -> None:
+    """Row files that could not be used (their tasks ran again) as one ``warning:`` line; other
+    warnings shown as Python shows them."""
+    from .study import StudyWarning
+
+    unusable = [str(w.message) for w in caught if issubclass(w.category, StudyWarning)]
+    if unusable:
+        more = f" ({len(unusable) - 1} more)" if len(unusable) > 1 else ""
+        print(f"{PROG}: warning: {_one_line(unusable[0])}{more}", file=err)
+    for w in caught:
+        if not issubclass(w.category, StudyWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _run(args, out, err) -> int:
-    from .study import study, summary
+    from .study import StudyWarning, study, summary
 
     target = Path(args.out) if args.out else None
     if target is not None and target.suffix.lower() not in OUT_SUFFIXES:
@@ -150,12 +168,18 @@ def _run(args, out, err) -> int:
         parts = target.with_name(target.name + ".parts")
     if parts is not None and parts.exists() and not parts.is_dir():
         raise CLIError(f"the parts folder {str(parts)!r} is a file; give a folder for the finished rows")
-    try:
-        table = study(grid, n_jobs=args.n_jobs, path=parts, progress=False if args.quiet else None)
-    except KeyboardInterrupt:
-        if parts is None:
-            raise
-        raise KeyboardInterrupt(f"the finished rows are in {parts}; run the same command again to resume") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StudyWarning)
+        try:
+            table = study(grid, n_jobs=args.n_jobs, path=parts, progress=False if args.quiet else None)
+        except KeyboardInterrupt:
+            if parts is None:
+                raise
+            raise KeyboardInterrupt(f"the finished rows are in {parts}; run the same command again to resume") from None
+        except cf.BrokenExecutor as exc:  # a worker lost: one line, not a traceback
+            raise CLIError(str(exc)) from None
+        finally:
+            _report_unusable(caught, err)
     text = summary(table).to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-")
     print(text, file=out)
     failed = table[table["error"].notna()]
