@@ -287,6 +287,46 @@ def log_sigmoid_and_grad_array(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
+def _log_sinhc(x):
+    """``log(sinh(x) / x)`` for ``x >= 0``, without overflow (``x - log 2x`` past 20, where the rest
+    is below 1e-17) or cancellation (``x^2 / 6`` below 1e-4)."""
+    if x < 1e-4:
+        return x * x / 6.0
+    if x < 20.0:
+        return math.log(math.sinh(x) / x)
+    return x - math.log(2.0 * x)
+
+
+@njit(cache=True)
+def _langevin(x):
+    """``coth(x) - 1 / x`` for ``x >= 0``, the derivative of :func:`_log_sinhc`."""
+    if x < 1e-4:
+        return x / 3.0
+    if x < 20.0:
+        return 1.0 / math.tanh(x) - 1.0 / x
+    return 1.0 - 1.0 / x
+
+
+@njit(cache=True)
+def _probit_draw_small(z, m, scale):
+    """A probit threshold draw at a margin ``m`` below :data:`_MARGIN_MIN` scale units, as
+    :func:`loglik_grad` returns it. With ``t = |z|``,
+    ``D = Phi(m - t) - Phi(-m - t) = N(t) int_{-m}^{m} e^{-t s - s^2 / 2} ds = 2 m N(t) sinh(m t) / (m t)
+    (1 + O(m^2))``, so ``l = log 2m + log N(t) + log(sinh(mt) / mt)`` within ``m^2 / 2`` (5e-11),
+    where the difference of the two cdfs has lost its digits (and is 0 below ``m`` = 1e-17);
+    ``dl/dt = -t + m L(mt)``, ``dl/dm = 1 / m + t L(mt)``, ``L`` the Langevin function
+    (:func:`_langevin`). At ``m = 0`` a draw has no likelihood: ``l = -inf``."""
+    t = min(abs(z), _Z_MAX)
+    x = m * t
+    dt = -t + m * _langevin(x)
+    gz = dt if z >= 0.0 else -dt
+    if not m > 0.0:
+        return -math.inf, gz / scale, math.inf
+    lv = math.log(2.0 * m) - 0.5 * t * t - _HALF_LOG_2PI + _log_sinhc(x)
+    return lv, gz / scale, (1.0 / m + t * _langevin(x)) / scale
+
+
+@njit(cache=True)
 def loglik_grad(link, draw, theta, score, diff, scale):
     """Log-likelihood of one result, its derivative in the skill difference ``diff`` and its
     derivative in the draw parameter ``theta`` (threshold margin, in skill units, or Davidson's
@@ -300,7 +340,8 @@ def loglik_grad(link, draw, theta, score, diff, scale):
       draw log(F(m - z) - F(-m - z)); for the logistic link the draw term is
       log F(m - z) + log F(m + z) + log(1 - e^(-2m)) (exact, since F(a) - F(b) = F(a) F(-b)
       (1 - e^(b - a))); for the probit link it is evaluated at |z| (it is even in z), in the
-      left tail through log Phi, so it stays finite however far z is from 0;
+      left tail through log Phi, so it stays finite however far z is from 0, and below a margin of
+      1e-5 scale units by its expansion in m (:func:`_probit_draw_small`);
     - davidson: p = F(z), q = F(-z), r = sqrt(p q), D = 1 + nu r: win log p - log D,
       loss log q - log D, draw log nu + log r - log D (Davidson 1970).
     """
@@ -319,6 +360,8 @@ def loglik_grad(link, draw, theta, score, diff, scale):
             mm = max(m, 1e-300)
             lv = la + lb + _log1mexp(-2.0 * mm)
             return lv, (gb - ga) / scale, (ga + gb + 2.0 / math.expm1(2.0 * mm)) / scale
+        if m < _MARGIN_MIN:
+            return _probit_draw_small(z, m, scale)
         # probit: D = Phi(a) - Phi(b), a = m - t, b = -m - t, t = |z|
         t = abs(z)
         a = m - t
@@ -355,7 +398,8 @@ def loglik_grad(link, draw, theta, score, diff, scale):
             return lp - ld, (gp - gd) / scale, gnu
         if score == 0.0:
             return lq - ld, (gq - gd) / scale, gnu
-        return lnr - ld, (glr - gd) / scale, 1.0 / theta + gnu
+        # a draw at nu = 0 has no likelihood (l = -inf), and its nu-gradient is +inf, not 1 / 0
+        return lnr - ld, (glr - gd) / scale, (1.0 / theta if theta > 0.0 else math.inf) + gnu
     if score == 1.0:
         lv, gz = _log_cdf_and_grad(link, z)
         return lv, gz / scale, 0.0

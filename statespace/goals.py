@@ -2,8 +2,14 @@
 dispersion, negative binomial.
 
 The win/draw/loss forecast follows from the distribution of the difference of the two counts
-(Skellam for Poisson counts), with the Gaussian uncertainty of the skill difference integrated out
-by quadrature over the skill difference.
+(Skellam for Poisson counts; :mod:`statespace._counts`), with the Gaussian uncertainty of the skill
+difference integrated out by quadrature over the skill difference.
+
+**Ranges.** ``base`` (the log of a level side's expected count) lies in ``[log 0.05, log 1000]``
+(:data:`BASE_MIN`, :data:`BASE_MAX`), ``dispersion`` in ``[0, 2]`` (:data:`DISPERSION_MAX`), and a
+game's counts are whole numbers in ``[0, 10000]`` (:data:`GOALS_MAX`). Every loop of the kernels is
+bounded under them: each count sum by the smaller rate (at most ``e^base``), the quadrature by
+:data:`U_MAX` over the width of the forecast's steepest change.
 """
 
 from __future__ import annotations
@@ -12,14 +18,42 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
-from .margin import _positive_number
+from . import ranges as R
+from ._counts import count_outcome, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from ._pytensor_config import configure_pytensor
 from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
-__all__ = ["Goals"]
+__all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX"]
+
+#: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
+#: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
+#: ten tells nothing more about skill) to about ten times basketball's 110 points. Below, one game's
+#: Newton step (the EKF's) from level sides overshoots by up to ``|x - y| / e^base`` scales; above,
+#: a forecast sums thousands of terms per quadrature node.
+BASE_MIN, BASE_MAX = math.log(0.05), math.log(1000.0)
+
+#: The largest ``dispersion`` :math:`\kappa` (a negative binomial of size :math:`1/\kappa \ge 0.5`,
+#: variance :math:`\lambda + 2\lambda^2`): scores are far less spread out (football's goals
+#: :math:`\kappa \approx 0.05`-:math:`0.1`, baseball's runs about 0.3). With it a forecast's sums
+#: stay under :math:`10^5` terms, and at :data:`U_MAX` the weaker side's chance of a draw or better
+#: is below :math:`e^{-46}`.
+DISPERSION_MAX = 2.0
+
+#: The most goals (or points) a side may score in one game: ten times anything a side has scored in
+#: a game of any sport (basketball's record is under 200 points, an innings of cricket under
+#: 1,200 runs); a larger number is a typing error or a wrong column, and would make one game's
+#: Newton step jump by tens of thousands of scales.
+GOALS_MAX = 10_000.0
+
+#: Half the log-ratio of the two rates, :math:`u = d / (2\alpha)`, beyond which a record is scored and
+#: forecast as at :math:`\pm` ``U_MAX`` (a skill difference of 200 scales): the rates there differ by
+#: :math:`e^{200}`, every forecast is certain to within :math:`e^{-46}`, and the rates,
+#: :math:`e^{\eta_0 + U}` at most :math:`e^{107}`, keep every derivative finite at any accepted scale.
+#: The gradient there still points back towards the data.
+U_MAX = 100.0
 
 #: The forecast integrates the Gaussian skill uncertainty out by the trapezoid rule on
 #: ``z = (d - mean) / sd`` over ``|z| <= Z_MAX`` (the Gaussian mass beyond is 1.2e-15).
@@ -30,137 +64,20 @@ Z_MAX = 8.0
 #: this step, e^-79 at ``h = w / 2``, the step taken where the probabilities vary faster.
 MAX_STEP = 0.8
 
-#: A Poisson sum stops once the mass of the terms not yet added is below this (its tail bound):
-#: far below the digits a probability keeps.
-TAIL = 1e-17
-
-#: Rates above which the sums are replaced by the normal approximation of the difference,
-#: ``X - Y ~ N(rate_a - rate_b, rate_a + rate_b)`` with a continuity correction of 1/2 (its
-#: error shrinks like one over the square root of the rate); summing would take millions of terms.
-MAX_RATE = 1e6
-
-#: Largest rate whose ``exp(-rate)`` is a normal double (not below 2.2e-308): under it the
-#: pmf runs by ``p(k) = p(k - 1) rate / k``, above it by sums of logarithms.
-PRODUCT_RATE = 700.0
-
-#: Standardised gap ``(rate_a - rate_b) / sqrt(rate_a + rate_b)`` beyond which the weaker side's
-#: chance of a draw or better is below e^-600 (Bernstein's inequality), so the forecast is certain.
-CERTAIN = 40.0
-
-_f8 = types.float64
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @njit(cache=True)
-def _log_p0(rate, kappa):
-    """``log P(X = 0)``: ``-rate`` (Poisson), ``-log(1 + kappa rate) / kappa`` (negative binomial)."""
-    return -rate if kappa == 0.0 else -math.log1p(kappa * rate) / kappa
+def _clip_u(u):
+    """``u`` within ``+-U_MAX`` (see :data:`U_MAX`)."""
+    return min(max(u, -U_MAX), U_MAX)
 
 
 @njit(cache=True)
-def _ratio(rate, kappa, k):
-    """``P(X = k + 1) / P(X = k)``: ``rate (1 + kappa k) / ((k + 1) (1 + kappa rate))``."""
-    return rate * (1.0 + kappa * k) / ((k + 1.0) * (1.0 + kappa * rate))
-
-
-@njit(cache=True)
-def count_outcome(rate_a, rate_b, kappa):
-    """``(P(X > Y), P(X = Y), P(X < Y))`` for independent counts ``X``, ``Y`` of means ``rate_a``,
-    ``rate_b``: Poisson at ``kappa = 0`` (the Skellam distribution of ``X - Y`` summed over its
-    sign; Karlis and Ntzoufras 2003), else negative binomial with variance ``rate + kappa rate^2``.
-
-    ``P(X > Y) = sum_x p_a(x) P(Y <= x - 1)``, ``P(X < Y) = sum_y p_b(y) P(X <= y - 1)``,
-    ``P(X = Y) = sum_k p_a(k) p_b(k)``: sums of positive terms only, so small probabilities keep
-    their relative precision. The pmf runs by ``p(k + 1) = p(k) rate (1 + kappa k) / ((k + 1)
-    (1 + kappa rate))`` from ``p(0) = e^-rate`` (``(1 + kappa rate)^(-1 / kappa)``), by logarithms
-    where ``p(0)`` is below :data:`PRODUCT_RATE`'s ``e^-700``. Past the larger rate the mass after
-    ``k`` is below ``p(k) q / (1 - q)`` with ``q`` the largest ratio still to come (the ratio at
-    ``k``, or its limit ``kappa rate / (1 + kappa rate)`` where it rises, ``kappa > 1``), and the
-    sums stop once both are below :data:`TAIL`. Beyond :data:`CERTAIN` standard deviations of the
-    difference the result is certain; above :data:`MAX_RATE` the difference is taken as normal.
-    """
-    if not (rate_a > 0.0 and rate_b > 0.0 and rate_a < math.inf and rate_b < math.inf and kappa >= 0.0):
-        return math.nan, math.nan, math.nan
-    sd = math.sqrt(rate_a * (1.0 + kappa * rate_a) + rate_b * (1.0 + kappa * rate_b))
-    gap = (rate_a - rate_b) / sd
-    if gap > CERTAIN:
-        return 1.0, 0.0, 0.0
-    if gap < -CERTAIN:
-        return 0.0, 0.0, 1.0
-    if max(rate_a, rate_b) > MAX_RATE:
-        pw = 0.5 * math.erfc(-(gap - 0.5 / sd) / math.sqrt(2.0))
-        pl = 0.5 * math.erfc(-(-gap - 0.5 / sd) / math.sqrt(2.0))
-        return pw, max(1.0 - pw - pl, 0.0), pl
-    lpa = _log_p0(rate_a, kappa)
-    lpb = _log_p0(rate_b, kappa)
-    # above e^-700 the pmf can run by products (no underflow of p(0))
-    by_products = min(lpa, lpb) > -PRODUCT_RATE
-    pa = math.exp(lpa)
-    pb = math.exp(lpb)
-    limit_a = kappa * rate_a / (1.0 + kappa * rate_a)
-    limit_b = kappa * rate_b / (1.0 + kappa * rate_b)
-    cdf_a = 0.0  # P(X <= k - 1)
-    cdf_b = 0.0
-    pw = 0.0
-    pd = 0.0
-    pl = 0.0
-    top = max(rate_a, rate_b)
-    k = 0
-    while True:
-        pw += pa * cdf_b
-        pl += pb * cdf_a
-        pd += pa * pb
-        cdf_a += pa
-        cdf_b += pb
-        ra = _ratio(rate_a, kappa, k)
-        rb = _ratio(rate_b, kappa, k)
-        if k + 2.0 > top:
-            qa = max(ra, limit_a)
-            qb = max(rb, limit_b)
-            if qa < 1.0 and qb < 1.0 and pa * qa / (1.0 - qa) < TAIL and pb * qb / (1.0 - qb) < TAIL:
-                break
-        if by_products:
-            pa *= ra
-            pb *= rb
-        else:
-            lpa += math.log(ra)
-            lpb += math.log(rb)
-            pa = math.exp(lpa)
-            pb = math.exp(lpb)
-        k += 1
-    total = pw + pd + pl
-    return pw / total, pd / total, pl / total
-
-
-@njit(cache=True)
-def skellam_outcome(rate_a, rate_b):
-    """:func:`count_outcome` of two Poisson counts (``kappa = 0``)."""
-    return count_outcome(rate_a, rate_b, 0.0)
-
-
-@njit(cache=True)
-def _side(x, eta, kappa):
-    """A count ``x`` of mean ``lambda = e^eta``: ``(log p(x), dl/deta, d2l/deta2)`` with
-
-    ``l = x eta - lambda - log x!`` (Poisson, ``kappa = 0``), else the negative binomial's
-    ``l = log Gamma(x + r) - log Gamma(r) - log x! + x (eta - log r) - (x + r) log(1 + kappa lambda)``,
-    ``r = 1 / kappa``, written as ``sum_{j < x} log(1 + kappa j) + x eta - (x + 1 / kappa)
-    log(1 + kappa lambda) - log x!`` for whole ``x`` (no cancellation of large log-gammas);
-    ``dl/deta = (x - lambda) / (1 + kappa lambda)``,
-    ``d2l/deta2 = -lambda (1 + kappa x) / (1 + kappa lambda)^2``
-    (Hilbe 2011, "Negative binomial regression", the NB2 model)."""
-    lam = math.exp(eta)
-    if kappa == 0.0:
-        return x * eta - lam - math.lgamma(x + 1.0), x - lam, -lam
-    u = 1.0 + kappa * lam
-    if x == math.floor(x) and x <= 1000.0:
-        acc = 0.0
-        for j in range(int(x)):
-            acc += math.log1p(kappa * j)
-    else:
-        r = 1.0 / kappa
-        acc = math.lgamma(x + r) - math.lgamma(r) - x * math.log(r)
-    l = acc + x * eta - (x + 1.0 / kappa) * math.log1p(kappa * lam) - math.lgamma(x + 1.0)
-    return l, (x - lam) / u, -lam * (1.0 + kappa * x) / (u * u)
+def _outcome_at(base, kappa, u):
+    """:func:`statespace._counts.count_outcome` at the rates ``e^(base +- u)``, ``u`` clipped."""
+    u = _clip_u(u)
+    return count_outcome(math.exp(base + u), math.exp(base - u), kappa)
 
 
 # params = [base, scale, dispersion]
@@ -169,8 +86,9 @@ def _side(x, eta, kappa):
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
-    _, ga, ha = _side(score_a, params[0] + c * d, params[2])
-    _, gb, hb = _side(score_b, params[0] - c * d, params[2])
+    u = _clip_u(c * d)
+    _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
+    _, gb, hb = side_loglik(score_b, params[0] - u, params[2])
     return c * (ga - gb), c * c * (ha + hb)
 
 
@@ -179,31 +97,21 @@ def goals_loglik(params, score, score_a, score_b, d):
     """With ``u = d / (2 scale)``, ``eta_a = base + u``, ``eta_b = base - u`` the log-means of
     the two counts ``x, y`` (score_a, score_b): ``l = l_side(x, eta_a) + l_side(y, eta_b)``,
     ``dl/dd = (g_a - g_b) / (2 scale)``, ``d2l/dd2 = (h_a + h_b) / (2 scale)^2`` with each side's
-    log pmf and its derivatives ``g``, ``h`` in ``eta`` from :func:`_side`; Poisson,
-    ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``, at
-    dispersion 0."""
+    log pmf and its derivatives ``g``, ``h`` in ``eta`` from :func:`statespace._counts.side_loglik`;
+    Poisson, ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``, at
+    dispersion 0. A ``u`` beyond :data:`U_MAX` counts as ``+-U_MAX``."""
     c = 0.5 / params[1]
-    la, ga, ha = _side(score_a, params[0] + c * d, params[2])
-    lb, gb, hb = _side(score_b, params[0] - c * d, params[2])
+    u = _clip_u(c * d)
+    la, ga, ha = side_loglik(score_a, params[0] + u, params[2])
+    lb, gb, hb = side_loglik(score_b, params[0] - u, params[2])
     return la + lb, c * (ga - gb), c * c * (ha + hb)
 
 
-@kernel(FORECAST_SIG)
-def goals_forecast(params, d, var):
-    """:func:`count_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
-
-    The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
-    are ``e^base`` and the difference has sd ``sqrt(2 e^base)``: there they move over a width
-    ``w = 1 / sqrt(2 e^base)`` of ``u`` (at most 1, the width of ``1 - exp(-e^u)`` when a rate
-    is small). The trapezoid rule on ``z`` takes steps of ``w / 2`` in ``u``, at most
-    :data:`MAX_STEP`, over ``|z| <= Z_MAX``, its Gaussian weights normalised to sum to 1.
-    """
-    c = 0.5 / params[1]
-    if var <= 0.0:
-        return count_outcome(math.exp(params[0] + c * d), math.exp(params[0] - c * d), params[2])
-    sd = math.sqrt(var)
-    width_u = min(1.0, 1.0 / math.sqrt(2.0 * math.exp(params[0])))
-    step = min(MAX_STEP, 0.5 * width_u / (c * sd))
+@njit(cache=True)
+def _forecast_z(base, kappa, mu, s, h):
+    """The trapezoid rule on ``z`` (``u = mu + s z``, steps of ``h`` in ``u``) over ``|z| <= Z_MAX``,
+    its Gaussian weights normalised to sum to 1: at most ``2 Z_MAX s / h + 1`` nodes."""
+    step = h / s
     n = int(math.ceil(Z_MAX / step))
     pw = 0.0
     pd = 0.0
@@ -212,13 +120,85 @@ def goals_forecast(params, d, var):
     for k in range(-n, n + 1):
         z = k * step
         weight = math.exp(-0.5 * z * z)
-        x = d + sd * z
-        w, dr, lo = count_outcome(math.exp(params[0] + c * x), math.exp(params[0] - c * x), params[2])
+        w, dr, lo = _outcome_at(base, kappa, mu + s * z)
         pw += weight * w
         pd += weight * dr
         pl += weight * lo
         mass += weight
     return pw / mass, pd / mass, pl / mass
+
+
+@njit(cache=True)
+def _forecast_u(base, kappa, mu, s, h):
+    """For ``u ~ N(mu, s^2)`` wider than the clip (``Z_MAX s > U_MAX``): the outcome is constant
+    beyond ``+-U_MAX`` (clipped), so ``E[f(u)] = f(U) P(u > U) + f(-U) P(u < -U) + int_{-U}^{U} f
+    phi``, the tails by ``erfc`` and the middle by the trapezoid rule on a grid of ``N = ceil(2 U /
+    h)`` steps in ``u`` with the Euler-Maclaurin end correction ``-(h^2 / 12) (F'(U) - F'(-U))``,
+    ``F = f phi``, ``F'(+-U) = f(+-U) phi'(+-U)`` (``f`` is flat at the clip). ``s > U_MAX / Z_MAX``,
+    so the weight is smooth on the grid. Normalised by the same rule applied to 1."""
+    n = int(math.ceil(2.0 * U_MAX / h))
+    step = 2.0 * U_MAX / n
+    top = _outcome_at(base, kappa, U_MAX)
+    bottom = _outcome_at(base, kappa, -U_MAX)
+    acc = np.zeros(4)  # P(win), P(draw), P(loss) and the mass, unnormalised
+    for k in range(n + 1):
+        u = -U_MAX + k * step
+        t = (u - mu) / s
+        weight = math.exp(-0.5 * t * t) * (0.5 if k == 0 or k == n else 1.0) * step * _INV_SQRT_2PI / s
+        if k == 0:
+            f = bottom
+        elif k == n:
+            f = top
+        else:
+            f = _outcome_at(base, kappa, u)
+        for j in range(3):
+            acc[j] += weight * f[j]
+        acc[3] += weight
+    up = 0.5 * math.erfc((U_MAX - mu) / (s * math.sqrt(2.0)))
+    down = 0.5 * math.erfc((U_MAX + mu) / (s * math.sqrt(2.0)))
+    # phi'(u) = -phi(u) (u - mu) / s^2 at both ends, times h^2 / 12
+    t_up = (U_MAX - mu) / s
+    t_down = (-U_MAX - mu) / s
+    d_up = -math.exp(-0.5 * t_up * t_up) * _INV_SQRT_2PI / s * t_up / s * step * step / 12.0
+    d_down = -math.exp(-0.5 * t_down * t_down) * _INV_SQRT_2PI / s * t_down / s * step * step / 12.0
+    for j in range(3):
+        acc[j] += up * top[j] + down * bottom[j] - (top[j] * d_up - bottom[j] * d_down)
+    acc[3] += up + down - (d_up - d_down)
+    return acc[0] / acc[3], acc[1] / acc[3], acc[2] / acc[3]
+
+
+@kernel(FORECAST_SIG)
+def goals_forecast(params, d, var):
+    """:func:`statespace._counts.count_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
+
+    The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
+    are ``lambda_0 = e^base`` and the Poisson difference has sd ``sqrt(2 lambda_0)``: there they move
+    over a width ``w = 1 / sqrt(2 lambda_0)`` of ``u`` (at most 1, the width of ``1 - exp(-e^u)`` when
+    a rate is small; the negative binomial's is wider, but its small counts are steep enough to
+    want the same step). The trapezoid rule takes steps of
+    ``h = w / 2`` in ``u`` (at most :data:`MAX_STEP` sds): on ``z = (u - mean) / sd`` over ``|z| <=
+    Z_MAX`` (:func:`_forecast_z`), or where that reaches past the clip ``+-U_MAX`` over
+    ``[-U_MAX, U_MAX]`` with the Gaussian tails in closed form (:func:`_forecast_u`). Either way at
+    most ``2 U_MAX / h + 1 <= 4 U_MAX sqrt(2 e^base) + 1`` nodes, about 18,000 at the largest
+    ``base``, whatever the variance.
+    """
+    base = params[0]
+    kappa = params[2]
+    c = 0.5 / params[1]
+    mu = min(max(c * d, -1e300), 1e300)  # c d may overflow: +-1e300 is far beyond the clip
+    if not var > 0.0:
+        return _outcome_at(base, kappa, mu)
+    s = c * math.sqrt(var)
+    if mu - Z_MAX * s >= U_MAX:  # all the mass beyond the clip
+        return _outcome_at(base, kappa, U_MAX)
+    if mu + Z_MAX * s <= -U_MAX:
+        return _outcome_at(base, kappa, -U_MAX)
+    lam0 = math.exp(base)
+    width = min(1.0, max(1.0 / math.sqrt(2.0 * lam0), 0.5 * math.sqrt((1.0 + kappa * lam0) / (2.0 * lam0))))
+    h = min(MAX_STEP * s, 0.5 * width)
+    if Z_MAX * s <= U_MAX:
+        return _forecast_z(base, kappa, mu, s, h)
+    return _forecast_u(base, kappa, mu, s, h)
 
 
 @dataclass(frozen=True)
@@ -251,10 +231,15 @@ class Goals(Observation):
     ----------
     base:
         :math:`\eta_0`, the log of each side's expected count when the sides are level
-        (:math:`d = 0`): :math:`\log 1.35` for about 1.35 goals a side, as in association football.
+        (:math:`d = 0`): :math:`\log 1.35` for about 1.35 goals a side, as in association football;
+        in :math:`[\log 0.05, \log 1000]` (:data:`BASE_MIN`, :data:`BASE_MAX`).
     dispersion:
         :math:`\kappa \ge 0`: 0 (default) for Poisson counts; above, negative binomial with
-        variance :math:`\lambda + \kappa \lambda^2` (:math:`\kappa = 1 / \mathtt{size}`).
+        variance :math:`\lambda + \kappa \lambda^2` (:math:`\kappa = 1 / \mathtt{size}`), at most
+        :data:`DISPERSION_MAX` (2).
+
+    The games' ``score_a`` and ``score_b`` are counts: whole numbers from 0 to :data:`GOALS_MAX`
+    (10,000); anything else is refused naming its row and column (:meth:`check_games`).
 
     Kernel parameters (:meth:`vector`): ``[base, scale, dispersion]``.
     """
@@ -269,14 +254,22 @@ class Goals(Observation):
     forecast_kernel = staticmethod(goals_forecast)
 
     def __post_init__(self) -> None:
-        ok = isinstance(self.base, (int, float, np.integer, np.floating)) and not isinstance(self.base, bool)
-        if not ok or not math.isfinite(float(self.base)):
-            raise ValueError(f"base must be a finite number (the log of a side's expected count), got {self.base!r}")
-        object.__setattr__(self, "base", float(self.base))
-        object.__setattr__(self, "dispersion", _positive_number("dispersion", self.dispersion, allow_zero=True))
+        object.__setattr__(self, "base", R.number("Goals", "base", self.base, BASE_MIN, BASE_MAX,
+                                                  unit=" (the log of 0.05 to 1000 expected goals a side)"))
+        object.__setattr__(self, "dispersion", R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX))
+
+    def _problems(self, score, score_a, score_b, alpha):
+        """Besides finite scores: counts, whole numbers in ``[0, GOALS_MAX]``."""
+        out = super()._problems(score, score_a, score_b, alpha)
+        for name, x in (("score_a", score_a), ("score_b", score_b)):
+            with np.errstate(invalid="ignore"):
+                bad = np.isfinite(x) & ~((x >= 0) & (x <= GOALS_MAX) & (x == np.floor(x)))
+            out.append((name, f"a {name} that is not a count (score_a and score_b are counts: whole numbers "
+                              f">= 0 and at most {GOALS_MAX:.0f})", bad, x))
+        return out
 
     def vector(self, scale: float) -> np.ndarray:
-        return np.array([self.base, _positive_number("scale", scale, allow_zero=False), self.dispersion])
+        return np.array([self.base, self.check_scale(scale), self.dispersion])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
         r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
@@ -294,12 +287,13 @@ class Goals(Observation):
 
             \log \Gamma(x + r) - \log \Gamma(r) - \log x! + x (\eta - \log r) - (x + r) \log(1 + \kappa e^\eta)
 
-        per side (the formulas of :func:`goals_loglik`). ``score`` and ``theta`` are not read.
+        per side (the formulas of :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as
+        there). ``score`` and ``theta`` are not read.
         PyTensor is imported here, when a graph is built."""
         configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
 
-        c = 0.5 / _positive_number("scale", scale, allow_zero=False)
+        c = 0.5 / R.scale("Goals", "scale", scale)
         kappa = self.dispersion
 
         def side(x, eta):
@@ -309,12 +303,8 @@ class Goals(Observation):
             return (pt.gammaln(x + r) - math.lgamma(r) - pt.gammaln(x + 1.0) + x * (eta - math.log(r))
                     - (x + r) * pt.log1p(kappa * pt.exp(eta)))
 
-        return side(score_a, self.base + c * d) + side(score_b, self.base - c * d)
-
-    def _check_record(self, score, score_a, score_b) -> None:
-        super()._check_record(score, score_a, score_b)
-        if np.any(score_a < 0) or np.any(score_b < 0):
-            raise ValueError("score_a and score_b are counts: they must be >= 0")
+        u = pt.clip(c * d, -U_MAX, U_MAX)  # as the kernels: scored as at +-U_MAX beyond (see U_MAX)
+        return side(score_a, self.base + u) + side(score_b, self.base - u)
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
         r""":math:`\mathrm{E}[\mathtt{score\_a} - \mathtt{score\_b}] = \mathrm{E}[\lambda_a - \lambda_b]`
@@ -331,5 +321,5 @@ class Goals(Observation):
         the last form taken (no cancellation of two large terms). Mean of a Poisson count is its
         rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``."""
         d, var = self._moments_of_d(d, var)
-        c = 0.5 / _positive_number("scale", scale, allow_zero=False)
+        c = 0.5 / R.scale("Goals", "scale", scale)
         return 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)

@@ -13,10 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from . import ranges as R
 from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
-__all__ = ["Margin"]
+__all__ = ["Margin", "SD_MIN_SCALES", "MARGIN_SCALES"]
+
+#: The smallest ``sd``, in units of the model's scale :math:`\alpha`, is this times the largest,
+#: :data:`statespace.ranges.SD_SCALES`: then one game's precision :math:`1 / \sigma^2` is at most
+#: :math:`10^{12}` times the smallest prior precision the model accepts, within the :math:`10^{13}` up to
+#: which a Newton step (the Laplace smoother's) still resolves the prior's pull in double precision;
+#: a smaller :math:`\sigma` would let one game's margin wipe out every digit of the prior.
+SD_MIN_SCALES = 1e-6 * R.SD_SCALES
+#: The largest margin ``|score_a - score_b|`` a game may have, in units of the scale: with skills in
+#: points (``scale = 1``) a margin of 10,000 points, where the most lopsided results of any sport
+#: are a few hundred; only a typing error or a wrong column gives more. A game moves a rating by
+#: at most its margin, so a fit stays far inside :data:`statespace.ranges.RESULT_SCALES`.
+MARGIN_SCALES = 1e4
 
 _SQRT2 = math.sqrt(2.0)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -67,6 +80,13 @@ def margin_moments(params, score, score_a, score_b, mean, var):
     v = params[0] * params[0]
     k = var / (var + v)
     return mean + k * ((score_a - score_b) - mean), var * v / (var + v)
+
+
+def _spread(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``values`` (one per ``True`` of ``where``) placed at those records, ``None`` elsewhere."""
+    out = np.full(where.shape, None, dtype=object)
+    out[where] = values
+    return out
 
 
 def _positive_number(name: str, value, *, allow_zero: bool) -> float:
@@ -121,10 +141,31 @@ class Margin(Observation):
     moments_kernel = staticmethod(margin_moments)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sd", _positive_number("sd", self.sd, allow_zero=False))
-        object.__setattr__(self, "draw_width", _positive_number("draw_width", self.draw_width, allow_zero=True))
+        # in points: their range in units of the model's scale is checked where the scale is known
+        # (check_scale, which SkillModel and vector call)
+        object.__setattr__(self, "sd", R.number("Margin", "sd", self.sd, 0.0, lo_open=True))
+        object.__setattr__(self, "draw_width", R.number("Margin", "draw_width", self.draw_width, 0.0))
+
+    def _check_settings(self, alpha: float) -> None:
+        """``sd`` from :data:`SD_MIN_SCALES` to :data:`statespace.ranges.SD_SCALES` scales, ``draw_width``
+        from 0 to :data:`statespace.ranges.SD_SCALES` scales (:func:`statespace.ranges.sd`)."""
+        of = "" if alpha == 1.0 else f" of {alpha:.6g}"
+        R.number("Margin", "sd", self.sd, SD_MIN_SCALES * alpha, R.SD_SCALES * alpha,
+                 unit=f" ({R.bound(SD_MIN_SCALES)} to {R.bound(R.SD_SCALES)} scales{of})")
+        R.sd("Margin", "draw_width", self.draw_width, alpha, zero=True)
+
+    def _problems(self, score, score_a, score_b, alpha):
+        """Besides finite scores: a margin ``|score_a - score_b|`` within :data:`MARGIN_SCALES` scales."""
+        out = super()._problems(score, score_a, score_b, alpha)
+        with np.errstate(invalid="ignore"):
+            far = np.abs(score_a - score_b) > MARGIN_SCALES * alpha
+        shown = np.array([f"score_a {x:g}, score_b {y:g}" for x, y in zip(score_a[far], score_b[far])], dtype=object)
+        out.append(("score_a", f"a margin |score_a - score_b| beyond {R.bound(MARGIN_SCALES)} scales "
+                               f"({MARGIN_SCALES * alpha:.6g})", far, _spread(shown, far)))
+        return out
 
     def vector(self, scale: float) -> np.ndarray:
+        self.check_scale(scale)
         return np.array([self.sd, self.draw_width])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
@@ -145,7 +186,7 @@ class Margin(Observation):
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
         r""":math:`\log \mathcal{N}(y;\ d,\ \sigma^2 + v)`: exact."""
         score, d, score_a, score_b, var = np.broadcast_arrays(
-            *self._record(score, d, score_a, score_b), np.asarray(var, dtype=float))
+            *self._record(score, d, score_a, score_b, scale), np.asarray(var, dtype=float))
         if np.any(var < 0):
             raise ValueError("variance of the skill difference must be >= 0")
         v = self.sd**2 + var

@@ -33,6 +33,7 @@ from typing import ClassVar
 import numpy as np
 from numba import types
 
+from . import ranges as R
 from ._jit import entry, kernel
 
 __all__ = ["Observation", "kernel", "LIK_SIG", "DERIVS_SIG", "FORECAST_SIG", "MOMENTS_SIG", "LikFn", "DerivsFn", "ForecastFn",
@@ -132,25 +133,109 @@ class Observation:
         raise NotImplementedError(f"{type(self).__name__} has no symbolic_loglik (its log-likelihood in "
                                   f"PyTensor), which the PyMC smoother's graph needs")
 
-    # ------------------------------------------------------------ checks a subclass may extend
-    def _check_record(self, score: np.ndarray, score_a: np.ndarray, score_b: np.ndarray) -> None:
-        """Raise ``ValueError`` for a record this observation cannot score."""
-        if self.needs_scores:
-            if np.all(np.isnan(score_a)) and np.all(np.isnan(score_b)) and score_a.size:
-                raise ValueError(f"{type(self).__name__} observes each side's score: give score_a and score_b")
-            bad = ~(np.isfinite(score_a) & np.isfinite(score_b))
-            if np.any(bad):
-                raise ValueError(f"score_a and score_b must be finite numbers; "
-                                 f"{int(bad.sum())} are not (first at position {int(np.flatnonzero(bad.reshape(-1))[0])})")
+    # ------------------------------------------------------------ settings and records in range
+    def check_scale(self, scale) -> float:
+        """The model's ``scale`` :math:`\\alpha`, checked (:func:`statespace.ranges.scale`), with every
+        setting this observation states in units of it (:meth:`_check_settings`); ``ValueError``
+        naming the observation, the setting, its range and the value. A model calls it where it
+        meets its observation; :meth:`vector` calls it too, so that no compiled kernel ever receives
+        a setting outside its range."""
+        alpha = R.scale(type(self).__name__, "scale", scale)
+        self._check_settings(alpha)
+        return alpha
 
-    def _record(self, score, d, score_a, score_b):
+    def _check_settings(self, alpha: float) -> None:
+        """Raise ``ValueError`` for a setting outside its range at scale ``alpha`` (a subclass's
+        settings in units of the scale; the base has none)."""
+
+    def _problems(self, score: np.ndarray, score_a: np.ndarray, score_b: np.ndarray, alpha: float) -> list[tuple]:
+        """``(column, reason, bad, shown)`` for each kind of record this observation cannot score at
+        scale ``alpha``: ``bad`` a boolean mask over the records, ``shown`` what a message shows of
+        each (a subclass extends the list). Here: an observation of each side's score needs finite
+        ``score_a`` and ``score_b``."""
+        if not self.needs_scores:
+            return []
+        return [(name, f"a missing or infinite {name} (each side's score must be a finite number)",
+                 ~np.isfinite(values), values) for name, values in (("score_a", score_a), ("score_b", score_b))]
+
+    def _check_record(self, score: np.ndarray, score_a: np.ndarray, score_b: np.ndarray, scale=1.0) -> None:
+        """:class:`~statespace.games.GamesError` (a ``ValueError``) for records this observation cannot
+        score, naming their positions, the column, the reason and the values."""
+        from ._columns import GamesError
+
+        name = type(self).__name__
+        if self.needs_scores and score_a.size and np.all(np.isnan(score_a)) and np.all(np.isnan(score_b)):
+            raise GamesError(f"{name} observes each side's score: give score_a and score_b", column="score_a")
+        for column, why, bad, shown in self._problems(score, score_a, score_b, float(scale)):
+            bad = np.asarray(bad).reshape(-1)
+            if bad.any():
+                at = np.flatnonzero(bad)
+                values = np.asarray(shown).reshape(-1)[at[:5]].tolist()
+                raise GamesError(f"{name}: {at.size} record{'s' if at.size > 1 else ''} with {why} (at position"
+                                 f"{'s' if at.size > 1 else ''} {at[:5].tolist()}{', ...' if at.size > 5 else ''}: "
+                                 f"{values})", rows=at.tolist(), column=column)
+
+    def check_games(self, games, *, scale: float = 1.0, owner: str | None = None, errors: str = "raise"):
+        """``games`` (a :class:`statespace.Games`) checked for this observation at the model's
+        ``scale``: every record it can score and that lies in its input range (:meth:`_problems`:
+        an observation of scores needs ``score_a`` and ``score_b``; :class:`~statespace.Goals` takes
+        whole counts up to its :data:`~statespace.goals.GOALS_MAX`, :class:`~statespace.Margin`
+        margins up to :data:`~statespace.margin.MARGIN_SCALES` scales).
+
+        ``errors="raise"`` (default): a :class:`~statespace.games.GamesError` naming the method
+        (``owner``) or the observation, each problem's column, reason and rows (the rows of the
+        input table, :attr:`Games.row`) and the way past them; ``errors="drop"``: the games without
+        those rows, with a :class:`~statespace.games.DroppedRowsWarning` counting and naming them
+        (and the rows added to the table's ``dropped``). Returns the games to rate."""
+        import warnings
+
+        import pandas as pd
+
+        from .games import DROP_HINT, DroppedRowsWarning, GamesError
+        from ._columns import _describe_rows
+
+        if errors not in ("raise", "drop"):
+            raise ValueError(f"errors must be 'raise' or 'drop', got {errors!r}")
+        who = owner or type(self).__name__
+        if self.needs_scores and not games.has_scores:
+            raise GamesError(f"{who}: the model observes {type(self).__name__} but the games have no 'score_a' and "
+                             f"'score_b' columns (each side's points or goals)", column="score_a")
+        alpha = self.check_scale(scale)
+        problems = [(column, why, np.asarray(bad, dtype=bool), np.asarray(shown)) for column, why, bad, shown in
+                    self._problems(games.score, games.score_a, games.score_b, alpha) if np.any(bad)]
+        if not problems:
+            return games
+        if errors == "raise":
+            parts = [f"column '{column}': {int(bad.sum())} row{'s' if bad.sum() > 1 else ''} with {why} "
+                     f"({_describe_rows(games.row[bad], shown[bad].tolist(), None, None)})"
+                     for column, why, bad, shown in problems]
+            rows = sorted(set(np.concatenate([games.row[bad] for _, _, bad, _ in problems]).tolist()))
+            raise GamesError(f"{who}: games that {type(self).__name__} cannot score: " + " | ".join(parts) + DROP_HINT,
+                             rows=rows, column=problems[0][0])
+        invalid = np.zeros(len(games), dtype=bool)
+        for _, _, bad, _ in problems:
+            invalid |= bad
+        if invalid.all():
+            raise GamesError(f"{who}: no games left after dropping the rows {type(self).__name__} cannot score")
+        listed = [(int(r), column, why) for column, why, bad, _ in problems for r in games.row[bad]]
+        warnings.warn(f"{who}: dropped {int(invalid.sum())} row{'s' if invalid.sum() > 1 else ''} of {len(games)} "
+                      f"that {type(self).__name__} cannot score: "
+                      + ", ".join(f"row {r} ({c}: {why})" for r, c, why in listed[:10])
+                      + (", ..." if len(listed) > 10 else ""), DroppedRowsWarning, stacklevel=2)
+        kept = games.take(np.flatnonzero(~invalid))
+        dropped = pd.DataFrame(listed, columns=["row", "column", "reason"])
+        if games.dropped is not None and len(games.dropped):
+            dropped = pd.concat([games.dropped, dropped], ignore_index=True)
+        return kept._replace(dropped=dropped.sort_values("row", kind="stable").reset_index(drop=True))
+
+    def _record(self, score, d, score_a, score_b, scale=1.0):
         """Broadcast a record and ``d``; NaN for what was not given."""
         nan = np.nan
         arrays = np.broadcast_arrays(np.asarray(nan if score is None else score, dtype=float),
                                      np.asarray(d, dtype=float),
                                      np.asarray(nan if score_a is None else score_a, dtype=float),
                                      np.asarray(nan if score_b is None else score_b, dtype=float))
-        self._check_record(arrays[0], arrays[2], arrays[3])
+        self._check_record(arrays[0], arrays[2], arrays[3], scale)
         return arrays
 
     # ------------------------------------------------------------ NumPy methods from the kernels
@@ -158,7 +243,7 @@ class Observation:
         r""":math:`(\ell,\ \partial \ell / \partial d,\ \partial^2 \ell / \partial d^2)` of each record
         at skill difference ``d`` (arrays of the broadcast shape): the compiled ``lik_kernel`` over
         every game."""
-        score, d, score_a, score_b = self._record(score, d, score_a, score_b)
+        score, d, score_a, score_b = self._record(score, d, score_a, score_b, scale)
         out = np.empty((d.size, 3))
         _lik_loop(type(self).lik_kernel, self.vector(scale), _flat(score), _flat(score_a), _flat(score_b),
                   _flat(d), out)
@@ -188,7 +273,7 @@ class Observation:
         log-likelihood; a subclass with a closed form overrides it.
         """
         score, d, score_a, score_b, var = np.broadcast_arrays(
-            *self._record(score, d, score_a, score_b), np.asarray(var, dtype=float))
+            *self._record(score, d, score_a, score_b, scale), np.asarray(var, dtype=float))
         if np.any(var < 0):
             raise ValueError("variance of the skill difference must be >= 0")
         if not np.any(var > 0):
@@ -226,7 +311,7 @@ class Observation:
             raise NotImplementedError(f"{type(self).__name__} has no exact tilted-Gaussian moments; "
                                       "use its loglik derivatives (a Laplace / EKF step) instead")
         score, mean, score_a, score_b, var = np.broadcast_arrays(
-            *self._record(score, mean, score_a, score_b), np.asarray(var, dtype=float))
+            *self._record(score, mean, score_a, score_b, scale), np.asarray(var, dtype=float))
         if np.any(var < 0):
             raise ValueError("variance of the skill difference must be >= 0")
         out = np.empty((mean.size, 2))

@@ -21,12 +21,18 @@ from typing import Union
 import numpy as np
 
 from . import _gaussian as _g
+from . import ranges as R
 from . import _numeric as nx
 from ._pytensor_config import configure_pytensor
 from ._jit import kernel
 from .observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, MOMENTS_SIG, Observation
 
-__all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel"]
+__all__ = ["Outcome", "NoDraw", "HalfWin", "Threshold", "Davidson", "DrawModel", "NU_MAX"]
+
+#: The largest Davidson :math:`\nu`: level sides then draw with probability
+#: :math:`\nu / (2 + \nu) = 0.9998`, more than any sport's draw rate (chess between masters, about 0.6,
+#: is :math:`\nu \approx 3`); a larger :math:`\nu` says nothing more.
+NU_MAX = 1e4
 
 
 # ---------------------------------------------------------------- draw models
@@ -65,8 +71,9 @@ class Threshold:
     code = nx.DRAW_THRESHOLD
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.margin) and self.margin >= 0):
-            raise ValueError(f"Threshold margin must be finite and >= 0, got {self.margin!r}")
+        # a length in skill units: its top, 1e4 scales (statespace.ranges), is checked where the
+        # scale is known (Outcome.check_scale)
+        object.__setattr__(self, "margin", R.number("Threshold", "margin", self.margin, 0.0))
 
     @property
     def theta(self) -> float:
@@ -88,8 +95,7 @@ class Davidson:
     code = nx.DRAW_DAVIDSON
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.nu) and self.nu >= 0):
-            raise ValueError(f"Davidson nu must be finite and >= 0, got {self.nu!r}")
+        object.__setattr__(self, "nu", R.number("Davidson", "nu", self.nu, 0.0, NU_MAX))
 
     @property
     def theta(self) -> float:
@@ -226,7 +232,7 @@ class Outcome(Observation):
         return self.draw.code
 
     def vector(self, scale: float) -> np.ndarray:
-        return np.array([self.link_code, self.draw_code, self.draw.theta, float(scale)])
+        return np.array([self.link_code, self.draw_code, self.draw.theta, self.check_scale(scale)])
 
     def effective_scale(self, var=0.0, *, scale: float = 1.0) -> np.ndarray:
         """Scale of the link after integrating a skill-difference variance ``var`` (see the
@@ -237,16 +243,32 @@ class Outcome(Observation):
         k = nx.LOGISTIC_VAR_FACTOR if self.link == "logistic" else 1.0
         return np.sqrt(scale**2 + k * var)
 
-    def _check_record(self, score, score_a, score_b) -> None:
-        if self.draw_code == nx.DRAW_NONE and np.any(score == 0.5):
-            raise ValueError("a draw has no likelihood under draw model 'none'; use 'half', "
-                             "'threshold' or 'davidson'")
+    def _check_settings(self, alpha: float) -> None:
+        """A threshold draw margin is a length in skill units: at most :data:`statespace.ranges.SD_SCALES`
+        (``1e4``) scales, as every sd-like setting (:func:`statespace.ranges.sd`)."""
+        if self.draw_code == nx.DRAW_THRESHOLD:
+            R.sd("Outcome", "draw margin", self.draw.theta, alpha, zero=True)
+
+    def _problems(self, score, score_a, score_b, alpha):
+        """A draw (``score`` 0.5) where the draw model gives draws no chance, so that an observed one
+        has no likelihood: draw model ``"none"``, a threshold margin of 0 (or so small a fraction of
+        the scale that it is 0 in double precision), Davidson's :math:`\nu = 0`."""
+        code, theta = self.draw_code, self.draw.theta
+        if code == nx.DRAW_NONE:
+            why = "draw model 'none' (use 'half', 'threshold' or 'davidson')"
+        elif code == nx.DRAW_THRESHOLD and theta / alpha == 0.0:
+            why = f"a threshold draw margin of {theta:g} (no chance of a draw)"
+        elif code == nx.DRAW_DAVIDSON and theta == 0.0:
+            why = "Davidson's nu = 0 (no chance of a draw)"
+        else:
+            return []
+        return [("score", f"a draw, which has no likelihood under {why}", score == 0.5, score)]
 
     def log_predictive(self, score, d, var=0.0, score_a=None, score_b=None, *, scale: float = 1.0):
         r""":math:`\log P(\text{result})` under the forecast :meth:`proba` (probabilities floored at
         the smallest normal float); under ``"half"`` a draw counts as half a win and half a loss."""
         score = np.asarray(score, dtype=float)
-        self._check_record(score, None, None)
+        self._check_record(score, np.full(score.shape, np.nan), np.full(score.shape, np.nan), scale)
         p = self.proba(d, var, scale=scale)
         score, p0, p1, p2 = np.broadcast_arrays(score, p[..., 0], p[..., 1], p[..., 2])
         tiny = np.finfo(float).tiny
@@ -270,7 +292,9 @@ class Outcome(Observation):
           :math:`\log\bigl(F(\delta - z) - F(-\delta - z)\bigr)`, for the logistic link
           :math:`\log F(\delta - z) + \log F(\delta + z) + \log(1 - e^{-2 \delta})` (exact, since
           :math:`F(u) - F(w) = F(u)\, F(-w)\, (1 - e^{w - u})`), for the probit link PyMC's
-          ``log_diff_normal_cdf``;
+          ``log_diff_normal_cdf`` (below :math:`\delta = 10^{-5}` its expansion
+          :math:`\log 2\delta + \log \varphi(z) + \log\bigl(\sinh(\delta z) / \delta z\bigr)`, within
+          :math:`\delta^2 / 2`);
         - davidson (Davidson 1970),
           :math:`g = \log \nu + \tfrac12 \bigl(\log F(z) + \log F(-z)\bigr) = \log\bigl(\nu \sqrt{F(z) F(-z)}\bigr)`,
           :math:`\log D = \operatorname{softplus}(g)`: win :math:`\log F(z) - \log D`, loss
@@ -306,7 +330,18 @@ class Outcome(Observation):
             if logistic:
                 tie = log_f(m - zd) + log_f(m + zd) + pt.log1mexp(-2.0 * m)
             else:
-                tie = log_diff_normal_cdf(0.0, 1.0, m - zd, -m - zd)
+                # below a margin of 1e-5 scales the difference of two cdfs loses its digits (it is 0
+                # below 1e-17): there its expansion in m, log 2m + log N(t) + log(sinh(mt) / mt),
+                # t = |z| (statespace._numeric._probit_draw_small); each branch at a margin where it is finite
+                small = pt.clip(m, 1e-300, nx._MARGIN_MIN)
+                big = pt.maximum(m, nx._MARGIN_MIN)
+                t = pt.abs(zd)
+                x = small * t
+                mid = pt.clip(x, 1e-4, 20.0)
+                log_sinhc = pt.switch(x < 1e-4, x * x / 6.0, pt.switch(x < 20.0, pt.log(pt.sinh(mid) / mid),
+                                                                       x - pt.log(2.0 * pt.maximum(x, 20.0))))
+                near = pt.log(2.0 * small) - 0.5 * t * t - 0.5 * math.log(2.0 * math.pi) + log_sinhc
+                tie = pt.switch(pt.lt(m, nx._MARGIN_MIN), near, log_diff_normal_cdf(0.0, 1.0, big - zd, -big - zd))
             return pt.switch(drawn, tie, decisive)
         lp = log_f(z)
         lq = log_f(-z)
