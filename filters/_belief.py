@@ -69,7 +69,7 @@ class GaussianBeliefFilter(Filter):
         r"""The shared settings, each checked against its accepted range (:mod:`statespace.ranges`) in
         units of the scale :math:`\alpha = \sqrt 2 \beta`: :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`
         (``sigma / 2`` when not given), ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
-        :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within :math:`\pm 10^6\alpha`; ``period_days`` any
+        :math:`[0, 10^3\alpha]`, ``mu`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`; ``period_days`` any
         finite number > 0."""
         if beta is None:  # beta defaults to sigma's share, so sigma's range is the scale's over that share
             beta = C.number(owner, "sigma", sigma, C.R.SCALE_MIN / (math.sqrt(2.0) * BETA_SHARE),
@@ -85,7 +85,7 @@ class GaussianBeliefFilter(Filter):
         if dynamics not in ("game", "time"):
             raise ValueError(f"{owner}: dynamics must be 'game' or 'time', got {dynamics!r}")
         self.dynamics = dynamics
-        self.home = C.location(owner, "home", home, alpha)
+        self.home = C.home(owner, home, alpha)
         self.period_days = C.number(owner, "period_days", period_days, 0.0, lo_open=True)
 
     def kernel_value(self, name: str) -> float:

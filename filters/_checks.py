@@ -5,8 +5,9 @@ Every filter setting is checked at construction against a range stated in units 
 scale :math:`\alpha` (its model's ``scale``: Elo's and Glicko's :math:`400 / \ln 10`, TrueSkill's
 :math:`\sqrt 2 \beta`), with a ``ValueError`` that names the filter, the setting, the range and the
 value: a standard deviation (TrueSkill's ``sigma`` and ``tau``, Glicko's RD, ``c`` and ``rd_max``)
-at most :math:`10^3\alpha` (:func:`length`), a location (a starting rating or mean, a home
-advantage) within :math:`\pm 10^6\alpha` (:func:`location`), a share (TrueSkill's draw
+at most :math:`10^3\alpha` (:func:`length`), a location (a starting rating or mean) within
+:math:`\pm 10^6\alpha` (:func:`location`), a home advantage within :math:`\pm 10\alpha`
+(:func:`home`), a share (TrueSkill's draw
 probability, Weng-Lin's ``kappa``) its own interval. Inside the kernels, a variance is kept in
 ``[VAR_MIN, VAR_MAX]`` and a mean within ``MEAN_MAX`` whatever the games do, and a run whose
 ratings end beyond :math:`10^9\alpha` is an error (:func:`statespace.ranges.check_results`).
@@ -29,7 +30,8 @@ _is_number = is_number
 
 from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
 
-__all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "scale", "is_number", "whole", "parse_teams", "parse_weights",
+__all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "home", "scale", "is_number", "whole",
+           "parse_teams", "parse_weights",
            "bound"]
 
 #: the largest standard deviation (or other squared length) a setting may have
@@ -51,8 +53,13 @@ def scale(owner: str, name: str, value) -> float:
     return R.scale(owner, name, value)
 
 
+def home(owner: str, value, alpha: float = 1.0) -> float:
+    """A filter's home advantage: ``|h| <= 10 alpha``, :func:`statespace.ranges.home`."""
+    return R.home(owner, value, alpha)
+
+
 def location(owner: str, name: str, value, alpha: float = 1.0) -> float:
-    """A starting rating, a mean or a home advantage: ``|x| <= 1e6 alpha``, :func:`statespace.ranges.location`."""
+    """A starting rating or a mean: ``|x| <= 1e6 alpha``, :func:`statespace.ranges.location`."""
     return R.location(owner, name, value, alpha)
 
 

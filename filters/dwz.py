@@ -176,7 +176,7 @@ class DWZ(Filter):
         if expectation not in ("normal", "logistic"):
             raise ValueError(f"DWZ: expectation must be 'normal' or 'logistic', got {expectation!r}")
         self.expectation = expectation
-        self.home = C.location("DWZ", "home", home, ELO_SCALE)
+        self.home = C.home("DWZ", home, ELO_SCALE)
         self.initial_rating = C.location("DWZ", "initial_rating", initial_rating, ELO_SCALE)
         self.draw = draw
         try:

@@ -129,7 +129,7 @@ class ECF(Filter):
         self.games_required = C.number("ECF", "games_required", games_required, 1.0, 1e6)
         self.home = self.elo_per_grade = C.number("ECF", "elo_per_grade", elo_per_grade, 0.01, 1000.0)
         alpha = ELO_SCALE / self.elo_per_grade  # the model's scale, in grade points
-        self.home = C.location("ECF", "home", home, alpha)
+        self.home = C.home("ECF", home, alpha)
         self.initial_grade = C.location("ECF", "initial_grade", initial_grade, alpha)
         self.draw = draw
         try:

@@ -28,8 +28,8 @@ in one period, :math:`K` becomes the largest whole number with :math:`K n \le 70
 
 Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha`): :math:`K` at
 most :math:`10\alpha` (1737 points at the default scale; published gains are 10 to 40), ``home``
-and ``initial_rating`` within :math:`\pm 10^6\alpha`. A game's shift is at most :math:`K` times its
-weight; a run whose ratings end more than :math:`10^9\alpha` from ``initial_rating`` (a game
+within :math:`\pm 10\alpha`, ``initial_rating`` within :math:`\pm 10^6\alpha`. A game's shift is
+at most :math:`K` times its weight; a run whose ratings end more than :math:`10^9\alpha` from ``initial_rating`` (a game
 weighted :math:`10^{100}` times) is an error, not a result.
 """
 
@@ -142,7 +142,7 @@ class Elo(Filter):
         value. In :math:`[0, 10\alpha]` (1737 points at the default scale).
     home:
         Home advantage in rating points, added to ``a`` in games not flagged neutral
-        (:math:`|h| \le 10^6\alpha`).
+        (:math:`|h| \le 10\alpha`).
     initial_rating:
         Rating of a newcomer (1500; within :math:`\pm 10^6\alpha`).
     scale:
@@ -176,7 +176,7 @@ class Elo(Filter):
         self.base = C.number("Elo", "base", base, 1.0, lo_open=True)
         alpha = C.scale("Elo", "scale / ln(base)", self.scale / math.log(self.base))
         self.k = C.number("Elo", "k", k, 0.0, K_MAX_SCALES * alpha, unit=f" ({K_MAX_SCALES:g} scales of {alpha:.6g})")
-        self.home = C.location("Elo", "home", home, alpha)
+        self.home = C.home("Elo", home, alpha)
         self.initial_rating = C.location("Elo", "initial_rating", initial_rating, alpha)
         self.is_fide = bool(fide)
         if self.is_fide:

@@ -328,7 +328,7 @@ class _GlickoBase(Filter):
         self.initial_rating = CH.location(owner, "initial_rating", initial_rating, ELO_SCALE)
         self.initial_rd = CH.length(owner, "initial_rd", initial_rd, ELO_SCALE)
         self.rd_max = CH.length(owner, "rd_max", rd_max, ELO_SCALE)
-        self.home = CH.location(owner, "home", home, ELO_SCALE)
+        self.home = CH.home(owner, home, ELO_SCALE)
         self.period_days = CH.number(owner, "period_days", period_days, 0.0, lo_open=True)
         if form not in ("prediction", "update"):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
@@ -385,7 +385,7 @@ class Glicko(_GlickoBase):
 
     Accepted ranges (:mod:`statespace.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
     ``c`` in :math:`[0, 10^3\alpha]`, ``initial_rd`` and ``rd_max`` in :math:`(0, 10^3\alpha]`,
-    ``initial_rating`` and ``home`` within :math:`\pm 10^6\alpha`, ``period_days`` any finite number
+    ``initial_rating`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``period_days`` any finite number
     > 0. An RD below 1e-150 acts as 1e-150 once it is updated (variances are kept at least 1e-300).
     """
 

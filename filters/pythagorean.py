@@ -143,7 +143,7 @@ class Pythagorean(Filter):
         self.prior_points = C.number("Pythagorean", "prior_points", prior_points, 1e-6, 1e12)
         self.half_life = None if half_life is None else C.number("Pythagorean", "half_life", half_life, 1e-6,
                                                                  1e12)
-        self.home = C.location("Pythagorean", "home", home)  # the scale is 1: logits
+        self.home = C.home("Pythagorean", home, 1.0)  # the scale is 1: logits
         self.draw = draw
         try:
             self.model  # the draw model, checked by SkillModel

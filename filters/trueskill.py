@@ -180,7 +180,7 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
 
     Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
     the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
-    :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within :math:`\pm 10^6\alpha`, ``draw_probability``
+    :math:`[0, 10^3\alpha]`, ``mu`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``draw_probability``
     in ``[0, 1)`` or ``None``, ``period_days`` any finite number > 0. Variances are kept in
     ``[1e-300, 1e300]``: a ``sigma`` below 1e-150 acts as 1e-150.
     """

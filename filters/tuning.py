@@ -191,7 +191,8 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
 
     def f(x):
         values = from_x(np.clip(x, [b[0] for b in x_bounds], [b[1] for b in x_bounds]))
-        value, _ = _score(method.with_params(**values), games, objective, scored)
+        candidate = _built(method, values)
+        value = 1e6 if candidate is None else _score(candidate, games, objective, scored)[0]
         trace_rows.append({**values, objective: value})
         return value
 
@@ -254,10 +255,11 @@ def _grid_start(method, games, objective, burn_in, box, logs, current, trace_row
     from .grid import SCORES, box_grid, evaluate
 
     points = box_grid(box, logs, GRID_POINTS) + [current]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DrawWarning)
-        methods = [method.with_params(**p) for p in points]
-    values = evaluate(methods, games, burn_in)[:, SCORES.index(objective)]
+    built = [_built(method, p) for p in points]
+    ok = [i for i, m in enumerate(built) if m is not None]
+    values = np.full(len(points), 1e6)
+    if ok:
+        values[ok] = evaluate([built[i] for i in ok], games, burn_in)[:, SCORES.index(objective)]
     values = np.where(np.isfinite(values), values, 1e6)
     for p, v in zip(points, values):
         trace_rows.append({**p, objective: float(v)})
@@ -291,21 +293,34 @@ def check_box(method, name: str, box) -> tuple[float, float]:
     return lo, hi
 
 
+def _built(method, values: dict):
+    """``method`` with ``values``, or ``None`` where the combination leaves an accepted range that
+    depends on another setting (TrueSkill's home advantage is bounded in scales of its ``beta``):
+    each end of the box is inside the range alone (:func:`check_box`), so such a point scores as a
+    loss rather than end the search."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DrawWarning)
+        try:
+            return method.with_params(**values)
+        except ValueError:
+            return None
+
+
 def at_bound(params, box, tol: float = 1e-3) -> tuple[str, ...]:
     """Names of the settings in ``params`` that ended on a bound of their search box ``box``
     (``{name: (low, high)}``). For a box of positive numbers (searched on the log scale, as
-    :func:`tune` does) ``|log(v / bound)| < tol``; otherwise ``|v - bound| < tol (high - low)``
-    and also within ``tol`` of the bound relative to the bound's own size (``|v - bound| <=
-    tol |bound|``, exactly on it for a bound of 0), so that in a box as wide as ``(0, 1e300)`` a
-    value of 4.7 is not "at" 0. A setting that ends there was probably stopped by the box, not by
-    the data."""
+    :func:`tune` does) ``|log(v / bound)| < tol``; otherwise ``|v - bound| < tol (high - low)``, but a
+    bound of 0 only when the value is 0 (within ``1e-12 (high - low)``: L-BFGS-B stops exactly on a
+    bound it presses against), since near 0 a share of the width says nothing: in a box
+    ``(0, 1e6)`` a drift of 4.7 is not "at" 0. A setting that ends on a bound was probably stopped
+    by the box, not by the data."""
     out = []
     for k, v in params.items():
         lo, hi = box.get(k, (-np.inf, np.inf))
         if lo > 0:
             near = min(abs(math.log(v / lo)), abs(math.log(hi / v))) < tol
         else:
-            near = any(abs(v - b) < tol * (hi - lo) and abs(v - b) <= tol * abs(b) for b in (lo, hi))
+            near = any(abs(v - b) < (tol if b != 0 else 1e-12) * (hi - lo) for b in (lo, hi))
         if near:
             out.append(k)
     return tuple(out)
@@ -323,7 +338,8 @@ def _standard_errors(method, games, objective, best, box, scored=None) -> dict:
         for p in names:
             lo, hi = box[p]
             vals[p] = min(max(vals[p], lo), hi)
-        return n * _score(method.with_params(**vals), games, objective, scored)[0]
+        candidate = _built(method, vals)  # a step across a range another setting bounds: no curvature there
+        return math.nan if candidate is None else n * _score(candidate, games, objective, scored)[0]
 
     k = len(names)
     H = np.empty((k, k))

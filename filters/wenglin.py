@@ -229,8 +229,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
 
     Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
     the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` and
-    ``epsilon`` (or ``None``) in :math:`[0, 10^3\alpha]`, ``mu`` and ``home`` within
-    :math:`\pm 10^6\alpha`, ``kappa`` in ``(0, 1]``, ``period_days`` any finite number > 0. Variances
+    ``epsilon`` (or ``None``) in :math:`[0, 10^3\alpha]`, ``mu`` within
+    :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``kappa`` in ``(0, 1]``, ``period_days`` any finite number > 0. Variances
     are kept in ``[1e-300, 1e300]``: a ``sigma`` below 1e-150 acts as 1e-150.
 
     The chosen variant is ``model_name`` (and ``name``: ``wenglin_bt``, ``wenglin_tm``,

@@ -19,8 +19,10 @@ precision keeps its meaning:
   :math:`10^6\alpha^2` per unit forgets a rating at every step; a larger one says nothing more, and
   a linearised update (Glicko's, the EKF's) moves a rating by up to its variance over
   :math:`\alpha`, so that beyond it one game could move a rating by more than :math:`10^6\alpha`;
-- a *location* (a prior mean, a starting rating, a home advantage): :math:`|x| \le 10^6\,\alpha`
-  (:data:`LOCATION_SCALES`);
+- a *location* (a prior mean, a starting rating): :math:`|x| \le 10^6\,\alpha`
+  (:data:`LOCATION_SCALES`); a filter's *home advantage*, a shift of the forecast's difference:
+  :math:`|h| \le 10\,\alpha` (:data:`HOME_SCALES`: the home side then wins 99.995% of even games;
+  Glicko-2's volatility step runs away after results far less likely than that);
 - the scale itself: in :math:`[10^{-100}, 10^{100}]` (:data:`SCALE_MIN`, :data:`SCALE_MAX`), any
   unit a user may choose, with room for :math:`10^9\alpha` and its square.
 
@@ -40,12 +42,16 @@ import math
 import numpy as np
 
 __all__ = ["SD_SCALES", "LOCATION_SCALES", "RESULT_SCALES", "SCALE_MIN", "SCALE_MAX", "ResultRangeError",
-           "is_number", "bound", "number", "whole", "scale", "sd", "variance", "location", "check_results"]
+           "is_number", "bound", "number", "whole", "scale", "sd", "variance", "location", "home", "check_results",
+           "HOME_SCALES"]
 
 #: the largest standard-deviation setting, in units of the scale (a variance: its square)
 SD_SCALES = 1e3
 #: the largest magnitude of a location setting (prior mean, starting rating, home advantage), in scales
 LOCATION_SCALES = 1e6
+#: the largest home advantage (a shift of the forecast's difference), in scales: at 10 the home side
+#: wins 99.995% of even games under the logistic link, and a larger one says nothing more
+HOME_SCALES = 10.0
 #: the largest distance of a rating from the prior mean, and the largest sd, a result may have, in scales
 RESULT_SCALES = 1e9
 #: the range of a scale (a model's alpha, Elo's points per logistic unit, TrueSkill's beta)
@@ -130,6 +136,12 @@ def location(owner: str, name: str, value, alpha: float = 1.0) -> float:
     """A location setting (a prior mean, a starting rating, a home advantage): ``|x| <= 1e6 alpha``."""
     hi = LOCATION_SCALES * alpha
     return number(owner, name, value, -hi, hi, unit=_scales(LOCATION_SCALES, alpha))
+
+
+def home(owner: str, value, alpha: float = 1.0, name: str = "home") -> float:
+    """A home advantage of a win/draw/loss forecast: ``|h| <= 10 alpha`` (:data:`HOME_SCALES`)."""
+    hi = HOME_SCALES * alpha
+    return number(owner, name, value, -hi, hi, unit=_scales(HOME_SCALES, alpha))
 
 
 def check_results(owner: str, players, mean, sd=None, *, alpha: float, centre: float = 0.0,

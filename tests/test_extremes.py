@@ -53,7 +53,7 @@ def nonneg(hi: float, lo: float = 1e-300):
 
 def signed(hi: float = 1e300):
     """A location: 0, moderate, or up to ``hi`` in magnitude, either sign."""
-    return st.one_of(st.just(0.0), st.floats(-3000.0, 3000.0),
+    return st.one_of(st.just(0.0), st.floats(-min(3000.0, hi), min(3000.0, hi)),
                      st.tuples(st.sampled_from([-1.0, 1.0]), log_uniform(1e-300, hi)).map(lambda p: p[0] * p[1]))
 
 
@@ -142,7 +142,7 @@ def run_both(method, games, plain):
 
 
 @PROPERTY
-@given(data=st.data(), plain=st.booleans(), k=nonneg(10.0), home=signed(1e6), initial_rating=signed(1e6),
+@given(data=st.data(), plain=st.booleans(), k=nonneg(10.0), home=signed(10.0), initial_rating=signed(1e6),
        scale=log_uniform(1e-100, 1e100), base=st.sampled_from([10.0, math.e, 2.0, 1e300]), fide=st.booleans())
 def test_elo_over_its_whole_range(data, plain, k, home, initial_rating, scale, base, fide):
     alpha = scale / math.log(base)
@@ -155,7 +155,7 @@ def test_elo_over_its_whole_range(data, plain, k, home, initial_rating, scale, b
 
 @PROPERTY
 @given(data=st.data(), plain=st.booleans(), c=sds(zero=True), initial_rd=sds(), rd_max=sds(), initial_rating=signed(1e6),
-       home=signed(1e6), period_days=log_uniform(DAYS_MIN, 1e300), form=st.sampled_from(["prediction", "update"]))
+       home=signed(10.0), period_days=log_uniform(DAYS_MIN, 1e300), form=st.sampled_from(["prediction", "update"]))
 def test_glicko_over_its_whole_range(data, plain, c, initial_rd, rd_max, initial_rating, home, **kw):
     games = data.draw(tables(weighted=not plain, plain=plain))
     run_both(Glicko(c=c * ELO_ALPHA, initial_rd=initial_rd * ELO_ALPHA, rd_max=rd_max * ELO_ALPHA,
@@ -164,21 +164,24 @@ def test_glicko_over_its_whole_range(data, plain, c, initial_rd, rd_max, initial
 
 @PROPERTY
 @given(data=st.data(), plain=st.booleans(), tau=log_uniform(1e-300, 3.0), initial_volatility=log_uniform(1e-300, 1.0),
-       eps=log_uniform(1e-300, 0.01), initial_rd=sds(10.0), rd_max=sds(10.0), home=signed(1e6),
+       eps=log_uniform(1e-300, 0.01), initial_rd=sds(10.0), rd_max=sds(10.0), home=signed(10.0),
        period_days=log_uniform(DAYS_MIN, 1e300), max_iter=st.integers(100, 10**6))
 def test_glicko2_over_its_whole_range(data, plain, initial_rd, rd_max, home, **kw):
     """``max_iter`` from 100: fewer Illinois steps may stop short of convergence, the ``ArithmeticError``
     the filter documents (test_glicko.py::test_glicko2_non_convergence_is_an_error_not_nan)."""
     games = data.draw(tables(weighted=not plain, plain=plain))
-    run_both(Glicko2(initial_rd=initial_rd * ELO_ALPHA, rd_max=rd_max * ELO_ALPHA, home=home * ELO_ALPHA, **kw),
-             games, plain)
+    # not strict even on plain games: Glicko-2's volatility step can run away after a result far
+    # from the forecast within its accepted ranges (tau 3 and a volatility of 1, six games of two
+    # competitors), which its arithmetic then carries to 1e11 scales: the clear error, never ratings
+    check_run(Glicko2(initial_rd=initial_rd * ELO_ALPHA, rd_max=rd_max * ELO_ALPHA, home=home * ELO_ALPHA, **kw),
+              games)
 
 
 @PROPERTY
 @given(data=st.data(), plain=st.booleans(), c=sds(zero=True), h=sds(zero=True),
        bonus=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0)),
        neighbourhood=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0)), initial_rd=sds(), rd_max=sds(),
-       home=signed(1e6))
+       home=signed(10.0))
 def test_stephenson_over_its_whole_range(data, plain, c, h, initial_rd, rd_max, home, **kw):
     games = data.draw(tables(weighted=not plain, plain=plain))
     run_both(Stephenson(c=c * ELO_ALPHA, h=h * ELO_ALPHA, initial_rd=initial_rd * ELO_ALPHA, rd_max=rd_max * ELO_ALPHA,
@@ -193,7 +196,7 @@ def belief_settings(draw):
     tau = draw(st.one_of(st.none(), sds(zero=True)))
     return dict(mu=draw(signed(1e6)) * alpha, sigma=draw(sds()) * alpha, beta=beta,
                 tau=None if tau is None else tau * alpha, dynamics=draw(st.sampled_from(["game", "time"])),
-                home=draw(signed(1e6)) * alpha, period_days=draw(log_uniform(DAYS_MIN, 1e300)))
+                home=draw(signed(10.0)) * alpha, period_days=draw(log_uniform(DAYS_MIN, 1e300)))
 
 
 @PROPERTY
@@ -284,7 +287,8 @@ def test_team_rating_over_the_settings_ranges(data, method):
 # ---------------------------------------------------------------- just outside the ranges
 @pytest.mark.parametrize("make, name", [
     (lambda: Elo(k=-1.0), "k"), (lambda: Elo(k=10.001 * ss.ELO_SCALE), "k"), (lambda: Elo(k=1e190), "k"),
-    (lambda: Elo(home=1.01e6 * ss.ELO_SCALE), "home"), (lambda: Elo(initial_rating=-2e300), "initial_rating"),
+    (lambda: Elo(home=10.01 * ss.ELO_SCALE), "home"), (lambda: Glicko2(home=-1e6 * ss.ELO_SCALE), "home"),
+    (lambda: TrueSkill(home=60.0), "home"), (lambda: Elo(initial_rating=-2e300), "initial_rating"),
     (lambda: Elo(scale=1e300, base=1.0 + 1e-15), "scale"), (lambda: Elo(base=1.0), "base"),
     (lambda: Glicko(c=1.01e3 * ss.ELO_SCALE), "c"), (lambda: Glicko(initial_rd=1e200), "initial_rd"),
     (lambda: Glicko(rd_max=1.01e3 * ss.ELO_SCALE), "rd_max"), (lambda: Glicko(home=math.inf), "home"),
@@ -434,7 +438,12 @@ def test_every_filter_runs_at_the_corners_of_its_tuning_box(name):
     if not hasattr(method, "tunable") or not hasattr(method, "run"):
         pytest.skip(f"{name} is not a filter")
     for corner in corners(method.tunable(games)):
-        check_run(method.with_params(**corner), games)
+        try:
+            tuned = method.with_params(**corner)
+        except ValueError as exc:  # a corner whose settings bound each other (home in scales of beta)
+            assert "home" in str(exc), exc
+            continue
+        check_run(tuned, games)
 
 
 def read(name: str) -> ss.Games:
