@@ -509,7 +509,7 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
     beta:
         Performance noise :math:`\beta` (:data:`BETA` = 25/6): a skill lead of :math:`\beta` gives
         about a 76% chance of winning; the model's scale is :math:`\alpha = \sqrt{2}\,\beta`
-        (probit link). In :math:`[10^{-100}, 10^{100}]`.
+        (probit link), in ``[ranges.SCALE_MIN, ranges.SCALE_MAX]`` (:math:`[10^{-100}, 10^{100}]`).
     tau:
         Dynamics noise :math:`\tau` (:data:`TAU` = 25/300): the sd a skill wanders per unit of
         time, so the variance :math:`\tau^2 \Delta t` links consecutive nodes :math:`\Delta t` apart
@@ -567,8 +567,10 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
                  draw_probability: float | None = None, *, home: float = 0.0, period_days: float = 1.0,
                  max_iter: int = MAX_ITER, tol: float = TOL, incremental: bool = True, refit_tol: float | None = None):
         owner = "TrueSkillThroughTime"
-        # beta sets the unit every other range is stated in (statespace.ranges): alpha = sqrt(2) beta
-        self.beta = ranges.number(owner, "beta", beta, ranges.SCALE_MIN, ranges.SCALE_MAX)
+        # beta sets the unit every other range is stated in (statespace.ranges): alpha = sqrt(2) beta,
+        # a scale, as filters.TrueSkill (the forward pass) takes it
+        self.beta = ranges.number(owner, "beta", beta, ranges.SCALE_MIN / math.sqrt(2.0),
+                                  ranges.SCALE_MAX / math.sqrt(2.0), unit=" (sqrt(2) beta is the scale)")
         alpha = math.sqrt(2.0) * self.beta
         self.mu = ranges.location(owner, "mu", mu, alpha)
         self.sigma = ranges.sd(owner, "sigma", sigma, alpha)

@@ -316,7 +316,9 @@ def test_blend_option_adds_a_row_and_returns_the_blend_only_when_better(revertin
     assert isinstance(fit.method, Blend if better else Candidate)
     assert t["chosen"].sum() == 1 and fit.chosen == (label if better else fit.result.chosen)
     assert label in fit.summary()
-    p = fit.predict_proba(reverting)
+    with pytest.warns(ss.SeenGamesWarning, match="auto: predict_proba") as seen:  # in-sample, on purpose
+        p = fit.predict_proba(reverting)
+    assert len(seen) == 1  # auto's own warning, not one per pooled member as well
     assert p.shape == (len(reverting), 3) and np.allclose(p.sum(axis=1), 1.0)
     # without the option: no blend row
     assert "blend" not in set(auto(reverting, progress=False).table["stage"])

@@ -216,6 +216,7 @@ def test_a_zero_weight_is_reported():
     assert "weight 0" in fit.summary() and "elo" in fit.summary().splitlines()[-1]
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_the_method_protocols():
     method = Blend()
     assert isinstance(method, OnlineMethod) and isinstance(method, TunableMethod) and isinstance(method, Configurable)

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import statespace as ss
 import filters
+import statespace as ss
+from statespace.ranges import SCALE_MAX
 
 
 def table(days, pairs, scores) -> ss.Games:
@@ -100,6 +101,8 @@ def test_quality_of_two_is_herbrichs_formula():
 
 
 def test_quality_at_the_largest_beta_is_a_number():
-    # beta 1e100: the determinants pass 1e308 while their ratio is 1 (equal, certain players); it was NaN
-    ts = filters.TrueSkill(beta=1e100, sigma=1e100)
+    # the largest beta the ranges accept (sqrt(2) beta = 1e100): the determinants pass 1e308 while
+    # their ratio is 1 (equal, certain players); it was NaN
+    beta = SCALE_MAX / math.sqrt(2.0)
+    ts = filters.TrueSkill(beta=beta, sigma=beta)
     assert ts.quality([[(0.0, 1.0)], [(0.0, 1.0)], [(0.0, 1.0)]]) == pytest.approx(1.0, rel=1e-12)

@@ -32,6 +32,7 @@ def draw_free(seed: int = 0, n_games: int = 2000) -> Games:
 
 
 # ---------------------------------------------------------------------- draws learned from the games
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_default_trueskill_forecasts_no_draws_on_draw_free_games_and_says_so():
     games = draw_free()
     method = TrueSkill()

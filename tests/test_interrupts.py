@@ -135,6 +135,7 @@ def test_ctrl_c_during_tuning_raises_even_with_keep_partial(games, ctrl_c_at):
         quiet_fit(tiny(keep_partial=True), games)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_keep_partial_keeps_an_interrupted_sample_marked_partial(games, ctrl_c_at):
     ctrl_c_at(chain=0, at=59)
     with pytest.warns(PartialSampleWarning, match="1 of 2 chains and 20 of 40 draws"):

@@ -73,6 +73,7 @@ def _games(n_players: int = 12, n: int = 400, seed: int = 3, periods: bool = Fal
 METHODS = {**filters.REGISTRY, "ekf_full": lambda: filters.EKF(covariance="full")}
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("periods", [False, True])
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_the_specialised_loop_agrees_with_the_generic_one(name, periods, monkeypatch):

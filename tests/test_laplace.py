@@ -251,7 +251,7 @@ def test_wide_prior_bradley_terry_is_the_maximum_likelihood_fit(static_league, s
     maximum-likelihood ones (no prior at all), draws as half a win; the common level sits at the
     prior mean."""
     games = static_league
-    model = SkillModel("logistic", scale, 1500.0, 1e6 * scale**2, 0.0, "half")
+    model = SkillModel("logistic", scale, 1500.0, (1e3 * scale) ** 2, 0.0, "half")  # a prior sd of 1000 scales
     fit = BradleyTerry(model).fit(games)
     mean = fit.mean[fit._last[np.arange(games.n_players)]]
     # the MAP under the same wide prior, exactly
@@ -899,7 +899,7 @@ def test_weight_two_is_the_game_played_twice(small_dynamic, monkeypatch, route):
 def test_bradley_terry_with_weights_is_the_weighted_maximum_likelihood_fit(static_league):
     games = static_league
     weight = np.random.default_rng(3).uniform(0.3, 2.5, len(games))
-    model = SkillModel("logistic", ELO_SCALE, 1500.0, 1e6 * ELO_SCALE**2, 0.0, "half")
+    model = SkillModel("logistic", ELO_SCALE, 1500.0, (1e3 * ELO_SCALE) ** 2, 0.0, "half")
     fit = BradleyTerry(model).fit(games.with_weights(weight))
     mean = fit.mean[fit._last[np.arange(games.n_players)]]
     args = (games.a, games.b, games.score, games.n_players, ELO_SCALE)

@@ -166,6 +166,7 @@ def test_nutpie_fit_agrees_with_laplace_and_pymc(drifting):
     assert np.median(np.abs(fit.mean - lap.mean) / sd) < 0.2 and np.all(mc < 0.1 * sd + 1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @needs_nutpie
 def test_nutpie_infers_every_parameter_with_home_and_draws():
     model = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=0.05, draw=("threshold", 0.3), home=0.3)

@@ -151,6 +151,7 @@ def test_same_seed_same_numbers(small):
     np.testing.assert_array_equal(a.mean, b.mean)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_fixed_parameters_home_advantage_and_half_draws():
     """Fixed drift and prior (not sampled), home advantage inferred, draws scored as half-wins."""
     truth = ss.SkillModel("logistic", 1.0, 0.0, 1.0, drift=0.02, draw=("davidson", 0.8), home=0.8)
@@ -166,6 +167,7 @@ def test_fixed_parameters_home_advantage_and_half_draws():
     assert np.all(p[:, 1] == 0)  # half-win: draws are scored, never forecast
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("link, draw, name", [("logistic", ("davidson", 0.6), "nu"),
                                               ("probit", ("threshold", 0.4), "margin")])
 def test_draw_models_forecast_draws(link, draw, name):
@@ -497,6 +499,7 @@ def test_compiled_likelihood_is_refused_for_other_observations():
         quick(SIDE_MODELS["margin"]).fit(no_scores)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_margin_fit_recovers_the_skill_differences():
     """NUTS (graph likelihood, Laplace start) on a small Gaussian-margin stream: the posterior
     mean skill differences of the games follow the true ones, and the fitted model keeps its

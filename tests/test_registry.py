@@ -238,6 +238,7 @@ METHODS = {"tiny_elo": TinyElo}
 '''
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_new_filter_file_runs_everywhere_without_other_edits(tmp_path, monkeypatch, fresh, capsys, games):
     """A module dropped into the filters package folder (here: a second folder of the package's
     ``__path__``) ending with METHODS is found by the same collection that builds
@@ -335,6 +336,7 @@ SMALL_SCORED = Games.from_arrays(SMALL.time, SMALL.a_name, SMALL.b_name, neutral
                                  score_a=2.0 * SMALL.score, score_b=2.0 - 2.0 * SMALL.score)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.filterwarnings("ignore:BradleyTerry. the maximum-likelihood fit does not exist")
 @pytest.mark.parametrize("name", [n for n in registry.names() if n != "pymc"])
 def test_every_registered_method_satisfies_method_and_its_fit_fitted(name):

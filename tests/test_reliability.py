@@ -96,6 +96,7 @@ def test_a_cache_path_that_is_a_link_is_not_used(tmp_path):
 
 
 # ---------------------------------------------------------------- forecasting from a big state
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_forecasts_from_a_state_reuse_its_name_index():
     """``predict_proba`` on a few games must not rebuild the name index of every competitor on
     each call (0.5 s a call with a million competitors): the index is built once per state, and the

@@ -160,6 +160,7 @@ def test_the_time_base_is_recorded_on_the_games():
     assert _dated().take([0, 1]).time_base == "datetime"
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("smoother", [LaplaceSmoother(), BradleyTerry()], ids=["laplace", "bradley_terry"])
 def test_a_smoother_fitted_on_dates_refuses_numeric_games(smoother):
     """The Laplace smoother returned 0.5 for every such game."""
@@ -176,6 +177,7 @@ def test_a_smoother_fitted_on_dates_refuses_numeric_games(smoother):
     assert fit.predict_proba(_dated()).shape == (4, 3)  # the same base still forecasts
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("method", [Elo(), EKF(), Glicko(), EKF(covariance="full")],
                          ids=["elo", "ekf", "glicko", "ekf_full"])
 def test_a_filter_run_on_dates_refuses_numeric_games(method):
@@ -194,6 +196,7 @@ def test_a_filter_run_on_dates_refuses_numeric_games(method):
 
 
 # ---------------------------------------------------------------- the static fit at any time
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_bradley_terry_forecasts_known_competitors_before_their_first_game():
     """A static strength is the same at every time; it gave 0.5 before a competitor's first game."""
     fit = BradleyTerry().fit(ss.Games.from_arrays(

@@ -237,6 +237,7 @@ def test_variances_are_positive_and_smoothing_never_widens_them(covariance):
 
 
 # ---------------------------------------------------------------------------- refits
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("covariance", ["diagonal", "full"])
 @pytest.mark.parametrize("periods", [False, True])
 def test_warm_start_equals_a_fit_from_scratch(covariance, periods):
@@ -432,6 +433,7 @@ def test_draws_under_draw_model_none_are_refused():
         RTSSmoother(ss.SkillModel("logistic", 1.0, drift=0.1)).fit(games)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("observation", [ss.Margin(2.0), ss.Goals(0.3)])
 def test_margin_and_goals_observations(observation):
     rng = np.random.default_rng(18)
@@ -447,6 +449,7 @@ def test_margin_and_goals_observations(observation):
 
 
 # ---------------------------------------------------------------------------- property
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n_players=st.integers(2, 6), n_games=st.integers(1, 40),
        drift=st.sampled_from([0.0, 1e-3, 0.1, 5.0]), reversion=st.sampled_from([0.0, 0.2]),

@@ -68,7 +68,8 @@ def small() -> ss.Games:
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), tau=SD_OVER), "tau"),
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), mu=LOC_OVER), "mu"),
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), home=-LOC_OVER), "home"),
-    (lambda: TrueSkillThroughTime(beta=1e-101), "beta"),
+    (lambda: TrueSkillThroughTime(beta=0.99e-100 / math.sqrt(2)), "beta"),  # sqrt(2) beta is the scale
+    (lambda: TrueSkillThroughTime(beta=1e100), "beta"),
     (lambda: TrueSkillThroughTime(max_iter=-1), "max_iter"),
     (lambda: Keener(max_iter=0.5), "max_iter"),
     (lambda: Colley(link_blocks=np.float64(2.5)), "link_blocks"),

@@ -336,6 +336,7 @@ def test_each_link_block_is_rated_from_earlier_games_only(cls):
     assert fit2.link != fit.link
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_link_has_no_draw_term_without_draws_and_no_home_term_on_neutral_ground():
     games = league(seed=2, draws=False)
     assert not np.any(games.score == 0.5)
@@ -366,6 +367,7 @@ def test_link_recovers_known_parameters():
 
 
 # ---------------------------------------------------------------------------- properties
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @SETTINGS
 @given(tables(connected=False, max_games=40), st.sampled_from([Colley, Massey, Keener]), st.randoms())
 def test_probabilities_and_relabelling(table, cls, rnd):
@@ -388,6 +390,7 @@ def test_probabilities_and_relabelling(table, cls, rnd):
     np.testing.assert_allclose(fit2.predict_proba(games2), p, atol=1e-7)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_newcomers_get_the_average_rating_and_the_fitted_face():
     games = league(seed=3)
     for cls in (Colley, Massey, Keener):

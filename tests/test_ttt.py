@@ -161,6 +161,7 @@ game_rows = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5), st.integers
                      min_size=1, max_size=30)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.filterwarnings("ignore::statespace.DrawWarning")  # an explicit 0.6 on rows without a draw
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=game_rows, tau=st.sampled_from([0.0, 0.1, 2.0]), p_draw=st.sampled_from([0.0, 0.1, 0.6]),
@@ -263,6 +264,7 @@ def walk(method, games, t, edges):
     return fit
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 @pytest.mark.parametrize("periods", [False, True])
 def test_an_incremental_refit_reaches_the_fixed_point_of_a_fit_from_scratch(periods):
     """Five incremental refits in turn (a walk-forward) against one fit from scratch of all the
@@ -465,6 +467,7 @@ def no_draw_chance(games: ss.Games, p_draw: float = 0.10) -> float:
     return float(np.prod(1.0 - proba[:, 1]))
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_learns_no_draws_from_games_without_a_draw():
     """1,200 decisive games: the classic 0.10's forecasts make a table without draws implausible,
     so the fit uses 0 (the method it carries says so) and forecasts no draw; the method itself is
@@ -489,6 +492,7 @@ def test_learns_no_draws_from_games_without_a_draw():
     np.testing.assert_array_equal(fit.var, explicit.var)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_keeps_the_classic_value_on_games_with_draws():
     games = random_games(11, n_games=60, n_times=8)
     assert np.any(games.score == 0.5)
@@ -500,6 +504,7 @@ def test_keeps_the_classic_value_on_games_with_draws():
     np.testing.assert_array_equal(fit.mean, explicit.mean)
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_keeps_the_classic_value_on_a_short_table_without_draws():
     """A dozen decisive games happen by chance at a 10% draw rate: 0.10 stays, and draws are still
     forecast (a later draw would otherwise have an infinite three-outcome log loss)."""
@@ -526,6 +531,7 @@ def test_the_switch_follows_the_filters_forecasts():
     assert chosen[0] == 0.10 and chosen[-1] == 0.0  # both sides of the rule are exercised
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_explicit_draw_probability_on_games_without_draws_warns():
     games = decisive_games(1200)
     with pytest.warns(ss.DrawWarning, match=r"ttt: draw_probability=0\.1 on 1,200 games without a draw"):
@@ -538,6 +544,7 @@ def test_explicit_draw_probability_on_games_without_draws_warns():
         TrueSkillThroughTime(draw_probability=0.1).fit(random_games(12, n_games=60))  # games with draws
 
 
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")  # forecasts games it fitted, on purpose
 def test_refits_with_the_learned_value_stay_incremental():
     """A walk-forward on games without draws: the first window is short (0.10), later ones learn 0
     (one full refit where the model changes, incremental after it); every refit uses the value a fit
