@@ -1,8 +1,8 @@
 r"""What every smoother shares: the whole-history layout of the random-walk model, and the
 fitted interface (the same face as the filters': ``predict_proba``, ``ratings``, ``trajectories``).
 
-The layout: one skill variable per competitor and distinct time at which it plays (a "node";
-with rating periods, per period). Consecutive nodes of a competitor are linked by the model's
+The layout (its nodes built in :mod:`smoothers._timeline`): one skill variable per competitor
+and distinct time at which it plays (a "node"; with rating periods, per period). Consecutive nodes of a competitor are linked by the model's
 transition (:meth:`statespace.SkillModel.transition`): the random walk of drift :math:`q`,
 :math:`s_k - s_{k-1} \sim \mathcal{N}(0, q\,\Delta t)`, or with ``reversion``
 :math:`\lambda > 0` the Ornstein-Uhlenbeck step
