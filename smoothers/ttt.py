@@ -529,7 +529,8 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
         implausible by the same test, ``fit`` warns (:class:`~statespace.settings.DrawWarning`).
     home:
         Home advantage in skill units, added to ``a``'s performance when ``a`` is at home:
-        :math:`|h| \le L \alpha`.
+        :math:`|h| \le H \alpha` (:math:`H` = :data:`~statespace.ranges.HOME_SCALES`, as for
+        ``filters.TrueSkill``).
     period_days:
         The unit of time when the games have no rating periods (days; numeric times: their own
         unit), a finite number > 0. With rating periods (``Games.with_periods``) the unit is one
@@ -577,7 +578,7 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
         self.tau = ranges.sd(owner, "tau", tau, alpha, zero=True)
         self.draw_probability = None if draw_probability is None else ranges.number(
             owner, "draw_probability", draw_probability, 0.0, 1.0, hi_open=True)
-        self.home = ranges.location(owner, "home", home, alpha)
+        self.home = ranges.home(owner, home, alpha)  # as filters.TrueSkill's, the forward pass
         self.period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
         self.max_iter = ranges.whole(owner, "max_iter", max_iter, 0)
         self.tol = ranges.number(owner, "tol", tol, 0.0)

@@ -23,7 +23,7 @@ import pytest
 
 import statespace as ss
 from smoothers import BradleyTerry, Colley, Keener, LaplaceSmoother, Massey, RTSSmoother, TrueSkillThroughTime
-from statespace.ranges import LOCATION_SCALES, RESULT_SCALES, SD_SCALES, ResultRangeError
+from statespace.ranges import HOME_SCALES, LOCATION_SCALES, RESULT_SCALES, SD_SCALES, ResultRangeError
 
 UNIT = ss.SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, "half")  # alpha = 1
 #: just beyond the rule's bounds at alpha = 1: an sd, a variance (a drift), a location
@@ -67,7 +67,7 @@ def small() -> ss.Games:
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), sigma=SD_OVER), "sigma"),
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), tau=SD_OVER), "tau"),
     (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), mu=LOC_OVER), "mu"),
-    (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), home=-LOC_OVER), "home"),
+    (lambda: TrueSkillThroughTime(beta=1 / math.sqrt(2), home=-1.01 * HOME_SCALES), "home"),
     (lambda: TrueSkillThroughTime(beta=0.99e-100 / math.sqrt(2)), "beta"),  # sqrt(2) beta is the scale
     (lambda: TrueSkillThroughTime(beta=1e100), "beta"),
     (lambda: TrueSkillThroughTime(max_iter=-1), "max_iter"),
