@@ -34,6 +34,10 @@ class BradleyTerry(LaplaceSmoother):
     do not decay). A skill is the same at every time, so a known competitor is forecast from
     its fitted skill whatever the game's time, before its first fitted game too (only a newcomer
     gets the prior).
+
+    The other settings (``period_days``, ``tol``, ``max_iter``, ``variances``, ``dense_cov_limit``,
+    ``blas_threads``, ``progress``) and their accepted ranges are :class:`LaplaceSmoother`'s
+    (``max_iter`` a whole number >= 1, ``tol`` a finite number > 0).
     """
 
     name = "bradley_terry"
