@@ -30,7 +30,7 @@ from statespace import margin as M
 from statespace import outcome as O
 from statespace import ranges as R
 
-PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def log_uniform(lo: float, hi: float):
