@@ -15,7 +15,7 @@ All are :class:`smoothers.base.Smoother` objects (the filters' ``get_params``, `
 interface (``predict_proba``, ``ratings``, ``trajectories``).
 
 Modules: ``base`` (the fitted interface), ``_timeline`` (the nodes of the whole-history layout and
-how they grow for a refit), ``laplace`` (Newton and the evidence), ``bradley_terry`` (the static fit, Ford's
+how they grow for a refit), ``laplace`` (Newton and the evidence), ``_laplace_checks`` (what a Laplace fit refuses), ``bradley_terry`` (the static fit, Ford's
 condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
 tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
 start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS), ``rts`` (the

@@ -87,12 +87,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from statespace import Games, GamesError, Outcome, SkillModel
+from statespace import Games, Outcome, SkillModel
 from statespace import ranges
 
 from . import _chains
 from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
                       _structure)
+from ._laplace_checks import check_weights, drift_bounds as drift_bounds_of, singular
 from .base import Smoother, SmootherFit, Timeline, timeline
 
 __all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
@@ -102,10 +103,6 @@ __all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
 # (L, the selected inverse and their row indices: 24 bytes each). docs/smoothers.md has what they cost on real data.
 _FACTOR_FLOPS = 1e9
 _FACTOR_NNZ = 2e7
-# The largest ratio of a node's weighted likelihood curvature to the prior precision that a fit
-# accepts (see LaplaceSmoother._check_weights): double precision carries about 16 digits, and at
-# this ratio the prior's pull on the common level still keeps three or more of them.
-_MAX_CURVATURE_RATIO = 1e13
 
 
 def blas_limits(threads: int | None):
@@ -167,19 +164,6 @@ def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
     """``sum_g w_g l(y_g | d_g)``: each game's record (``score``, and ``score_a``, ``score_b`` for
     the observations that read them) scored by the model's observation at ``diff``."""
     return float(np.sum(games.weight * model.loglik(games.score, diff, 0.0, games.score_a, games.score_b)))
-
-
-def _drift_bounds(owner: str, bounds, alpha: float) -> tuple[float, float]:
-    """``(low, high)`` with ``0 < low < high``, each a drift (:func:`statespace.ranges.variance`)."""
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: drift_bounds must be a pair (low, high), got {bounds!r}") from None
-    lo = ranges.variance(owner, "drift_bounds[0]", lo, alpha, zero=False)
-    hi = ranges.variance(owner, "drift_bounds[1]", hi, alpha, zero=False)
-    if not lo < hi:
-        raise ValueError(f"{owner}: drift_bounds must satisfy 0 < low < high, got {bounds!r}")
-    return lo, hi
 
 
 class LaplaceSmoother(Smoother):
@@ -287,7 +271,7 @@ class LaplaceSmoother(Smoother):
         self.blas_threads = None if blas_threads is None else ranges.whole(owner, "blas_threads", blas_threads, 1)
         self.progress = progress
         s2 = model.scale**2
-        self._drift_bounds_arg = None if drift_bounds is None else _drift_bounds(owner, drift_bounds, model.scale)
+        self._drift_bounds_arg = None if drift_bounds is None else drift_bounds_of(owner, drift_bounds, model.scale)
         self.drift_bounds = self._drift_bounds_arg or (1e-7 * s2, 10.0 * s2)
 
     def __repr__(self) -> str:
@@ -333,7 +317,7 @@ class LaplaceSmoother(Smoother):
         box = dict(bounds or {})
         if set(box) - {"drift"}:
             raise ValueError(f"bounds given for {sorted(set(box) - {'drift'})}, which is not being tuned")
-        lo, hi = _drift_bounds(f"{self.name}: tune", box.get("drift", self.drift_bounds), self.skill_model.scale)
+        lo, hi = drift_bounds_of(f"{self.name}: tune", box.get("drift", self.drift_bounds), self.skill_model.scale)
         t0 = time.perf_counter()
         fit = self.with_params(drift="auto", drift_bounds=(lo, hi)).fit(games)
         drift, log_ev = fit.model.drift, fit.info["log_evidence"]
@@ -381,29 +365,13 @@ class LaplaceSmoother(Smoother):
         model = self.skill_model
         times = self._node_times(games, model)
         tl = timeline(games, times)
-        self._check_weights(games, tl, model)
+        check_weights(self.name, games, tl, model)
         try:
             return self._fit_nodes(games, tl, warm_start, t0)
         except (RuntimeError, np.linalg.LinAlgError) as exc:
             if isinstance(exc, RuntimeError) and "singular" not in str(exc):
                 raise
-            raise self._singular(tl, model, exc) from None
-
-    def _singular(self, tl: Timeline, model: SkillModel, exc: Exception) -> ranges.ResultRangeError:
-        """What a Hessian singular to working precision means: precisions (the prior's, the links'
-        ``1/(drift dt)``, the games' curvature) too far apart for double precision, most often a
-        long gap under a large drift, whose link then pins nothing."""
-        linked = np.flatnonzero(tl.prev >= 0)
-        gap = ""
-        if linked.size and model.drift > 0:
-            k = linked[np.argmax(tl.dt[linked])]
-            gap = (f"; the longest gap, {tl.dt[k]:.3g} units of time before a game of "
-                   f"{tl.players[tl.node_player[k]]!r}, adds a variance of {model.drift * tl.dt[k]:.3g} (drift "
-                   f"{model.drift:.3g} a unit) against a prior variance of {model.prior_var:.3g}")
-        return ranges.ResultRangeError(
-            f"{self.name}: the whole-history Hessian is singular to working precision ({exc}): its precisions are "
-            f"further apart than double precision resolves{gap}, so the arithmetic broke down and there is no fit "
-            f"to show; give a smaller drift, close the gaps between a competitor's games, or give a narrower prior")
+            raise singular(self.name, tl, model, exc) from None
 
     def _fit_nodes(self, games: Games, tl: Timeline, warm_start: SmootherFit | None, t0: float) -> SmootherFit:
         model = self.skill_model
@@ -441,35 +409,6 @@ class LaplaceSmoother(Smoother):
     def _static(self, model: SkillModel) -> bool:
         """Whether the fit has no dynamics (drift 0, not searched): one node per competitor."""
         return model.drift == 0 and not self.auto_drift
-
-    def _check_weights(self, games: Games, tl: Timeline, model: SkillModel) -> None:
-        """Refuse games whose weighted likelihood swamps the prior beyond what double precision
-        resolves.
-
-        A node's Hessian diagonal adds the prior precision ``1/prior_var`` to its games' curvature
-        ``sum_g w_g kappa_g`` (taken at the prior mean, where Newton starts). Once that sum is
-        more than ``_MAX_CURVATURE_RATIO`` times the prior precision, the prior -- the only thing
-        that pins the competitors' common level -- is lost in rounding: the Hessian is singular
-        to working precision (with weights of 1e300, exactly) and the variances meaningless."""
-        d = model.home * (~games.neutral).astype(float)
-        _, h = model.loglik_derivs(games.score.astype(float), d, games.score_a, games.score_b)
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
-            kappa = games.weight * np.maximum(-np.asarray(h, dtype=float), 0.0)
-            curvature = np.bincount(tl.game_a, kappa, tl.n_nodes) + np.bincount(tl.game_b, kappa, tl.n_nodes)
-            prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
-            ratio = curvature / prec0
-        worst = int(np.argmax(np.where(np.isfinite(ratio), ratio, np.inf)))
-        if np.isfinite(ratio[worst]) and ratio[worst] <= _MAX_CURVATURE_RATIO:
-            return
-        name = tl.players[tl.node_player[worst]]
-        heaviest = int(np.argmax(games.weight))
-        raise GamesError(
-            f"{self.name}: the games of {name!r} weigh {ratio[worst]:.3g} times its prior (their weighted "
-            f"curvature sum_g w_g kappa_g against the prior precision 1/prior_var = 1/{model.prior_var:.3g}); above "
-            f"{_MAX_CURVATURE_RATIO:.0e} double precision cannot resolve the prior's pull and the fit is singular. "
-            f"The largest game weight is {games.weight[heaviest]:.3g} (row {int(games.row[heaviest])}): scale the "
-            f"weights down (Games.with_weights; a game of weight w counts as w games) or give a narrower prior "
-            f"(SkillModel prior_var)", rows=[int(games.row[heaviest])], column="weight")
 
     def _dense(self, tl: Timeline) -> bool:
         """Whether the final fit's covariance is formed densely (small fits)."""
