@@ -128,7 +128,8 @@ def sd(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = False) 
 def variance(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = True) -> float:
     """A variance setting (a prior variance, a drift per unit of time): in ``[0, (1e3 alpha)^2]``
     (``(0, ...]`` without ``zero``)."""
-    return number(owner, name, value, 0.0, (SD_SCALES * alpha) ** 2, lo_open=not zero,
+    # a few ulps of room: 1e6 * alpha**2 and (1e3 * alpha)**2 round apart
+    return number(owner, name, value, 0.0, (SD_SCALES * alpha) ** 2 * (1.0 + 1e-15), lo_open=not zero,
                   unit=f" (an sd of {bound(SD_SCALES)} scales{'' if alpha == 1.0 else f' of {alpha:.6g}'})")
 
 
