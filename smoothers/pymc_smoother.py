@@ -29,8 +29,9 @@ Laplace smoother fits the mean-reverting one).
 
 Other observations: with a :class:`statespace.Margin` or :class:`statespace.Goals` model each game's
 term is that observation's log-likelihood of ``score_a`` and ``score_b`` (Gaussian margin;
-Poisson or, with a dispersion, negative binomial counts), read through its ``symbolic_loglik`` in the PyTensor graph (the compiled Op is
-for win/draw/loss only; ``likelihood="auto"`` picks the graph for them).
+Poisson or, with a dispersion, negative binomial counts), read through its ``symbolic_loglik``
+in the PyTensor graph (the compiled Op is for win/draw/loss only; ``likelihood="auto"`` picks the
+graph for them).
 
 The sampler moves one standard normal per node and the skills are their segmented cumulative
 sum (the non-centred random walk, ``smoothers._pymc_model``).
