@@ -11,7 +11,7 @@ import numpy as np
 
 from ._auto_variant import Variant
 from .games import Games
-from .goals import Goals
+from .goals import BASE_MAX, BASE_MIN, Goals
 from .margin import Margin
 from .model import ELO_SCALE, SkillModel
 from .settings import Settings
@@ -131,7 +131,8 @@ class Candidate(Settings):
         """The EKF's (:meth:`filters.EKF.tunable`) and the observation's: Margin ``sd`` in
         ``[0.05, 5]`` times the model's scale (the margins' sd when the choice set it) and
         ``draw_width`` in ``[0.001, 1]`` times it where the games have draws; Goals ``base`` within
-        3 of its start and ``dispersion`` in ``[0, DISPERSION_MAX]`` (0: Poisson)."""
+        3 of its start (and within Goals' own range) and ``dispersion`` in ``[0, DISPERSION_MAX]``
+        (0: Poisson)."""
         out = dict(self.ekf.tunable(games))
         obs = self.skill_model.observation
         s = self.skill_model.scale
@@ -140,7 +141,7 @@ class Candidate(Settings):
             if obs.draw_width > 0 and np.any(games.score == 0.5):
                 out["draw_width"] = (1e-3 * s, 1.0 * s)
         elif isinstance(obs, Goals):
-            out["base"] = (obs.base - 3.0, obs.base + 3.0)
+            out["base"] = (max(obs.base - 3.0, BASE_MIN), min(obs.base + 3.0, BASE_MAX))  # within Goals' range
             out["dispersion"] = (0.0, DISPERSION_MAX)
         return out
 
@@ -205,7 +206,8 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     else:
         if v.observation == "goals":
             mean = float(np.mean(np.concatenate([games.score_a, games.score_b])))
-            obs, draw = Goals(base=math.log(max(mean, 1e-3)), dispersion=DISPERSION_START), "none"
+            base = min(max(math.log(max(mean, 1e-300)), BASE_MIN), BASE_MAX)  # within Goals' range
+            obs, draw = Goals(base=base, dispersion=DISPERSION_START), "none"
         else:
             obs = None
             if draws:

@@ -266,3 +266,19 @@ def test_an_ekf_run_at_the_top_dispersion_and_base_finishes():
         warnings.simplefilter("ignore")
         run = EKF(SkillModel(scale=1.0, observation=Goals(base=G.BASE_MAX, dispersion=G.DISPERSION_MAX))).run(games)
     assert np.all(np.isfinite(run.proba)) and np.allclose(run.proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("points, base", [(0, G.BASE_MIN), (110, math.log(110.0)), (5000, G.BASE_MAX)])
+def test_auto_starts_and_tunes_goals_within_their_range(points, base):
+    """``auto``'s goals candidate starts at the log of the mean count, and tunes ``base`` within 3 of
+    it: both kept within Goals' range (a basketball-like mean of 110 points reached log 110 + 3 = 7.7,
+    all-zero counts log 1e-3)."""
+    from statespace._auto_candidate import start_candidate
+    from statespace._auto_variant import Variant
+
+    games = table([points] * 6, [points] * 6)
+    candidate = start_candidate(Variant("goals", home="none"), games, {"draws": True})
+    assert candidate.skill_model.observation.base == pytest.approx(base)
+    lo, hi = candidate.tunable(games)["base"]
+    assert G.BASE_MIN <= lo < hi <= G.BASE_MAX
+    assert lo == pytest.approx(max(base - 3.0, G.BASE_MIN)) and hi == pytest.approx(min(base + 3.0, G.BASE_MAX))
