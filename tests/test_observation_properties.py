@@ -117,14 +117,19 @@ def check_proba(p):
 
 def pymc_log_density(model: SkillModel, games, z_points):
     """PyMC's log density of the games (the model's potential) at each ``z`` of ``z_points``, in
-    PyTensor's Python mode."""
+    PyTensor's Python mode: the observation's PyTensor graph, and for an Outcome also the compiled
+    Op that PyMC's NUTS uses (over the same compiled kernels as the filters)."""
+    outcome = isinstance(model.observation, Outcome)
     smoother = PyMCSmoother(model, drift=model.drift, prior_var=model.prior_var, home=model.home,
-                            draw_param=model.draw.theta if isinstance(model.observation, Outcome) else None)
+                            draw_param=model.draw.theta if outcome else None)
     tl = timeline(games, smoother.times(games))
-    pmodel, free = build_model(smoother, games, tl, compiled=False)
-    assert free == []
-    fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
-    return [float(fn({"z": z(tl)})) for z in z_points]
+    values = []
+    for compiled in (False, True) if outcome else (False,):
+        pmodel, free = build_model(smoother, games, tl, compiled=compiled)
+        assert free == []
+        fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
+        values += [float(fn({"z": z(tl)})) for z in z_points]
+    return values
 
 
 def ahead(games):
