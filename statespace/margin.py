@@ -89,16 +89,6 @@ def _spread(values: np.ndarray, where: np.ndarray) -> np.ndarray:
     return out
 
 
-def _positive_number(name: str, value, *, allow_zero: bool) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if ok:
-        value = float(value)
-        ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class Margin(Observation):
     r"""The score difference :math:`y` = ``score_a - score_b``, Gaussian around the skill

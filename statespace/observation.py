@@ -17,6 +17,13 @@ numerics, written once (as kickscore's observation objects do):
 A game's record :math:`y` is three numbers: ``score`` (1, 0.5, 0: a's win, draw, loss), ``score_a``
 and ``score_b`` (points or goals of each side; NaN when the table has none).
 
+Every observation has ranges (the rule of :mod:`statespace.ranges`): its settings are checked at
+construction, and those that are lengths in skill units by :meth:`Observation.check_scale` once
+the model's scale is known (:meth:`Observation.vector` calls it, so no kernel receives a setting
+outside its range); the records it reads by :meth:`Observation.check_games` (a ``GamesError``
+naming rows and column, or the rows dropped on request) and by every NumPy method that scores
+records. Within those ranges every loop of its numerics is bounded.
+
 Compiled kernels reach an observation through numba functions with the fixed signatures below,
 declared with :func:`kernel` (``@kernel(LIK_SIG)``: compiled when first used, and the loops are
 compiled for them, :mod:`statespace._jit`), and a parameter vector (:meth:`Observation.vector`);
