@@ -275,8 +275,11 @@ class Filter(Settings):
     honours_weights: ClassVar[bool] = False
 
     def check_games(self, games: Games) -> None:
-        """Raise ``ValueError`` for games this method cannot rate (here: weighted games for a
-        method that ignores weights)."""
+        """Raise ``ValueError`` for games this method cannot rate: records its model's observation
+        cannot score (:meth:`statespace.Observation.check_games`: a ``GamesError`` naming the rows
+        and column), weighted games for a method that ignores weights."""
+        model = self.model
+        model.observation.check_games(games, scale=model.scale, owner=self.name)
         if not self.honours_weights and np.any(games.weight != 1.0):
             raise ValueError(f"{self.name} does not use game weights; these games carry weights "
                              f"(Games.with_weights); use a method that honours them — the filters "

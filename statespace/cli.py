@@ -122,6 +122,27 @@ def _load(args, err) -> tuple[Any, str, Any]:
     return games, source, sim
 
 
+def _drop_unscorable(methods, games, args, err):
+    """With ``--drop-invalid``, ``games`` without the records some method's observation cannot
+    score (a fractional or huge goal count, a margin beyond its range), each drop reported as a
+    warning line; else ``games`` (the methods refuse such records with a row-and-column error)."""
+    if not args.drop_invalid:
+        return games
+    from .games import DroppedRowsWarning
+
+    for method in methods:
+        model = getattr(method, "model", None)
+        observation = getattr(model, "observation", None)
+        if observation is None:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DroppedRowsWarning)
+            games = observation.check_games(games, scale=model.scale, owner=getattr(method, "name", None),
+                                            errors="drop")
+        _report_warnings(caught, err)
+    return games
+
+
 def _report_warnings(caught, err) -> None:
     """Dropped rows and fetched-data checks as one ``warning:`` line each; others re-raised."""
     from ._fetch import ChecksumWarning
@@ -199,6 +220,7 @@ def _cmd_compare(args, out, err) -> int:
     plot_format = plot_target(args.plot) if args.plot else None
     games, source, sim = _load(args, err)
     methods = parse_methods(args.methods, mode=args.mode)
+    games = _drop_unscorable(methods.values(), games, args, err)
     auto_method = None
     if args.auto:
         from .auto import Auto
@@ -296,6 +318,7 @@ def _cmd_rate(args, out, err) -> int:
         if len(_split_specs(spec)) != 1:
             raise CLIError(f"--method takes one method, got {spec!r}")
         method = parse_method(spec)
+        games = _drop_unscorable([method], games, args, err)
     import numpy as np
     import pandas as pd
 

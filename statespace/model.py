@@ -151,6 +151,7 @@ class SkillModel:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "draw", as_draw(self.draw))
         object.__setattr__(self, "observation", self._resolve_observation(self.observation))
+        self.observation.check_scale(self.scale)  # its settings in units of the scale
 
     def _resolve_observation(self, obs: object) -> Observation:
         """The model's observation. An :class:`Outcome` is stored marked as derived from

@@ -795,7 +795,7 @@ def test_latent_home_is_tuned_and_refused_where_not_modelled():
     for cov in ("full", "scalar"):
         with pytest.raises(ValueError, match="covariance='diagonal' only"):
             EKF(LATENT, covariance=cov)
-    with pytest.raises(ValueError, match="home_drift must be >= 0"):
+    with pytest.raises(ValueError, match=r"home_drift must be a finite number in \[0, "):
         SkillModel(home_drift=-1.0)
     named = ss.Games.from_arrays([0, 1], ["(home advantage)", "B"], ["B", "(home advantage)"], [1, 0])
     with pytest.raises(ValueError, match="rename it"):

@@ -142,3 +142,20 @@ def test_the_cli_refuses_a_meaningless_setting_in_one_line(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "tau" in lines[0] and "(0, 3]" in lines[0], out.stderr
     assert "e+29" not in out.stdout and "Traceback" not in out.stderr
+
+
+def test_a_record_the_observation_cannot_score_is_a_row_error_or_dropped_from_the_cli(tmp_path):
+    """A draw where the method's draw model gives draws no chance (TrueSkill with draw_probability=0):
+    a GamesError naming the row and column from the filters, one line from the CLI; with
+    --drop-invalid the row is dropped and counted on one warning line."""
+    games = ss.Games.from_arrays([0, 1, 2, 3], ["a", "b", "c", "a"], ["b", "c", "a", "c"], [1.0, 0.5, 0.0, 1.0])
+    with pytest.raises(ss.GamesError, match=r"score.*row 1"):
+        TrueSkill(draw_probability=0.0).fit(games)
+    path = tmp_path / "games.csv"
+    games.to_frame().to_csv(path, index=False)
+    command = [sys.executable, "-m", "statespace", "rate", str(path), "--method", "trueskill:draw_probability=0"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "row 1" in out.stderr, out
+    out = subprocess.run(command + ["--drop-invalid"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "warning" in out.stderr and "1 row" in out.stderr and "Traceback" not in out.stderr, out.stderr
