@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from statespace import Games, metrics
+from statespace.ranges import ResultRangeError
 
 from . import _kernels as K
 from . import _lanes as _L
@@ -103,13 +104,18 @@ def _structure(method, games: Games, times_memo: dict):
 
 def evaluate_by_runs(methods: Sequence, games: Games, burn_in: float = 0.0) -> np.ndarray:
     """``(S, 3)`` scores (:data:`SCORES`) of each method's ``run(games)`` by
-    :mod:`statespace.metrics`, one run at a time (a Python loop)."""
+    :mod:`statespace.metrics`, one run at a time (a Python loop); NaN where a run's forecasts are
+    not finite or its arithmetic broke down (a :class:`~statespace.ranges.ResultRangeError`), as
+    in the lanes of :func:`evaluate`."""
     first = first_scored(games, burn_in)
     scored = np.sort(games.order[first:])
     out = np.full((len(methods), 3), np.nan)
     y = games.score[scored]
     for s, m in enumerate(methods):
-        p = m.run(games).proba[scored]
+        try:
+            p = m.run(games).proba[scored]
+        except ResultRangeError:
+            continue
         if not np.all(np.isfinite(p)):
             continue
         out[s] = [metrics.log_loss(y, p), metrics.log_loss_3(y, p), metrics.brier(y, p)]

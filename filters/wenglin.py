@@ -415,16 +415,17 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
             c = math.sqrt(K.clamp_var(float(np.sum(s2 + self.beta_kernel**2))))
         with np.errstate(over="ignore"):  # mu / c past 1e300 counts as 1e300: e^(z - max z) is 0 there anyway
             z = np.clip(mu / c, -1e300, 1e300)
-        z = z - z.max()
-        ez = np.exp(z)
-        sum_q = np.array([ez[r >= r[q]].sum() for q in range(mu.size)])
+        # each ranking stage's softmax over those still in it, shifted by that stage's own largest z:
+        # shifted by the overall largest, a stage of teams far below it underflowed to 0 / 0
+        top = np.array([z[r >= r[q]].max() for q in range(mu.size)])
+        sum_q = np.array([np.exp(z[r >= r[q]] - top[q]).sum() for q in range(mu.size)])
         a = np.array([np.sum(r == r[q]) for q in range(mu.size)], dtype=float)
         omega = np.zeros(mu.size)
         delta = np.zeros(mu.size)
         for i in range(mu.size):
             for q in range(mu.size):
                 if r[q] <= r[i]:
-                    p = ez[i] / sum_q[q]
+                    p = math.exp(z[i] - top[q]) / sum_q[q]
                     omega[i] += ((1.0 if q == i else 0.0) - p) / a[q]
                     delta[i] += p * (1.0 - p) / a[q]
         omega *= s2 / c

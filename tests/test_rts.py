@@ -429,7 +429,7 @@ def test_bad_settings_are_value_errors_naming_the_setting(monkeypatch):
 
 def test_draws_under_draw_model_none_are_refused():
     games = small_games(seed=17)
-    with pytest.raises(ValueError, match="draw model is 'none'"):
+    with pytest.raises(ValueError, match="no likelihood under draw model 'none'"):
         RTSSmoother(ss.SkillModel("logistic", 1.0, drift=0.1)).fit(games)
 
 

@@ -480,7 +480,7 @@ def game_tables(draw, max_players=8, max_games=40, periods=False):
 
 
 wl_settings = st.builds(WengLin, model=st.sampled_from(MODELS), beta=st.floats(0.05, 20), tau=st.floats(0, 3),
-                        kappa=st.floats(1e-6, 0.5), home=st.floats(-10, 10),
+                        kappa=st.floats(1e-6, 0.5), home=st.floats(-0.7, 0.7),  # 10 scales of the least beta
                         dynamics=st.sampled_from(["game", "time"]))
 
 
