@@ -32,7 +32,7 @@ Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the
   (:func:`moment_site`, flagged in ``scratch[i, 4]``), which the product of one site would give;
 - :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
 
-Numeric guards (issue 13): :data:`RULE_GAUSSIAN` keeps a mean within ``+-MEAN_MAX`` and a variance
+Numeric guards: :data:`RULE_GAUSSIAN` keeps a mean within ``+-MEAN_MAX`` and a variance
 within ``[VAR_MIN, VAR_MAX]``; a :data:`RULE_SHIFT` site shifts a rating by at most ``STEP_MAX`` a
 game (so that a rating stays finite over any table of fewer than 1e18 games, with no clamp per
 game); the loops count a game's weight up to ``WEIGHT_MAX`` and move time forward by at most
@@ -92,7 +92,7 @@ RULE_GAUSSIAN = 2
 #: accumulator columns every filter has (games in the period, three sums, a flag)
 SCRATCH_WIDTH = 5
 
-# Guards of the built-in rules (issue 13), so that no setting or game reachable through the API
+# Guards of the built-in rules, so that no setting or game reachable through the API
 # makes a rating NaN or infinite: a Gaussian belief's variance is kept in [VAR_MIN, VAR_MAX] (an sd
 # from 1e-150 to 1e150: the square of either, and sums of a few squares, are normal floats), its
 # mean within +-MEAN_MAX, a shift site moves a rating by at most STEP_MAX a game (1e18 games to

@@ -19,7 +19,7 @@ with :math:`c'_j = g_j + \kappa_j (d_j - d_{0,j})`, the form used (it never form
 :math:`\kappa J m`, which overflows for large ratings). It is not a sum of per-competitor sites,
 so it runs in :func:`filters._kernels.period_loop`.
 
-Numeric guards (issue 13): the update is computed in units of each game's prior sds
+Numeric guards: the update is computed in units of each game's prior sds
 (:func:`_update`); a game's weight counts up to ``WEIGHT_MAX``, its curvature up to
 :math:`10^{10} / (P_{aa} + P_{bb})` (information 1e10 times the prior's already fixes the
 difference, and more leaves :math:`I + A K` singular to double precision), the diagonal of

@@ -14,7 +14,7 @@ Written naively these are 0/0 far in the tails (Phi(-40) underflows). Here they 
 through Mills' ratio ``R(u) = Phi(-u) / N(u)``, evaluated by its continued fraction for large
 ``u``, so that ``v`` stays finite and ``w`` stays in (0, 1) at any ``t`` (e.g. t = -40).
 
-Far tails (issue 13): ``t - eps`` for a win below -1e300 counts as -1e300 (a finite skill difference
+Far tails: ``t - eps`` for a win below -1e300 counts as -1e300 (a finite skill difference
 over a tiny sd can overflow to inf, and the tail's ``(u + T) T`` would be inf * 0; every correction
 has reached its limit long before), a win's ``w`` at ``t - eps = +inf`` is its limit, 0 (as 1e-300),
 and a draw at an infinite ``t`` (with a finite ``eps``) has ``v = -+inf`` and ``w`` next to 1, its

@@ -34,7 +34,7 @@ DRAW_DAVIDSON = 3
 LOGISTIC_VAR_FACTOR = 3.0 / math.pi**2
 
 _SQRT2 = math.sqrt(2.0)
-#: a standardised difference or margin beyond this counts as this (issue 13): a finite difference over
+#: a standardised difference or margin beyond this counts as this: a finite difference over
 #: a tiny scale overflows to inf, and inf - inf (a margin and a difference both infinite) is NaN; every
 #: probability and derivative below has reached its limit long before
 _Z_MAX = 1e300
