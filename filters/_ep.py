@@ -11,7 +11,7 @@ than ``min_delta``, at most ``max_iter`` times (one pass for two teams, where it
 Gaussians are kept in natural parameters: precision ``pi = 1 / sigma^2`` and precision-adjusted
 mean ``tau = mu / sigma^2``; a variable's marginal is the product of its incoming messages.
 
-Numeric guards (issue 13): a message's variance and the posterior's are kept in
+Numeric guards: a message's variance and the posterior's are kept in
 ``[VAR_MIN, VAR_MAX]`` and the posterior mean within ``+-MEAN_MAX`` (:mod:`filters._kernels`),
 as the filters' own kernels keep them. (Natural parameters still overflow where ``|mu| / sigma^2``
 passes 1e308, e.g. a mean of 1e300 with a sigma below 1e-4: the graph is not shifted to centre

@@ -29,7 +29,7 @@ The pure PyTensor graph stays in ``_pymc_model`` for the samplers that compile t
 themselves (numpyro to JAX; nutpie to numba with ``likelihood="graph"``), and the tests check
 that both give the same log density and gradient.
 
-For nutpie (issue 14), :func:`posterior_logp` is the whole log posterior (the priors with PyMC's
+For nutpie, :func:`posterior_logp` is the whole log posterior (the priors with PyMC's
 log transforms, N(0, 1) on z, the games) and its gradient in one cached numba call that releases
 the GIL: nutpie's Rust sampler calls it through ``nutpie.from_pyfunc``
 (``_pymc_model.nutpie_model``), so a fit compiles nothing and runs no Python between leapfrog
