@@ -70,7 +70,7 @@ from a line ``goal <key> <value>`` of its output (keys: ``from_arrays_games_per_
 ``from_csv_rows_per_s``, ``bytes_per_game``, ``laplace_linear`` with ``yes``/``no`` and
 ``laplace_1e6_s``, ``pymc_5000_s``), or for ``bench_pymc.py`` from its ``wall time of fit`` line.
 
-**Goals**: each goal of issue 14 with its target, today's figure and met / NOT met (or not
+**Goals**: each speed goal with its target, today's figure and met / NOT met (or not
 measured, and why).
 
 BLAS runs on one thread (``--blas-threads 1``, through threadpoolctl), as the compiled loops do.
@@ -706,7 +706,7 @@ def goals(result: dict) -> list[dict]:
 
 
 def print_goals(rows: list[dict], out: Report) -> None:
-    out("## Goals of issue 14 beside today's figures\n")
+    out("## Speed goals beside today's figures\n")
     verdict = {True: "met", False: "**NOT met**", None: "not measured"}
     out(markdown_table(["goal", "target", "today", "met?", "how judged"],
                        [[g["goal"], g["target"], g["today"], verdict[g["met"]], g["note"]] for g in rows], set()))

@@ -3,9 +3,7 @@ rerun; a process pool that breaks ends the study with an error saying why."""
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
-import io
 import json
 import multiprocessing
 import os
@@ -16,6 +14,8 @@ import pandas as pd
 import pytest
 
 from statespace.study import StudyWarning, run_all, study
+
+from test_study import run_cli  # the study command line, as test_study drives it
 
 TIMINGS = ["fit_seconds", "tune_seconds"]
 GRID = dict(methods={"elo": "elo", "elo32": "elo:k=32"}, sources={"bal": "balanced"}, seeds=[0, 1],
@@ -73,16 +73,6 @@ def test_the_reason_names_the_value(tmp_path):
     file.write_text(spoil(json.loads(file.read_text()), "n_test"))
     with pytest.warns(StudyWarning, match=r"'n_test' is 'many', not a number"):
         study(**GRID, path=tmp_path)
-
-
-def run_cli(argv):
-    from statespace import study_cli
-
-    parser = argparse.ArgumentParser(prog="statespace")
-    study_cli.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    out, err = io.StringIO(), io.StringIO()
-    return args.func(args, out, err), out.getvalue(), err.getvalue()
 
 
 GRID_TOML = """
