@@ -325,13 +325,13 @@ class RunTiming:
 
 def time_run_and_loop(method, games, repeats: int, loop_name: str = "game_loop",
                       best_by: str = "wall") -> RunTiming:
-    """Run ``method.run(games)`` ``repeats`` times, timing the compiled ``filters._kernels.<loop_name>``
+    """Run ``method.run(games)`` ``repeats`` times, timing the compiled ``filters.kernels.<loop_name>``
     inside each run, and return the repeat with the least ``best_by`` (``"wall"`` or ``"cpu"``)
     time of the whole run. ``Filter.run`` calls ``K.game_loop`` (games without rating periods),
     ``K.site_loop`` (with periods) or ``K.period_loop`` (a filter with a joint period update),
     looking the loop up on the module at call time, so replacing the module attribute for the
     duration works."""
-    from filters import _kernels as K
+    from filters import kernels as K
 
     original = getattr(K, loop_name)
     captured: dict = {}
@@ -363,7 +363,7 @@ def time_run_and_loop(method, games, repeats: int, loop_name: str = "game_loop",
 
 def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule: int | None = None, predict=None,
                 has_predict: bool | None = None) -> Callable[[], None]:
-    """A call of ``filters._kernels.game_loop`` on the games of a captured run (``args``, from
+    """A call of ``filters.kernels.game_loop`` on the games of a captured run (``args``, from
     :func:`time_run_and_loop` with ``loop_name="game_loop"``) with other kernels where given: the
     per-game ``site``, the combination rule (``rule`` and, for ``RULE_CUSTOM``, ``apply``) and the
     time update (``predict``, ``has_predict``). Each call starts from a copy of ``values``, with no
@@ -373,8 +373,8 @@ def replay_loop(args: tuple, values: np.ndarray, *, site=None, apply=None, rule:
     Every call runs the **generic** loop (``game_loop.generic``: the kernels called through
     function pointers), whichever kernels it is given, so that the steps of a breakdown differ
     only by the kernels swapped; ``Filter.run`` itself runs the loop compiled for the filter's
-    kernels (:mod:`statespace._jit`), which the breakdown's first row times."""
-    from filters import _kernels as K
+    kernels (:mod:`statespace._runtime.jit`), which the breakdown's first row times."""
+    from filters import kernels as K
 
     # game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x, count, last, theta,
     #           a, b, score, score_a, score_b, home, weight, t, out_p, out_post, scratch, shared)
@@ -399,7 +399,7 @@ def noop_site_kernel():
     state never moves): the generic loop's own cost, with one indirect call per game."""
     from numba import njit
 
-    from filters import _kernels as K
+    from filters import kernels as K
 
     @njit(K.SITE_SIG)
     def site_noop(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
@@ -413,7 +413,7 @@ def proba_site_kernel(proba):
     no site, so the state never moves): the loop plus the forecast."""
     from numba import njit
 
-    from filters import _kernels as K
+    from filters import kernels as K
 
     @njit(K.SITE_SIG)
     def site_proba(lik, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):

@@ -6,7 +6,7 @@ One stream of simulated games (random pairs among ``--players`` competitors, ran
 rounds, game ``i`` at time ``2 i / players``, so that each competitor plays about once per unit of
 time and the default drift of 100 per unit of time is about 100 rating points^2 per game) is
 rated one game at a time (no period column: ``Filter.run`` takes the one-game path,
-``filters._kernels.game_loop`` with the filter's site kernel and its combination rule) by
+``filters.kernels.game_loop`` with the filter's site kernel and its combination rule) by
 
 - ours: ``filters.EKF()`` (the default model: logistic link at Elo scale, prior N(1500, 350^2),
   drift 100 per unit of time, draws as half a win; ``covariance="diagonal"``). **The issue's
@@ -310,7 +310,7 @@ def profile(games, repeats: int) -> None:
     """Where the time of ``EKF().run(games)`` goes (printed), in CPU time (steadier than the wall
     clock when other processes share the machine)."""
     from filters import EKF
-    from filters import _kernels as K
+    from filters import kernels as K
     from filters import ekf as E
 
     n = len(games)

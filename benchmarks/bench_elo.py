@@ -16,7 +16,7 @@ not used). The ratios ours / peer are taken within this one run. The three are a
 give the same final ratings on a common slice (the first ``--check-games`` games), to within
 1e-9 relative. Finally ``--profile`` (on by default, off with ``--quick``) splits our run into the
 Python-side preparation in ``filters.base.Filter.run`` and the compiled
-``filters._kernels.game_loop`` (the one-game path taken when the games carry no rating periods:
+``filters.kernels.game_loop`` (the one-game path taken when the games carry no rating periods:
 Elo's site, ``filters.elo._site``, then its combination rule, a shift of the rating, one game at a
 time), times that loop with a no-op site kernel (the cost of the loop and its one indirect call
 per game) and with a site that only forecasts (Elo's ``_proba``), and runs the same games as one
@@ -102,7 +102,7 @@ def profile(games, repeats: int) -> bool:
     """Where the time of ``Elo().run(games)`` goes, and the rating-period path beside it (printed).
 
     Without rating periods (``games.period is None``) ``Filter.run`` prepares time-sorted arrays
-    in Python and calls the compiled ``filters._kernels.game_loop``: per game Elo's site (the
+    in Python and calls the compiled ``filters.kernels.game_loop``: per game Elo's site (the
     shift ``K (S - E)`` of each rating into the accumulator rows) and its combination rule
     (``RULE_SHIFT``: rating += the shift); with periods it calls ``site_loop``, which sums the
     same sites over each period from the pre-period state before combining them.

@@ -30,7 +30,7 @@ largest difference of the one-step win probabilities and of the final ratings (r
 in alternation, the same ``--repeats`` for both, on process CPU time (``time.process_time``;
 the wall clock is printed beside it), after a warm-up of both (compilation or numba's cache
 excluded). Ours is timed twice over: the whole ``Filter.run`` on a prebuilt ``statespace.Games``
-(what a user pays), and the compiled ``filters._kernels.game_loop`` inside it (what the loop
+(what a user pays), and the compiled ``filters.kernels.game_loop`` inside it (what the loop
 costs, without the Python-side preparation). The ratio ours / floor > 1 means ours is slower.
 
 The stream (``_common.make_stream``: random pairs, 45% wins / 10% draws / 45% losses, one game
@@ -181,7 +181,7 @@ def loop_timer(method, games):
     returns (fitted, loop CPU seconds)."""
     import time
 
-    from filters import _kernels as K
+    from filters import kernels as K
 
     original = K.game_loop
     spent: list[float] = []

@@ -37,7 +37,7 @@ Agreement on the first ``--check-games`` games, from identical starts:
   is run beside it to show that.
 
 ``--profile`` (on by default, off with ``--quick``) splits ``Glicko2().run`` into the Python-side
-preparation and the compiled ``filters._kernels.game_loop`` (per game the filter's site,
+preparation and the compiled ``filters.kernels.game_loop`` (per game the filter's site,
 ``filters.glicko._site``, then Glicko-2's custom combination rule ``_apply2``: steps 3-8 with the
 volatility solve), times the same loop with the sites alone (a no-op combination) and with the
 sites combined by the built-in Gaussian rule (Glicko-1's: steps 3, 4, 6-8 without the volatility),
@@ -322,7 +322,7 @@ def _profile_kernels():
     """Compiled helpers for the Glicko-2 profile (built on demand: numba compiles them)."""
     from numba import njit
 
-    from filters import _kernels as K
+    from filters import kernels as K
     from filters import glicko as G
     from statespace import ELO_SCALE
 
@@ -431,7 +431,7 @@ def _profile_kernels():
 def profile(games, repeats: int) -> None:
     """Where the time of ``Glicko2().run(games)`` goes (one-game periods), printed."""
     from filters import Glicko, Glicko2
-    from filters import _kernels as K
+    from filters import kernels as K
 
     n = len(games)
     reps = max(1, repeats)

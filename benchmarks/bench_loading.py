@@ -76,7 +76,7 @@ def inputs(kind: str, n: int, players: int, seed: int, csv_path: str | None):
         return Games.from_arrays, (t, names[a], names[b], score)
     del t, a, b, score
     if kind == KINDS[4]:
-        import statespace.games as G
+        import statespace.data.games as G
 
         G._PYARROW = False  # the C engine only: what from_csv does without pyarrow
     return Games.from_csv, (csv_path,)
@@ -184,14 +184,14 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     import statespace
-    import statespace.games as G
+    import statespace.data.games as G
 
     print(f"bench_loading: Games.from_arrays and Games.from_csv at {', '.join(f'{n:,}' for n in sizes)} games "
           f"among {args.players:,} competitors (seed {args.seed})")
     print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores, {load()}; pyarrow "
           f"{'installed' if G._have_pyarrow() else 'NOT installed (from_csv uses the C engine)'}")
     print(f"versions: {', '.join(f'{k} {v}' for k, v in version_map('numpy', 'pandas', peers=('pyarrow',)).items())}")
-    print(f"import statespace.games: {time.perf_counter() - t0:.2f} s (loading games needs neither numba nor the "
+    print(f"import statespace.data.games: {time.perf_counter() - t0:.2f} s (loading games needs neither numba nor the "
           "methods)")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_loading_") as tmp:

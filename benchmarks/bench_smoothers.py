@@ -98,7 +98,7 @@ def make_split(seed: int):
 
 
 def log_loss(y, p_win, per_game: bool = False):
-    from statespace import metrics
+    from statespace.model import metrics
 
     return metrics.log_loss(y, np.clip(np.asarray(p_win, dtype=float), 1e-15, 1 - 1e-15), per_game=per_game)
 

@@ -46,7 +46,7 @@ of the final mu and sigma over the competitors:
   the three class attributes) is run beside it to show that this is the difference.
 
 ``--profile`` (on by default, off with ``--quick``) splits ``TrueSkill().run`` into the
-Python-side preparation and the compiled ``filters._kernels.game_loop`` (per game TrueSkill's
+Python-side preparation and the compiled ``filters.kernels.game_loop`` (per game TrueSkill's
 site, ``filters.trueskill._site``: the one-vs-one ADF posterior as a Gaussian site, then the
 built-in Gaussian combination rule), times that loop with a no-op site, with a site that only
 forecasts (``_proba``) and with TrueSkill's sites combined by nothing (a no-op custom rule), and
@@ -288,7 +288,7 @@ def agreement(a, b, score, n_check: int) -> bool:
 def profile(games, repeats: int) -> None:
     """Where the time of ``TrueSkill().run(games)`` goes, and the rating-period path beside it."""
     from filters import TrueSkill
-    from filters import _kernels as K
+    from filters import kernels as K
     from filters import trueskill as T
 
     n = len(games)

@@ -43,7 +43,8 @@ import numpy as np
 
 import smoothers
 import statespace as ss
-from statespace import datasets, metrics
+from statespace.data import datasets
+from statespace.model import metrics
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data"

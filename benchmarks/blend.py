@@ -20,7 +20,7 @@ Printed, as Markdown (and written to ``benchmarks/results/blend-<date>.md``, ``-
 three-outcome log loss where the data have draws, the expected-score log loss otherwise —, and the
 held-out log loss, Brier score, accuracy and three-outcome log loss), then each blend minus its
 best member, the best by training score and the best on the held-out part, with the paired
-standard error over the held-out games (:func:`statespace.metrics.paired_difference`), on the
+standard error over the held-out games (:func:`statespace.model.metrics.paired_difference`), on the
 blend's objective and on the expected-score log loss.
 
 Usage::
@@ -52,7 +52,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import statespace  # noqa: E402
-from statespace import Blend, Games, metrics  # noqa: E402
+from statespace import Blend, Games
+from statespace.model import metrics  # noqa: E402
 
 from _common import load_shared  # noqa: E402  (benchmarks/ is the script's folder, first on sys.path)
 from filters import EKF, Elo, Glicko2, TrueSkill  # noqa: E402

@@ -14,7 +14,7 @@ import io
 import sys
 from pathlib import Path
 
-from statespace.cli import main
+from statespace.app.cli import main
 
 HERE = Path(__file__).resolve().parent
 COMMANDS = (

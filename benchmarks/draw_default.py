@@ -32,9 +32,9 @@ import numpy as np
 from _common import load_shared
 
 import statespace as ss
-from statespace import metrics
+from statespace.model import metrics
 from filters import TrueSkill
-from statespace.settings import DrawWarning
+from statespace.methods.settings import DrawWarning
 
 HERE = Path(__file__).resolve().parent
 ROWS = {

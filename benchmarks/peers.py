@@ -444,7 +444,7 @@ import statespace, filters
 w1, c1 = time.perf_counter(), time.process_time()
 out = {"import_s": w1 - w0, "import_cpu_s": c1 - c0}
 if len(sys.argv) > 1:
-    from statespace.cli import main
+    from statespace.app.cli import main
     with contextlib.redirect_stdout(io.StringIO()):
         out["rc"] = main(sys.argv[1:])
     out["cli_s"] = time.perf_counter() - w1

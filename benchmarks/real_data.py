@@ -87,8 +87,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import statespace  # noqa: E402
-from statespace import Auto, FixedForecast, Games, SkillModel, Threshold, metrics  # noqa: E402
-from statespace.auto import TIE, Candidate, Variant  # noqa: E402
+from statespace import Auto, FixedForecast, Games, SkillModel, Threshold
+from statespace.model import metrics  # noqa: E402
+from statespace.ensemble.auto import TIE, Candidate, Variant  # noqa: E402
 
 from _common import load_shared  # noqa: E402  (benchmarks/ is the script's folder, first on sys.path)
 from filters import Elo, Glicko, Glicko2, TrueSkill, WengLin  # noqa: E402

@@ -9,7 +9,7 @@ logistic has the same bell shape as ``Margin``'s Gaussian but heavier (exponenti
 its sd is ``pi s / sqrt(3)`` (:meth:`LogisticMargin.from_sd` matches a Gaussian's sd), and a
 blow-out moves the EKF's ratings by a bounded step, since ``|dl/dd| < 1 / s``.
 
-Everything an observation owes the package (``statespace/observation.py``), in closed form:
+Everything an observation owes the package (``statespace/model/skillmodel/observation.py``), in closed form:
 
 - ``l = -|z| - 2 log(1 + e^(-|z|)) - log s`` (the density is symmetric in ``z``; written with
   ``|z|`` so that no exponential overflows);
@@ -19,7 +19,7 @@ Everything an observation owes the package (``statespace/observation.py``), in c
 - the forecast with ``w`` the draw half-width (a draw is ``|y| < w``; 0.5 for whole-point
   scores): ``P(a wins | d) = P(y > w) = sigma((d - w) / s)``, ``P(b wins | d) = P(y < -w) =
   sigma((-d - w) / s)``, the draw the rest; for ``d ~ N(mean, var)`` each is averaged by
-  Gauss-Hermite quadrature (:func:`statespace.observation.gauss_hermite`), whose nodes and
+  Gauss-Hermite quadrature (:func:`statespace.model.observation.gauss_hermite`), whose nodes and
   weights travel in the kernels' parameter vector.
 
 No exact tilted-Gaussian moments exist, so the observation has no ``moments_kernel``: the
@@ -48,7 +48,7 @@ from numba import njit
 
 import statespace as ss
 from filters import EKF
-from statespace.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation, gauss_hermite, kernel
+from statespace.model.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation, gauss_hermite, kernel
 
 __all__ = ["LogisticMargin", "logistic_margin_loglik", "logistic_margin_forecast", "simulate", "main"]
 

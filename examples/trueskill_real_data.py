@@ -8,7 +8,7 @@ No method gets a home advantage. The methods, all with their default constants u
 
 - ``trueskill``: ``TrueSkill()`` (mu 25, sigma 25/3, beta 25/6, tau 25/300 per game, draw
   probability left to the games: 0 on a table without draws such as ATP, else 0.10; see
-  ``filters._draws``); its variants below leave it to the games too;
+  ``filters.draws``); its variants below leave it to the games too;
 - ``trueskill, draw = training rate``: ``draw_probability`` set to the share of draws in the
   training part (the first 90%), which the scoring never sees;
 - ``trueskill, beta=25/12``: half the performance noise (a skill lead counts for more);
@@ -39,7 +39,7 @@ each scored game for five of the Gaussian-belief methods (how settled their beli
 Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
 ``statespace.datasets`` (``intl_football`` and ``nfl`` ship with the package; England and ATP are
 fetched from their public sources on first use; or a data root given
-as an argument; ``statespace.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
+as an argument; ``statespace.data.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
 with a player against himself). Data sets that are absent are skipped with a message; with none
 found the script exits with status 2.
 
@@ -59,7 +59,8 @@ import numpy as np
 import pandas as pd
 
 import statespace
-from statespace import Games, metrics
+from statespace import Games
+from statespace.model import metrics
 from _data import load_or_skip  # examples/ is on sys.path when a script runs
 from filters import Elo, Glicko2, TrueSkill, WengLin
 

@@ -3,15 +3,15 @@ at a time, scored against the forecast at the true skills.
 
 What it measures: the **regret** of each method on a league, its held-out log loss minus the log
 loss of the true probabilities (:meth:`statespace.Simulation.true_proba`, scored by
-:func:`statespace.metrics.log_loss`, the expected-score log loss that ``compare`` reports) on the
+:func:`statespace.model.metrics.log_loss`, the expected-score log loss that ``compare`` reports) on the
 same held-out games. The true probabilities are the floor no method can beat on average, so the
 regret says how much of what is learnable each method leaves on the table. Nothing here is
 published elsewhere: every number comes from the seeded leagues of
-``statespace.scenarios.league`` that this script builds.
+``statespace.model.scenarios.league`` that this script builds.
 
 Design
 ------
-- **Leagues** (:func:`statespace.scenarios.league`): a base league (:data:`BASE`: 20 competitors,
+- **Leagues** (:func:`statespace.model.scenarios.league`): a base league (:data:`BASE`: 20 competitors,
   2 games each per weekly period over 100 periods, i.e. 2,000 games; skills N(1500, 200^2)
   drifting 20 Elo points (sd) per period; 10% draws; no home advantage; no mean reversion) and,
   one factor at a time, :data:`FACTORS`' other levels of the six factors (drift, games per
@@ -196,7 +196,7 @@ def build_methods(names) -> dict:
     for name in names:
         if name in ("elo", "elo_fide", "glicko", "glicko2", "trueskill", "wenglin", "ekf", "dwz", "ecf",
                     "stephenson", "colley"):
-            from statespace import registry
+            from statespace.methods import registry
 
             out[name] = registry.get(name)()
         elif name == "ekf_ou":  # a reversion > 0 opts the EKF into tuning it
@@ -263,7 +263,7 @@ def run(conds: list[dict], methods: dict, seeds, *, pymc_conditions=(), pymc_see
     """Run the study (``statespace.study``) and return the tidy table of regrets: one row per
     method, condition and seed with ``log_loss``, ``floor``, ``regret``, ``fit_seconds``,
     ``tune_seconds``, ``error``."""
-    from statespace.study import study
+    from statespace.evaluation.study import study
 
     main = {k: m for k, m in methods.items() if k != "pymc"}
     sources = {c["name"]: {"scenario": "league", **c["params"]} for c in conds}
@@ -322,7 +322,7 @@ def paired(tidy: pd.DataFrame, condition: str, a: str, b: str) -> tuple[float, f
 
 
 def n_games(params: dict) -> int:
-    """A league's number of games (:func:`statespace.scenarios.league`'s rule)."""
+    """A league's number of games (:func:`statespace.model.scenarios.league`'s rule)."""
     return int(round(params["n_competitors"] * params["games_per_period"] * params["n_periods"] / 2.0))
 
 

@@ -1,11 +1,11 @@
 """Online rating methods as predict/update filters of the shared skill model.
 
 Every filter shares one interface (:class:`filters.base.Filter`) and one compiled run loop
-(:mod:`filters._kernels`); each module holds only its own update equations.
+(:mod:`filters.kernels`); each module holds only its own update equations.
 """
 
-from statespace.registry import collect as _collect
-from statespace.settings import BoundWarning, DrawWarning
+from statespace.methods.registry import collect as _collect
+from statespace.methods.settings import BoundWarning, DrawWarning
 
 from .base import Filter, FilterRun, FilterState
 from .ekf import EKF, ScalarEKF  # noqa: F401  (built by EKF(covariance=...); importable by name)
@@ -18,7 +18,7 @@ from .wenglin import WengLin
 
 #: Names used by ``statespace compare --methods`` and ``statespace rate --method``: the
 #: ``METHODS = {name: factory}`` of every module here (names starting with ``_`` skipped), so a
-#: new filter is one new file ending with its ``METHODS`` (see :mod:`statespace.registry`);
+#: new filter is one new file ending with its ``METHODS`` (see :mod:`statespace.methods.registry`);
 #: ``NOT_BY_DEFAULT``: those of them left out of the default method list.
 REGISTRY, NOT_BY_DEFAULT = _collect(__name__)
 

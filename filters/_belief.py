@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter
 
 #: a newcomer's belief N(MU, SIGMA^2) (TrueSkill's defaults; displayed rating mu - 3 sigma = 0)
@@ -66,7 +66,7 @@ class GaussianBeliefFilter(Filter):
     rule = K.RULE_GAUSSIAN
 
     def _init_belief(self, owner: str, mu, sigma, beta, tau, dynamics, home, period_days) -> None:
-        r"""The shared settings, each checked against its accepted range (:mod:`statespace.ranges`) in
+        r"""The shared settings, each checked against its accepted range (:mod:`statespace.model.ranges`) in
         units of the scale :math:`\alpha = \sqrt 2 \beta`: :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`
         (``sigma / 2`` when not given), ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
         :math:`[0, 10^3\alpha]`, ``mu`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`; ``period_days`` any
@@ -75,7 +75,7 @@ class GaussianBeliefFilter(Filter):
             beta = C.number(owner, "sigma", sigma, C.R.SCALE_MIN / (math.sqrt(2.0) * BETA_SHARE),
                             C.R.SCALE_MAX / (math.sqrt(2.0) * BETA_SHARE),
                             unit=f" (beta, a scale, defaults to sigma * {BETA_SHARE:.6g})") * BETA_SHARE
-        # sqrt(2) beta is the model's scale: within statespace.ranges' range of scales
+        # sqrt(2) beta is the model's scale: within statespace.model.ranges' range of scales
         self.beta = C.number(owner, "beta", beta, C.R.SCALE_MIN / math.sqrt(2.0), C.R.SCALE_MAX / math.sqrt(2.0),
                              unit=" (sqrt(2) beta is the scale)")
         alpha = math.sqrt(2.0) * self.beta

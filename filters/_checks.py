@@ -1,4 +1,4 @@
-r"""The filters' side of the one rule for settings (:mod:`statespace.ranges`): the checks filters
+r"""The filters' side of the one rule for settings (:mod:`statespace.model.ranges`): the checks filters
 call, and the team-rating helpers of ``rate``.
 
 Every filter setting is checked at construction against a range stated in units of the filter's
@@ -10,7 +10,7 @@ at most :math:`10^3\alpha` (:func:`length`), a location (a starting rating or me
 (:func:`home`), a share (TrueSkill's draw
 probability, Weng-Lin's ``kappa``) its own interval. Inside the kernels, a variance is kept in
 ``[VAR_MIN, VAR_MAX]`` and a mean within ``MEAN_MAX`` whatever the games do, and a run whose
-ratings end beyond :math:`10^9\alpha` is an error (:func:`statespace.ranges.check_results`).
+ratings end beyond :math:`10^9\alpha` is an error (:func:`statespace.model.ranges.check_results`).
 
 The team-rating helpers of ``rate`` (:func:`parse_teams`, :func:`parse_weights`) check every
 entry and name the offending one (``rating_groups[1][0]``, ``weights[(0, 'x')]``).
@@ -23,12 +23,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from statespace import ranges as R
-from statespace.ranges import bound, is_number, number, whole
+from statespace.model import ranges as R
+from statespace.model.ranges import bound, is_number, number, whole
 
 _is_number = is_number
 
-from ._kernels import MEAN_MAX, VAR_MAX, VAR_MIN
+from .kernels import MEAN_MAX, VAR_MAX, VAR_MIN
 
 __all__ = ["SD_MAX", "SD_MIN", "LOCATION_MAX", "number", "length", "location", "home", "scale", "is_number", "whole",
            "parse_teams", "parse_weights",
@@ -44,22 +44,22 @@ LOCATION_MAX = MEAN_MAX
 
 def length(owner: str, name: str, value, alpha: float = 1.0, *, zero: bool = False) -> float:
     """A standard deviation or other length the kernels square: in ``(0, 1e3 alpha]`` (``[0, ...]``
-    with ``zero``), :func:`statespace.ranges.sd`."""
+    with ``zero``), :func:`statespace.model.ranges.sd`."""
     return R.sd(owner, name, value, alpha, zero=zero)
 
 
 def scale(owner: str, name: str, value) -> float:
-    """A scale (points per logistic or probit unit): :func:`statespace.ranges.scale`."""
+    """A scale (points per logistic or probit unit): :func:`statespace.model.ranges.scale`."""
     return R.scale(owner, name, value)
 
 
 def home(owner: str, value, alpha: float = 1.0) -> float:
-    """A filter's home advantage: ``|h| <= 10 alpha``, :func:`statespace.ranges.home`."""
+    """A filter's home advantage: ``|h| <= 10 alpha``, :func:`statespace.model.ranges.home`."""
     return R.home(owner, value, alpha)
 
 
 def location(owner: str, name: str, value, alpha: float = 1.0) -> float:
-    """A starting rating or a mean: ``|x| <= 1e6 alpha``, :func:`statespace.ranges.location`."""
+    """A starting rating or a mean: ``|x| <= 1e6 alpha``, :func:`statespace.model.ranges.location`."""
     return R.location(owner, name, value, alpha)
 
 

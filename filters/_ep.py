@@ -12,7 +12,7 @@ Gaussians are kept in natural parameters: precision ``pi = 1 / sigma^2`` and pre
 mean ``tau = mu / sigma^2``; a variable's marginal is the product of its incoming messages.
 
 Numeric guards: a message's variance and the posterior's are kept in
-``[VAR_MIN, VAR_MAX]`` and the posterior mean within ``+-MEAN_MAX`` (:mod:`filters._kernels`),
+``[VAR_MIN, VAR_MAX]`` and the posterior mean within ``+-MEAN_MAX`` (:mod:`filters.kernels`),
 as the filters' own kernels keep them. (Natural parameters still overflow where ``|mu| / sigma^2``
 passes 1e308, e.g. a mean of 1e300 with a sigma below 1e-4: the graph is not shifted to centre
 the means, since with partial play a common shift of the skills moves the teams' performances
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 
-from statespace._gaussian import v_draw, v_win, w_draw, w_win
+from statespace.model.gaussian import v_draw, v_win, w_draw, w_win
 
-from ._kernels import clamp_mean
-from ._kernels import clamp_var as _var
+from .kernels import clamp_mean
+from .kernels import clamp_var as _var
 
 
 class _Var:

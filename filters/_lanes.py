@@ -1,6 +1,6 @@
 """Many settings of one filter advanced together, the settings as the innermost, contiguous axis.
 
-The batched loops of :mod:`filters._kernels` (``grid_game_loop`` and its kin) run a filter's loop
+The batched loops of :mod:`filters.kernels` (``grid_game_loop`` and its kin) run a filter's loop
 once per setting, so a setting costs about what a run does. Here a filter instead supplies a
 *lanes* kernel that advances one game for a whole block of settings at once (a *lane* is one
 setting), written as a plain loop over the lanes that LLVM vectorises (AVX2/AVX-512 registers hold
@@ -15,8 +15,8 @@ setting), written as a plain loop over the lanes that LLVM vectorises (AVX2/AVX-
 and ``b``. It calls :func:`always_inline`, so that the loop over a block's lanes
 (:func:`_game_lanes`: the kernel, the shifts, the scoring of the forecast) is one loop with the
 kernel's body in it, which LLVM vectorises (no call per lane, no forecast array). The combination
-rule is :data:`~filters._kernels.RULE_SHIFT`: the shifts are summed over the period and then added
-to ``x[i, 0, lane]``, as :func:`filters._kernels._combine` does for one setting (where every period
+rule is :data:`~filters.kernels.RULE_SHIFT`: the shifts are summed over the period and then added
+to ``x[i, 0, lane]``, as :func:`filters.kernels._combine` does for one setting (where every period
 is one game they go straight into the state: ``x + r`` either way), so the numbers are those of the
 filter's own site in the shared run loop (same operations in the same order, apart from the
 logistic below). Today the lanes path covers filters with no time update, no shared state row and
@@ -39,14 +39,14 @@ libm (numba here has no vector math library), which stop LLVM from vectorising t
   halves, so that results below the smallest normal float round once, as libm's do). Within 2 ulp
   of ``math.exp`` on ``[-746, 0]`` (tests/test_grid_lanes.py checks it densely);
   :func:`logistic` is the logistic cdf from it, in the form of
-  :func:`statespace._numeric.cdf`.
+  :func:`statespace.model.numeric.cdf`.
 - The log losses are sums of logs of per-game factors; each lane keeps their running products and,
   every :data:`FOLD_EVERY` scored games, moves each product's binary exponent into an integer sum
   (reading the float's bits: exact, no log), so a lane pays one ``math.log`` per score at the end:
   ``log(prod) = log(mantissa) + exponent * ln 2``. A factor is at least about ``EPS = 1e-15``, so
   16 of them times a mantissa in ``[1, 2)`` stay a normal float.
 
-The scores are :func:`filters._kernels.objectives`' (the same clipped factors; equal to it within
+The scores are :func:`filters.kernels.objectives`' (the same clipped factors; equal to it within
 rounding, about 1e-14 relative on real tables), so :func:`filters.grid.evaluate` gives the same
 numbers whichever path it takes. With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
 """
@@ -62,9 +62,9 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-from statespace._jit import entry, kernel
+from statespace._runtime.jit import entry, kernel
 
-from . import _kernels as K
+from . import kernels as K
 
 __all__ = ["LANES_SITE_SIG", "LanesSiteFn", "lanes_site_kernel", "exp_nonpos", "logistic", "lanes_loop",
            "lanes_usable", "lane_width", "FOLD_EVERY", "always_inline", "wide_vectors"]
@@ -212,7 +212,7 @@ def exp_nonpos(x):
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
 def logistic(z):
-    """The logistic cdf ``1 / (1 + e^-z)`` as :func:`statespace._numeric.cdf` computes it (from
+    """The logistic cdf ``1 / (1 + e^-z)`` as :func:`statespace.model.numeric.cdf` computes it (from
     ``e^-|z|``, which never overflows), with :func:`exp_nonpos` for the exponential."""
     e = exp_nonpos(-abs(z))
     r = 1.0 / (1.0 + e)
@@ -255,7 +255,7 @@ def _game_lanes(site, x, th, ob, tgt, st, a, b, y, ya, yb, at_home, w, scored):
     """One game in every lane of a block: the filter's lane kernel ``site`` (inlined, so that the
     loop over lanes is one vectorised loop), its shifts added to ``tgt[a, 0, lane]`` and
     ``tgt[b, 0, lane]`` (the state itself for a one-game period, the period's accumulators
-    otherwise), and, when ``scored``, the forecast's factors of :func:`filters._kernels.objectives`
+    otherwise), and, when ``scored``, the forecast's factors of :func:`filters.kernels.objectives`
     added to the lane's accumulators ``st`` (``E`` clipped for the log loss, ``P(observed)`` for
     the three-outcome loss, ``(E - y)^2``). The result is the same in every lane, so the branch on it
     is taken once for the block, outside the loop over lanes."""
@@ -296,7 +296,7 @@ def _fold_lanes(st):
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
 def _combine_lanes(x, acc, i):
-    """Row ``i``'s accumulated shifts into its state, in every lane (:data:`~filters._kernels.RULE_SHIFT`)."""
+    """Row ``i``'s accumulated shifts into its state, in every lane (:data:`~filters.kernels.RULE_SHIFT`)."""
     for s in range(x.shape[2]):
         x[i, 0, s] += acc[i, 0, s]
         acc[i, 0, s] = 0.0
@@ -313,7 +313,7 @@ def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight,
     straight into the state: ``x + r`` either way), ``width`` settings a block (the last block
     padded with copies of the last setting, so that every block is a whole number of vectors),
     blocks in parallel; ``out[s]`` gets the objectives of its forecasts of games ``first:``
-    (:func:`filters._kernels.objectives`; ``n_draws``: how many of them are draws, one number)."""
+    (:func:`filters.kernels.objectives`; ``n_draws``: how many of them are draws, one number)."""
     wide_vectors()
     n_set = theta.shape[0]
     cols = prior.shape[1]
@@ -392,7 +392,7 @@ def lanes_theta(method) -> np.ndarray:
 
 def lanes_usable(method) -> bool:
     """Whether :func:`lanes_loop` can run ``method``: its class supplies ``_lanes_site``, it
-    combines sites by :data:`~filters._kernels.RULE_SHIFT` with the class's own site, has no time
+    combines sites by :data:`~filters.kernels.RULE_SHIFT` with the class's own site, has no time
     update, no whole-period update, no shared state row and no forecast override."""
     cls = type(method)
     if getattr(cls, "_lanes_site", None) is None or cls._update is not None or cls._predict is not K.no_predict:

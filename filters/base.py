@@ -1,6 +1,6 @@
 """The filter protocol: one fitted interface for every online rating method.
 
-A :class:`Filter` subclass supplies its compiled kernels (see :mod:`filters._kernels`), its
+A :class:`Filter` subclass supplies its compiled kernels (see :mod:`filters.kernels`), its
 parameter vector and how its state columns read in its own units; everything else — running
 the games, rating periods, ``initial=`` values, forecasts, leaderboards, trajectories — is
 written once here.
@@ -31,11 +31,12 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 import pandas as pd
 
-from statespace import Games, SkillModel
-from statespace import ranges as R
-from statespace.settings import Settings
+from statespace.data.games import Games
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges as R
+from statespace.methods.settings import Settings
 
-from . import _kernels as K
+from . import kernels as K
 from .run import FilterRun
 
 __all__ = ["Filter", "FilterState", "FilterRun"]
@@ -105,7 +106,7 @@ class FilterState:
 
 
 @dataclass(frozen=True)
-class _GameArrays:
+class GameArrays:
     """A table's columns as the compiled loops take them: contiguous, in time order (the rows'
     own order when they are already sorted, the usual case, so no permutation is paid)."""
 
@@ -122,7 +123,7 @@ class _GameArrays:
 
     @classmethod
     def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None,
-           scores: bool = True) -> "_GameArrays":
+           scores: bool = True) -> "GameArrays":
         """``ids`` maps the games' competitor ids to state rows (None: the same); ``times`` in the
         filter's unit (None: a single period, all at time 0, kept in the given order); ``scores``:
         whether the kernels read ``score_a`` and ``score_b`` (else they get the ``score`` column in
@@ -172,15 +173,15 @@ class Filter(Settings):
     period_days: float | None = None
     #: the names of ``theta``'s entries, in order (see :meth:`theta`)
     params: ClassVar[tuple[str, ...]] = ()
-    #: the compiled kernels (see :mod:`filters._kernels`): a filter made of sites sets ``_site``
-    #: and ``rule`` (and ``_apply`` for :data:`~filters._kernels.RULE_CUSTOM`); a filter whose
+    #: the compiled kernels (see :mod:`filters.kernels`): a filter made of sites sets ``_site``
+    #: and ``rule`` (and ``_apply`` for :data:`~filters.kernels.RULE_CUSTOM`); a filter whose
     #: period update is joint sets ``_update`` instead
     _predict: ClassVar[Any] = K.no_predict
     _proba: ClassVar[Any]
     _site: ClassVar[Any] = None
     _apply: ClassVar[Any] = K.no_apply
     rule: ClassVar[int] = K.RULE_CUSTOM
-    #: accumulator columns a site writes (see :mod:`filters._kernels`)
+    #: accumulator columns a site writes (see :mod:`filters.kernels`)
     scratch_width: ClassVar[int] = K.SCRATCH_WIDTH
     _update: ClassVar[Any] = None
     #: how many leading state columns a run records after each game (None: all of them)
@@ -305,7 +306,7 @@ class Filter(Settings):
         return o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
 
     def _forecasting_with(self, forecast) -> "Filter":
-        """A copy of this filter whose loops call ``forecast`` (:data:`~statespace.observation.FORECAST_SIG`)
+        """A copy of this filter whose loops call ``forecast`` (:data:`~statespace.model.observation.FORECAST_SIG`)
         where they would call the observation's forecast kernel; the updates are unchanged (they
         read the observation's derivatives, never its forecast). :class:`FilterRun` replays a run
         with a kernel that hands back the moments it is given, to read the predictive distribution
@@ -393,7 +394,7 @@ class Filter(Settings):
         self.check_games(batch)
         self._check_time_base(state, batch)
         out, ids = self._aligned(state, batch)
-        g = _GameArrays.of(batch, ids, None, self._reads_scores())
+        g = GameArrays.of(batch, ids, None, self._reads_scores())
         derivs, forecast, obs = self.observation_kernels()
         cls = type(self)
         theta = self.theta()
@@ -477,7 +478,7 @@ class Filter(Settings):
             st, ids = self._aligned(state, games, initial)
         # the state's last-appearance times are now in this table's time base
         st = dataclasses.replace(st, time_base=games.time_base)
-        g = _GameArrays.of(games, None if state is None else ids, self.times(games), self._reads_scores())
+        g = GameArrays.of(games, None if state is None else ids, self.times(games), self._reads_scores())
         n, k = len(games), self.record_columns or st.values.shape[1]
         out_p = np.empty((n, 3))
         out_post = np.empty((n, 2 * k if record else 0))
@@ -510,9 +511,9 @@ class Filter(Settings):
 
     # ------------------------------------------------------------------ helpers
     def check_results(self, state: FilterState) -> None:
-        """:class:`~statespace.ranges.ResultRangeError` when a rating of ``state`` lies more than
+        """:class:`~statespace.model.ranges.ResultRangeError` when a rating of ``state`` lies more than
         :math:`10^9` scales from the prior mean, or an sd above :math:`10^9` scales
-        (:func:`statespace.ranges.check_results`): only broken arithmetic gets there."""
+        (:func:`statespace.model.ranges.check_results`): only broken arithmetic gets there."""
         m = self.model
         values = state.values
         sd = None if self.sd_column is None else values[:, self.columns.index(self.sd_column)]

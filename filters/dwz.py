@@ -29,7 +29,7 @@ DWZ is Elo's fixed-gain filter on the Thurstone-Mosteller (probit) model at scal
 :math:`\alpha = 200 \sqrt{2}`, with a gain :math:`800 / (E + n)` per period that is set by rule
 rather than by a tracked variance: it falls as the rating and the index grow (:math:`E` up to 30)
 and as the tournament lengthens (the :math:`+\,n`), much as a Kalman gain falls with the prior
-precision plus the data's. A custom combination rule (:data:`~filters._kernels.RULE_CUSTOM`)
+precision plus the data's. A custom combination rule (:data:`~filters.kernels.RULE_CUSTOM`)
 applies it, since :math:`E` depends on the period's total. Ages are not in the games: the age
 constant :math:`J` is a setting (15, adults) and ``youth=True`` applies the acceleration factor.
 Not modelled: first ratings of unrated players (the iterative Erst-DWZ; a newcomer starts at
@@ -43,11 +43,11 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import ELO_SCALE, SkillModel
-from statespace._numeric import LOGISTIC, PROBIT, cdf
+from statespace.model.skillmodel import ELO_SCALE, SkillModel
+from statespace.model.numeric import LOGISTIC, PROBIT, cdf
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter
 
 __all__ = ["DWZ"]

@@ -30,7 +30,7 @@ opponents' grades plus the percentage score minus 50.
 
 Place in the state-space view: :math:`p_j - g = 100 (y_j - E_j)` for the score :math:`y_j` of
 game :math:`j`, with :math:`E_j = 1/2 + \operatorname{clip}(g - g_j, -40, 40) / 100`, so the ECF
-grade is Elo's fixed-gain filter (:data:`~filters._kernels.RULE_SHIFT`) with a *linear* expected
+grade is Elo's fixed-gain filter (:data:`~filters.kernels.RULE_SHIFT`) with a *linear* expected
 score clipped to [0.1, 0.9] and the gain :math:`100 / \max(n, N)` per game: a
 stochastic-gradient step on a model whose win probability rises by 1% per grade point.
 Matching that slope with the logistic's at 0, :math:`1 / (4 \alpha) = 1 / 100`, gives a scale
@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from statespace import ELO_SCALE, SkillModel
+from statespace.model.skillmodel import ELO_SCALE, SkillModel
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter
 
 __all__ = ["ECF"]

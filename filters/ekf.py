@@ -68,13 +68,14 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import Outcome, SkillModel
-from statespace import _numeric as nx
+from statespace.model.outcome import Outcome
+from statespace.model.skillmodel import SkillModel
+from statespace.model import numeric as nx
 
-from statespace import ranges as R
+from statespace.model import ranges as R
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter, FilterState
 
 __all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW"]
@@ -242,7 +243,7 @@ def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
 @K.site_kernel
 def _site_scalar(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """The diagonal site with every variance fixed at ``v`` and the curvature frozen at its
-    steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters._kernels.RULE_SHIFT`)."""
+    steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters.kernels.RULE_SHIFT`)."""
     p = _proba_scalar(forecast, obs, x, a, b, at_home, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
     v = theta[_FIXED_VAR]
@@ -346,13 +347,13 @@ class EKF(Filter):
         Time unit of the drift when the games carry no rating periods (1: drift per day; with
         numeric times, per unit of time).
 
-    Accepted ranges (:mod:`statespace.ranges`, in units of the model's scale :math:`\alpha`): the
+    Accepted ranges (:mod:`statespace.model.ranges`, in units of the model's scale :math:`\alpha`): the
     model's own (:class:`~statespace.SkillModel`: variances up to :math:`(10^3\alpha)^2`, locations
     within :math:`\pm 10^6\alpha`), a threshold draw margin in :math:`[0, 10^3\alpha]`,
     ``iterations`` a whole number in ``[1, 10000]``, ``tol`` in ``(0, 1]``, ``period_days`` any
     finite number > 0, ``variance`` in :math:`(0, (10^3\alpha)^2]`. A run whose ratings end more
     than :math:`10^9\alpha` from the prior mean (a gap of a million years under a large drift) is a
-    :class:`~statespace.ranges.ResultRangeError`.
+    :class:`~statespace.model.ranges.ResultRangeError`.
     """
 
     name = "ekf"
@@ -393,7 +394,7 @@ class EKF(Filter):
         C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
         C.number("EKF", "tol", tol, 0.0, 1.0, lo_open=True)
         C.number("EKF", "period_days", period_days, 0.0, lo_open=True)
-        # the model's own settings are checked by SkillModel (statespace.ranges, in scales)
+        # the model's own settings are checked by SkillModel (statespace.model.ranges, in scales)
         if isinstance(model.observation, Outcome) and model.draw_code == nx.DRAW_THRESHOLD:
             C.length("EKF", "the threshold draw margin", model.draw.theta, model.scale, zero=True)
         self.skill_model = model

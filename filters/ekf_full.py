@@ -17,14 +17,14 @@ with :math:`c_j = g_j + \kappa_j (d_j - d_{0,j}) + \kappa_j J_j m` (the site's l
 coefficient). Since :math:`M (I + A K) = K`, the mean's step is :math:`P J^\top (I - M A)\, c'`
 with :math:`c'_j = g_j + \kappa_j (d_j - d_{0,j})`, the form used (it never forms
 :math:`\kappa J m`, which overflows for large ratings). It is not a sum of per-competitor sites,
-so it runs in :func:`filters._kernels.period_loop`.
+so it runs in :func:`filters.kernels.period_loop`.
 
 Numeric guards: the update is computed in units of each game's prior sds
 (:func:`_update`); a game's weight counts up to ``WEIGHT_MAX``, its curvature up to
 :math:`10^{10} / (P_{aa} + P_{bb})` (information 1e10 times the prior's already fixes the
 difference, and more leaves :math:`I + A K` singular to double precision), the diagonal of
 :math:`P` is kept in ``[VAR_MIN, VAR_MAX]``, every covariance within :math:`\pm \sqrt{P_{ii} P_{kk}}`
-and the means within ``+-MEAN_MAX`` (:mod:`filters._kernels`); a forecast's variance is at least 0.
+and the means within ``+-MEAN_MAX`` (:mod:`filters.kernels`); a forecast's variance is at least 0.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import Games
+from statespace.data.games import Games
 
-from . import _kernels as K
+from . import kernels as K
 from .base import FilterState
 from .ekf import _HOME, _MEAN, _MU0, _REV, _SD, EKF, linearise, transition
 

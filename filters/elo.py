@@ -26,7 +26,7 @@ FIDE rules (FIDE Handbook B.02, "FIDE Rating Regulations", 8.3 and 8.56), with `
 than 400 points counts as 400 in the update; if :math:`K n > 700` for a player's :math:`n` games
 in one period, :math:`K` becomes the largest whole number with :math:`K n \le 700`.
 
-Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha`): :math:`K` at
+Accepted ranges (:mod:`statespace.model.ranges`, in units of the scale :math:`\alpha`): :math:`K` at
 most :math:`10\alpha` (1737 points at the default scale; published gains are 10 to 40), ``home``
 within :math:`\pm 10\alpha`, ``initial_rating`` within :math:`\pm 10^6\alpha`. A game's shift is
 at most :math:`K` times its weight; a run whose ratings end more than :math:`10^9\alpha` from ``initial_rating`` (a game
@@ -40,11 +40,11 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import SkillModel
-from statespace._numeric import LOGISTIC, cdf
+from statespace.model.skillmodel import SkillModel
+from statespace.model.numeric import LOGISTIC, cdf
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from . import _lanes as L
 from .base import Filter
 
@@ -84,7 +84,7 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 @K.site_kernel
 def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
-    """``y - E_a`` (weighted): times K for :data:`~filters._kernels.RULE_SHIFT`; under FIDE
+    """``y - E_a`` (weighted): times K for :data:`~filters.kernels.RULE_SHIFT`; under FIDE
     rules from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
     e = _expected(x, a, b, at_home, theta)
     if theta[_FIDE] != 0.0:

@@ -54,11 +54,11 @@ import math
 import numpy as np
 from numba import njit
 
-from statespace import ELO_SCALE, SkillModel
-from statespace._numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs, outcome_proba
+from statespace.model.skillmodel import ELO_SCALE, SkillModel
+from statespace.model.numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs, outcome_proba
 
 from . import _checks as CH
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter
 
 __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
@@ -89,7 +89,7 @@ _R, _RD, _SIGMA = 0, 1, 2
 def g(rd):
     r""":math:`g(\mathrm{RD}) = 1 / \sqrt{1 + 3 q^2 \mathrm{RD}^2 / \pi^2}`, :math:`q = \ln 10 / 400`
     (Glickman 1999, eq. 3): the logistic model's scale over its effective scale with a
-    skill-difference variance :math:`\mathrm{RD}^2` (:func:`statespace._numeric.effective_scale`)."""
+    skill-difference variance :math:`\mathrm{RD}^2` (:func:`statespace.model.numeric.effective_scale`)."""
     return (ELO_SCALE / SkillModel("logistic", ELO_SCALE).effective_scale(np.asarray(rd, dtype=float) ** 2))[()]
 
 
@@ -383,7 +383,7 @@ class Glicko(_GlickoBase):
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
 
-    Accepted ranges (:mod:`statespace.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
+    Accepted ranges (:mod:`statespace.model.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
     ``c`` in :math:`[0, 10^3\alpha]`, ``initial_rd`` and ``rd_max`` in :math:`(0, 10^3\alpha]`,
     ``initial_rating`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``period_days`` any finite number
     > 0. An RD below 1e-150 acts as 1e-150 once it is updated (variances are kept at least 1e-300).
@@ -434,7 +434,7 @@ class Glicko2(_GlickoBase):
     home, period_days, form, rd_max:
         As for :class:`Glicko`.
 
-    Accepted ranges (:mod:`statespace.ranges`): ``tau`` in ``(0, 3]`` (Glickman advises 0.3 to 1.2;
+    Accepted ranges (:mod:`statespace.model.ranges`): ``tau`` in ``(0, 3]`` (Glickman advises 0.3 to 1.2;
     ``tune`` searches up to 2.5), ``initial_volatility`` in ``(0, 1]`` (Glickman's 0.06; 1 adds an
     RD of 173.7 points a period), ``initial_rd`` and ``rd_max`` in ``(0, 1737]`` (10 scales; the
     volatility step runs away after a result that far from the forecast), ``eps`` in
@@ -443,7 +443,7 @@ class Glicko2(_GlickoBase):
     one game a period (games without ``period``), a large ``tau`` or starting volatility lets the
     volatility's random walk climb until it runs away (on the NFL's games, ``tau=1.2`` with
     ``initial_volatility=0.3``); such a run ends in a
-    :class:`~statespace.ranges.ResultRangeError`, not in ratings.
+    :class:`~statespace.model.ranges.ResultRangeError`, not in ratings.
     """
 
     name = "glicko2"

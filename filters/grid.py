@@ -1,7 +1,7 @@
 r"""Many settings of one filter scored in one compiled pass over the games.
 
 :func:`evaluate` runs a filter over the same games once per setting, the settings as an extra
-axis of the shared run loop (:mod:`filters._kernels`: ``grid_game_loop``, ``grid_site_loop``,
+axis of the shared run loop (:mod:`filters.kernels`: ``grid_game_loop``, ``grid_site_loop``,
 ``grid_period_loop``), in parallel over blocks of settings (numba's ``prange``, one block per
 thread at a time), and reduces each setting's one-step-ahead forecasts at once to its scores, so
 no array of every setting's forecasts is built. It works for every filter through the kernels it
@@ -11,11 +11,11 @@ observation vector and its starting state, so the numbers are those of
 
 - ``log_loss``: :math:`-\frac{1}{n} \sum \bigl[y \log E + (1 - y) \log(1 - E)\bigr]`,
   :math:`E = P(\text{win}) + P(\text{draw}) / 2` clipped to ``[1e-15, 1 - 1e-15]``
-  (:func:`statespace.metrics.log_loss`);
+  (:func:`statespace.model.metrics.log_loss`);
 - ``log_loss_3``: :math:`-\frac{1}{n} \sum \log P(\text{observed outcome})` (each probability at
   least 1e-15), NaN when the games have draws but the forecasts never give one a chance
-  (:func:`statespace.metrics.log_loss_3`);
-- ``brier``: :math:`\frac{1}{n} \sum (E - y)^2` (:func:`statespace.metrics.brier`),
+  (:func:`statespace.model.metrics.log_loss_3`);
+- ``brier``: :math:`\frac{1}{n} \sum (E - y)^2` (:func:`statespace.model.metrics.brier`),
 
 over the games after a ``burn_in`` share of the earliest (as :func:`filters.tuning.tune` scores
 them). A setting whose forecasts are not finite scores NaN.
@@ -46,10 +46,11 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from statespace import Games, metrics
-from statespace.ranges import ResultRangeError
+from statespace.data.games import Games
+from statespace.model import metrics
+from statespace.model.ranges import ResultRangeError
 
-from . import _kernels as K
+from . import kernels as K
 from . import _lanes as _L
 
 __all__ = ["evaluate", "evaluate_by_runs", "grid", "SCORES"]
@@ -105,7 +106,7 @@ def _structure(method, games: Games, times_memo: dict):
 def evaluate_by_runs(methods: Sequence, games: Games, burn_in: float = 0.0) -> np.ndarray:
     """``(S, 3)`` scores (:data:`SCORES`) of each method's ``run(games)`` by
     :mod:`statespace.metrics`, one run at a time (a Python loop); NaN where a run's forecasts are
-    not finite or its arithmetic broke down (a :class:`~statespace.ranges.ResultRangeError`), as
+    not finite or its arithmetic broke down (a :class:`~statespace.model.ranges.ResultRangeError`), as
     in the lanes of :func:`evaluate`."""
     first = first_scored(games, burn_in)
     scored = np.sort(games.order[first:])
@@ -163,7 +164,7 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
     class has a lanes kernel: :func:`filters._lanes.lanes_usable`); ``obs`` their observation vectors."""
     from numba import get_num_threads
 
-    from .base import _GameArrays
+    from .base import GameArrays
 
     m0 = methods[0]
     for m in methods:
@@ -171,7 +172,7 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
     S = len(methods)
     theta = np.ascontiguousarray(np.stack([_L.lanes_theta(m) for m in methods]), dtype=np.float64)
     prior = np.ascontiguousarray(np.stack([m.prior_row() for m in methods]), dtype=np.float64)
-    g = _GameArrays.of(games, None, m0.times(games), m0._reads_scores())
+    g = GameArrays.of(games, None, m0.times(games), m0._reads_scores())
     starts = games.batches()
     n_draws = float(np.count_nonzero(g.score[first:] == 0.5))
     out = np.empty((S, 3))
@@ -185,7 +186,7 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
 def _batched(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarray:
     """The batched loop over ``methods``, which share one structure (:func:`_structure`); ``obs``
     their observation vectors."""
-    from .base import _GameArrays
+    from .base import GameArrays
 
     m0 = methods[0]
     for m in methods:
@@ -195,7 +196,7 @@ def _batched(methods: list, obs: np.ndarray, games: Games, first: int) -> np.nda
     obs = np.ascontiguousarray(obs, dtype=np.float64)
     # one setting's starting state: the newcomers' rows (and the shared rows), as a run starts
     x0 = np.ascontiguousarray(np.stack([m.init_state(games.players).values for m in methods]), dtype=np.float64)
-    g = _GameArrays.of(games, None, m0.times(games), m0._reads_scores())
+    g = GameArrays.of(games, None, m0.times(games), m0._reads_scores())
     # the scores read the results in the loop's (time) order
     score = g.score
     derivs, forecast, _ = m0.observation_kernels()

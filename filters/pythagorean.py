@@ -45,10 +45,11 @@ import math
 
 import numpy as np
 
-from statespace import Games, SkillModel
+from statespace.data.games import Games
+from statespace.model.skillmodel import SkillModel
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .base import Filter
 
 __all__ = ["Pythagorean"]

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from statespace import Games
-from statespace._display import FittedDisplay, Ratings, as_ratings
-from statespace._jit import kernel
-from statespace.observation import FORECAST_SIG
-from statespace.seen import check_not_past, warn_seen
+from statespace.data.games import Games
+from statespace.methods.display import FittedDisplay, Ratings, as_ratings
+from statespace._runtime.jit import kernel
+from statespace.model.observation import FORECAST_SIG
+from statespace.methods.seen import check_not_past, warn_seen
 
 if TYPE_CHECKING:
     from .base import Filter, FilterState
@@ -45,7 +45,7 @@ class FilterRun(FittedDisplay):
 
     In Jupyter a run shows itself as its one-line summary (the filter with its settings, games,
     competitors, span) above its leaderboard's best competitors; ``plot(players=...)`` draws
-    their rating trajectories (:class:`statespace._display.FittedDisplay`).
+    their rating trajectories (:class:`statespace.methods.display.FittedDisplay`).
     """
 
     def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray,
@@ -85,7 +85,7 @@ class FilterRun(FittedDisplay):
         These are honest forecasts of games played after the run's games. Games inside the run's
         span (dated before its last game, or the run's own games at that time) are forecast from a
         state that has read their results: :class:`statespace.SeenGamesWarning`, naming the
-        honest alternative, :attr:`proba` (see :mod:`statespace.seen`).
+        honest alternative, :attr:`proba` (see :mod:`statespace.methods.seen`).
         """
         self._warn_seen(games, "predict_proba")
         return self._frozen(self.method, games)
@@ -218,7 +218,7 @@ class FilterRun(FittedDisplay):
     def ratings(self) -> Ratings:
         """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the method's own
         columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
-        are left out. A DataFrame (:class:`statespace._display.Ratings`) whose
+        are left out. A DataFrame (:class:`statespace.methods.display.Ratings`) whose
         ``attrs["summary"]`` is the run's one-line summary, its caption in Jupyter."""
         st = self.state
         st = st.split()[0]

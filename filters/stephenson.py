@@ -31,11 +31,11 @@ import math
 
 from numba import njit
 
-from statespace._numeric import LOGISTIC_VAR_FACTOR
-from statespace import ELO_SCALE
+from statespace.model.numeric import LOGISTIC_VAR_FACTOR
+from statespace.model.skillmodel import ELO_SCALE
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from .glicko import _HOME, _R, _RD, Glicko, _predict1, _proba, _side_site
 
 __all__ = ["Stephenson"]

@@ -16,7 +16,7 @@ the draw margin :math:`\varepsilon`.
   :math:`n` players of the two sides (:math:`\sqrt{2}\,\beta \ldots` one-vs-one). Left out
   (``None``, the default) it is learned from the games the filter is fit, run or tuned on: 0 when
   they have no draw (and are too many for that to be chance), else the classic
-  :data:`DRAW_PROBABILITY` = 0.10 (which ``tune`` then fits); see :mod:`filters._draws`.
+  :data:`DRAW_PROBABILITY` = 0.10 (which ``tune`` then fits); see :mod:`filters.draws`.
 
 Forecast of a one-vs-one game, with :math:`c^2 = 2 \beta^2 + \sigma_a^2 + \sigma_b^2` and
 :math:`d = \mu_a - \mu_b\ (+\,h)`:
@@ -36,7 +36,7 @@ Update (Table 1 of the paper), for a win of ``a`` with :math:`t = d / c`:
     \sigma_a^2 \leftarrow \sigma_a^2 \left(1 - \frac{\sigma_a^2}{c^2}\, w\!\left(t, \frac{\varepsilon}{c}\right)\right)
 
 (and mirrored for ``b``; draws use :math:`v_\text{draw}`, :math:`w_\text{draw}`; see
-:mod:`statespace._gaussian`).
+:mod:`statespace.model.gaussian`).
 
 Rating periods: every game of the period is an ADF update of the pre-period belief; the
 period's messages are multiplied (their precisions and precision-means add), so the result
@@ -54,15 +54,16 @@ from typing import Any, Sequence
 import numpy as np
 from numba import njit
 
-from statespace import SkillModel, Threshold
-from statespace._gaussian import v_draw, v_win, w_draw, w_win
-from statespace._numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
+from statespace.model.skillmodel import SkillModel
+from statespace.model.outcome import Threshold
+from statespace.model.gaussian import v_draw, v_win, w_draw, w_win
+from statespace.model.numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, PARAMS, SIGMA, GaussianBeliefFilter, prior_var
 from ._common import shape_like
-from ._draws import LearnedDraws
+from .draws import LearnedDraws
 from ._ep import rate_teams
 
 __all__ = ["TrueSkill", "draw_margin"]
@@ -99,7 +100,7 @@ def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps):
 @njit(cache=True)
 def _adf(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps):
     """One-vs-one ADF posterior (mu_a, s2_a, mu_b, s2_b) for a's score 1, 0.5 or 0 (``beta`` at least
-    1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace._gaussian`)."""
+    1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace.model.gaussian`)."""
     c2 = 2.0 * beta * beta + s2_a + s2_b
     c = math.sqrt(c2)
     diff = mu_a - mu_b + d_home
@@ -167,8 +168,8 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         An explicit value above 0 is honoured on any games, not refused: it is a valid model (and
         the reference library's default, which reproductions need), and a short table or a
         walk-forward window lacks draws by chance. A run on games without a draw warns
-        (:class:`statespace.settings.DrawWarning`, naming the fix) when its own forecasts make
-        a table without draws implausible by the same test (see :mod:`filters._draws`).
+        (:class:`statespace.methods.settings.DrawWarning`, naming the fix) when its own forecasts make
+        a table without draws implausible by the same test (see :mod:`filters.draws`).
     dynamics:
         ``"game"`` (classic: :math:`\tau^2` per game played) or ``"time"`` (:math:`\tau^2` per rating
         period when the games have periods, else per ``period_days`` days).
@@ -178,7 +179,7 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
     displayed ``rating`` :math:`= \mu - 3 \sigma` (a lower bound, not the skill estimate).
 
-    Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
+    Accepted ranges (:mod:`statespace.model.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
     the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` in
     :math:`[0, 10^3\alpha]`, ``mu`` within :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``draw_probability``
     in ``[0, 1)`` or ``None``, ``period_days`` any finite number > 0. Variances are kept in

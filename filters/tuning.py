@@ -33,7 +33,7 @@ Settings a method learns from the games (``TrueSkill(draw_probability=None)``: 0
 without a draw) are fixed first, on the tuning games (the method's ``resolved(games)``), so the
 tuned method carries the numbers it was tuned with. A fitted setting that ends on a bound of its
 search box is named in :attr:`TuneResult.on_bound` and reported with a
-:class:`statespace.settings.BoundWarning` suggesting wider ``bounds=``.
+:class:`statespace.methods.settings.BoundWarning` suggesting wider ``bounds=``.
 
 Standard errors come from the curvature of the summed loss at the optimum (the inverse of the
 numerical Hessian of ``n * objective``), which is the usual asymptotic standard error when the
@@ -49,11 +49,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from statespace import Davidson, Games, Threshold, metrics
-from statespace.ranges import ResultRangeError
-from statespace.settings import BoundWarning, DrawWarning, TuneResult
+from statespace.model.outcome import Davidson, Threshold
+from statespace.data.games import Games
+from statespace.model import metrics
+from statespace.model.ranges import ResultRangeError
+from statespace.methods.settings import BoundWarning, DrawWarning, TuneResult
 
-from ._draws import caller_stacklevel
+from .draws import caller_stacklevel
 
 __all__ = ["tune", "OBJECTIVES", "default_objective", "resolve_objective", "at_bound", "BoundWarning"]
 
@@ -92,7 +94,7 @@ def resolve_objective(method, objective: str | None = None, games: Games | None 
 
 def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np.ndarray]:
     """The mean of ``objective`` over the (scored) games; 1e6 where it is not finite or the run's
-    arithmetic broke down (a :class:`~statespace.ranges.ResultRangeError`): such settings lose."""
+    arithmetic broke down (a :class:`~statespace.model.ranges.ResultRangeError`): such settings lose."""
     try:
         proba = method.run(games).proba
     except ResultRangeError:
@@ -128,7 +130,7 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     Settings the method learns from the games (its ``resolved(games)``, e.g. TrueSkill's
     ``draw_probability=None``) are fixed on ``games`` first. Fitted settings that end on a bound
     of their search box are listed in the result's ``on_bound`` (its ``repr`` marks them) and
-    reported with a :class:`~statespace.settings.BoundWarning`; a standard error the curvature
+    reported with a :class:`~statespace.methods.settings.BoundWarning`; a standard error the curvature
     leaves undefined is NaN (shown as ``n/a``).
 
     ``start``: where L-BFGS-B starts. ``"grid"`` (default): from the best of a coarse grid over
@@ -271,7 +273,7 @@ def _grid_start(method, games, objective, burn_in, box, logs, current, trace_row
 def check_box(method, name: str, box) -> tuple[float, float]:
     """The search box ``(low, high)`` of setting ``name`` as floats, checked before any search: two
     finite numbers, ``low < high``, and both ends inside the setting's accepted range (the method
-    is built at each end, so its own rule, :mod:`statespace.ranges`, decides); else a
+    is built at each end, so its own rule, :mod:`statespace.model.ranges`, decides); else a
     ``ValueError`` naming the method, the setting, the box and the range."""
     owner = getattr(method, "name", type(method).__name__)
     try:

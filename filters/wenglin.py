@@ -24,7 +24,7 @@ and ``b`` by the mirror image (:math:`-\Omega`, its own :math:`\sigma_b` and
 - Thurstone-Mosteller: a win :math:`\Omega = v(t, \varepsilon / c)`,
   :math:`\Delta = w(t, \varepsilon / c)`, a loss the same at :math:`-t` with the sign of
   :math:`\Omega` flipped, a draw :math:`\tilde v`, :math:`\tilde w` (the truncated-Gaussian
-  corrections of :mod:`statespace._gaussian`); :math:`\varepsilon` is the draw margin in skill
+  corrections of :mod:`statespace.model.gaussian`); :math:`\varepsilon` is the draw margin in skill
   units;
 - Plackett-Luce: for two teams exactly Bradley-Terry (it differs only with three or more).
 
@@ -71,15 +71,16 @@ from typing import Any, Sequence
 import numpy as np
 from numba import njit
 
-from statespace import SkillModel, Threshold
-from statespace._gaussian import v_draw, v_win, w_draw, w_win
-from statespace._numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
+from statespace.model.skillmodel import SkillModel
+from statespace.model.outcome import Threshold
+from statespace.model.gaussian import v_draw, v_win, w_draw, w_win
+from statespace.model.numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
 
 from . import _checks as C
-from . import _kernels as K
+from . import kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
 from ._common import shape_like
-from ._draws import LearnedDraws
+from .draws import LearnedDraws
 
 __all__ = ["WengLin"]
 
@@ -144,7 +145,7 @@ def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
 @njit(cache=True)
 def _posterior(mu_a, s2_a, mu_b, s2_b, score, d_home, beta, eps, kappa, model):
     """One-vs-one Weng-Lin update: (mu_a, s2_a, mu_b, s2_b) after a's score 1, 0.5 or 0 (``beta`` at
-    least 1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace._gaussian`)."""
+    least 1e-150, so ``c > 0``; an infinite ``t`` is taken care of by :mod:`statespace.model.gaussian`)."""
     c2 = 2.0 * beta * beta + s2_a + s2_b
     c = math.sqrt(c2)
     g, w = _omega_delta((mu_a - mu_b + d_home) / c, eps / c, score, model)
@@ -204,8 +205,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         (which ``tune`` fits from there on games with draws); the value used is on the result
         (``fit(games).method.epsilon``), and where no games are at hand (``rate``, ``model``, the
         state verbs) 0.1 applies. An explicit margin above 0 is honoured; a run on games without a
-        draw warns (:class:`statespace.settings.DrawWarning`) when its own forecasts make that
-        implausible (as for TrueSkill's ``draw_probability``; see :mod:`filters._draws`).
+        draw warns (:class:`statespace.methods.settings.DrawWarning`) when its own forecasts make that
+        implausible (as for TrueSkill's ``draw_probability``; see :mod:`filters.draws`).
         Bradley-Terry and Plackett-Luce score a draw as :math:`y = 1/2` (a shared rank) and take no
         margin.
     dynamics:
@@ -227,7 +228,7 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     ``ratings()`` gives ``mean`` = :math:`\mu`, ``sd`` = :math:`\sigma` and the conservative
     displayed ``rating`` :math:`= \mu - 3 \sigma` (openskill's ``ordinal()``).
 
-    Accepted ranges (:mod:`statespace.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
+    Accepted ranges (:mod:`statespace.model.ranges`, in units of the scale :math:`\alpha = \sqrt 2 \beta`):
     the scale :math:`\alpha` in :math:`[10^{-100}, 10^{100}]`, ``sigma`` in :math:`(0, 10^3\alpha]`, ``tau`` and
     ``epsilon`` (or ``None``) in :math:`[0, 10^3\alpha]`, ``mu`` within
     :math:`\pm 10^6\alpha`, ``home`` within :math:`\pm 10\alpha`, ``kappa`` in ``(0, 1]``, ``period_days`` any finite number > 0. Variances

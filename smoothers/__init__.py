@@ -19,7 +19,7 @@ how they grow for a refit), ``laplace`` (Newton and the evidence), ``_laplace_ch
 condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
 tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
 start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS), ``rts`` (the
-RTS smoother), ``ttt`` (TrueSkill Through Time), ``statespace._pytensor_config`` (PyTensor's compile directory).
+RTS smoother), ``ttt`` (TrueSkill Through Time), ``statespace._runtime.pytensor_config`` (PyTensor's compile directory).
 """
 
 from .base import Smoother, SmootherFit, Timeline, timeline
@@ -47,7 +47,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'smoothers' has no attribute {name!r}")
 
 
-#: The smoothers' names in :mod:`statespace.registry` (``statespace compare --methods``,
+#: The smoothers' names in :mod:`statespace.methods.registry` (``statespace compare --methods``,
 #: ``statespace rate --method``); declared here rather than as per-module ``METHODS`` so that
 #: listing them never imports PyMC.
 REGISTRY = {

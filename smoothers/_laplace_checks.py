@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from statespace import Games, GamesError, SkillModel, ranges
+from statespace.data.games import Games, GamesError
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
 
 from .base import Timeline
 
@@ -20,7 +22,7 @@ MAX_CURVATURE_RATIO = 1e13
 
 
 def drift_bounds(owner: str, bounds, alpha: float) -> tuple[float, float]:
-    """``(low, high)`` with ``0 < low < high``, each a drift (:func:`statespace.ranges.variance`)."""
+    """``(low, high)`` with ``0 < low < high``, each a drift (:func:`statespace.model.ranges.variance`)."""
     try:
         lo, hi = bounds
     except (TypeError, ValueError):

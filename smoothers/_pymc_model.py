@@ -40,11 +40,13 @@ import math
 
 import numpy as np
 
-from statespace import Games, Outcome, SkillModel
-from statespace import _numeric as nx
-from statespace.model import Davidson, Threshold
+from statespace.data.games import Games
+from statespace.model.outcome import Outcome
+from statespace.model.skillmodel import SkillModel
+from statespace.model import numeric as nx
+from statespace.model.outcome import Davidson, Threshold
 
-from statespace._pytensor_config import configure_pytensor
+from statespace._runtime.pytensor_config import configure_pytensor
 
 __all__ = ["segment_starts", "segment_cumsum", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
            "laplace_start", "posterior_parts", "nutpie_model"]

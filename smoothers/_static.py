@@ -47,9 +47,11 @@ from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
 
-from statespace import Games, GamesError, SkillModel, ranges
-from statespace._display import Ratings, as_ratings
-from statespace.outcome import Threshold
+from statespace.data.games import Games, GamesError
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
+from statespace.methods.display import Ratings, as_ratings
+from statespace.model.outcome import Threshold
 
 from .base import Smoother, SmootherFit, Timeline
 
@@ -191,7 +193,7 @@ class StaticFit(SmootherFit):
     def ratings(self, at=None, *, centre: bool = False) -> Ratings:
         """Leaderboard ``player``, ``mean`` (the rating), ``games``, best first. A static rating is
         the same at every time, so ``at`` changes nothing; ``centre=True`` subtracts the mean
-        rating. A DataFrame (:class:`statespace._display.Ratings`) whose ``attrs["summary"]`` is
+        rating. A DataFrame (:class:`statespace.methods.display.Ratings`) whose ``attrs["summary"]`` is
         the fit's one-line summary, its caption in Jupyter."""
         tl = self.timeline
         mean = self.mean - (self.mean.mean() if centre and self.mean.size else 0.0)

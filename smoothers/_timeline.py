@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from statespace import Games
+from statespace.data.games import Games
 
 __all__ = ["Timeline", "timeline", "resumable", "extend_timeline"]
 

@@ -5,9 +5,9 @@ PyTensor graph of the model (a segmented cumulative sum for the non-centred walk
 the two competitors' skills, the link's log cdf, scatters back, the reversed cumulative sum
 of the gradient) runs as many separate C loops over the nodes and games per leapfrog step.
 Here one numba loop does all of it, forward and backward, in one pass each, using the same
-scalar log-likelihood as the rest of the project (``statespace._numeric.loglik_grad``; for the
+scalar log-likelihood as the rest of the project (``statespace.model.numeric.loglik_grad``; for the
 logistic link without a draw parameter its array form,
-``statespace._numeric.log_sigmoid_and_grad_array``); docs/benchmarks.md has the speed-up.
+``statespace.model.numeric.log_sigmoid_and_grad_array``); docs/benchmarks.md has the speed-up.
 
 The Op is written for :class:`statespace.Outcome` observations (win/draw/loss through a link
 and a draw model, passed as their codes); :class:`statespace.Margin` and
@@ -39,7 +39,7 @@ against about 130 us for numba's scalar libm calls and 75-130 us for the Op's Nu
 (``tests/test_pymc_nutpie.py`` checks it against the PyMC model's own log density).
 
 Importing this module imports PyTensor: ``pymc_smoother`` imports it only after pointing
-PyTensor's compile directory where it belongs (``statespace._pytensor_config``).
+PyTensor's compile directory where it belongs (``statespace._runtime.pytensor_config``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ import pytensor.tensor as pt
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
-from statespace import _numeric as nx
+from statespace.model import numeric as nx
 
 __all__ = ["walk_games_logp", "bt_games_logp", "posterior_logp", "WalkGamesLogp"]
 
@@ -88,7 +88,7 @@ def walk_backward(g_skill, z, prior_sd, drift_sd, first, sqrt_dt, g_z):
 def walk_games_logp(z, prior_sd, drift_sd, home, theta, prior_mean, first, sqrt_dt, node_a, node_b, score,
                     at_home, weight, link, draw, scale, skill, g_z):
     """Log-likelihood of the games given the standardised increments ``z``, for any link and
-    draw model (through ``statespace._numeric.loglik_grad``); writes the skills into ``skill``
+    draw model (through ``statespace.model.numeric.loglik_grad``); writes the skills into ``skill``
     and d logL / dz into ``g_z``; returns
     ``(logL, dlogL/dprior_sd, dlogL/ddrift_sd, dlogL/dhome, dlogL/dtheta)``."""
     walk_forward(z, prior_sd, drift_sd, prior_mean, first, sqrt_dt, skill)

@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from statespace import Games, SkillModel
-from statespace._display import FittedDisplay, Ratings, as_ratings
-from statespace.ranges import check_results
-from statespace.seen import warn_seen
-from statespace.settings import Settings
+from statespace.data.games import Games
+from statespace.model.skillmodel import SkillModel
+from statespace.methods.display import FittedDisplay, Ratings, as_ratings
+from statespace.model.ranges import check_results
+from statespace.methods.seen import warn_seen
+from statespace.methods.settings import Settings
 
 from ._timeline import Timeline, extend_timeline, resumable, timeline
 
@@ -101,7 +102,7 @@ def _last_at_or_before(node_player, node_time, ids, t, out):
         out[i] = lo - 1 if lo > first else -1
 
 
-#: what a :class:`statespace.ranges.ResultRangeError` of a fit suggests
+#: what a :class:`statespace.model.ranges.ResultRangeError` of a fit suggests
 _RESULTS_HINT = ("give a narrower prior (prior_var), a smaller drift, smaller game weights (Games.with_weights), or "
                  "shorter gaps between a competitor's games")
 #: what a warning about forecasts of fitted games offers instead
@@ -119,8 +120,8 @@ class SmootherFit(FittedDisplay):
     diagnostics), ``time_base`` (the fitted games' :attr:`statespace.Games.time_base`: games on the
     other base are refused, and so are games without rating periods after a fit on games with them,
     or the reverse, as times count periods with them and days without). A fit whose ratings or sds
-    lie beyond :data:`statespace.ranges.RESULT_SCALES` scales from the prior mean is a
-    :class:`statespace.ranges.ResultRangeError`, not a fit. Forecasts use the covariance of the two nodes when it is known (it
+    lie beyond :data:`statespace.model.ranges.RESULT_SCALES` scales from the prior mean is a
+    :class:`statespace.model.ranges.ResultRangeError`, not a fit. Forecasts use the covariance of the two nodes when it is known (it
     matters when the common level is loosely pinned, e.g. a static fit with a flat prior).
 
     ``static=True`` (a fit without dynamics: one node per competitor, the same skill at every
@@ -130,7 +131,7 @@ class SmootherFit(FittedDisplay):
 
     In Jupyter a fit shows itself as its one-line summary (the smoother with its settings, games,
     competitors, span) above its leaderboard's best competitors; ``plot(players=...)`` draws
-    their trajectories (:class:`statespace._display.FittedDisplay`).
+    their trajectories (:class:`statespace.methods.display.FittedDisplay`).
     """
 
     def __init__(self, method, games: Games, tl: Timeline, mean: np.ndarray, var: np.ndarray, model: SkillModel,
@@ -222,7 +223,7 @@ class SmootherFit(FittedDisplay):
         These are honest forecasts of games played after the fitted games. Games inside the fitted
         span (dated before the last fitted game, or the fitted games themselves at that time) are
         forecast from nodes that have read their results: :class:`statespace.SeenGamesWarning`,
-        naming the honest alternative (see :mod:`statespace.seen`)."""
+        naming the honest alternative (see :mod:`statespace.methods.seen`)."""
         self._warn_seen(games, "predict_proba")
         if self.draws is None:
             return self.model.proba(*self._predict_diff(games))
@@ -292,7 +293,7 @@ class SmootherFit(FittedDisplay):
         """Leaderboard: ``player``, ``mean``, ``sd``, ``lower``/``upper`` (a central ``level``
         credible band), ``games``, at each competitor's last game or at time ``at`` (in the
         games' time: a date or number). ``centre=True`` subtracts the mean over competitors.
-        A DataFrame (:class:`statespace._display.Ratings`) whose ``attrs["summary"]`` is the
+        A DataFrame (:class:`statespace.methods.display.Ratings`) whose ``attrs["summary"]`` is the
         fit's one-line summary, its caption in Jupyter."""
         tl = self.timeline
         ids = np.arange(tl.players.size)

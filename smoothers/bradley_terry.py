@@ -14,7 +14,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from statespace import Games, SkillModel, ranges
+from statespace.data.games import Games
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
 
 from .base import Smoother, SmootherFit
 from .laplace import LaplaceSmoother
@@ -46,7 +48,7 @@ class BradleyTerry(LaplaceSmoother):
                  max_iter: int = 100, variances: str = "auto", dense_cov_limit: int = 3000,
                  exact_variance_limit: int | None = None, blas_threads: int | None = 1, progress: bool | None = None):
         if model is None:
-            # a prior sd of 1000 scales (or the widest statespace.ranges accepts): flat over every
+            # a prior sd of 1000 scales (or the widest statespace.model.ranges accepts): flat over every
             # rating a game can tell apart, so the fit is the maximum-likelihood one
             scale = 400.0 / math.log(10.0)
             model = SkillModel("logistic", scale, 1500.0, (min(1e3, ranges.SD_SCALES) * scale) ** 2, 0.0, "half")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from statespace import ranges
+from statespace.model import ranges
 
 from ._static import StaticRanking, Table, components
 

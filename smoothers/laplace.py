@@ -10,7 +10,7 @@ Newton's method on the whole history, as in Whole History Rating (Coulom 2008), 
     + \frac12 \sum_\text{links} \frac{\bigl(x_k - \mu_0 - \phi_k (x_\text{prev} - \mu_0)\bigr)^2}{q_k}
 
 :math:`\ell` is the log-likelihood of game :math:`g`'s record under the model's observation
-(:mod:`statespace.observation`): its result, or for :class:`statespace.Margin` and
+(:mod:`statespace.model.observation`): its result, or for :class:`statespace.Margin` and
 :class:`statespace.Goals` its ``score_a`` and ``score_b``, which the smoother passes on.
 :math:`w_g` is the game's weight (``Games.with_weights``; 1 by default): its log-likelihood is
 tempered by :math:`w_g`, as the filters that honour weights do, so a game of weight 2 is the same
@@ -87,8 +87,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from statespace import Games, Outcome, SkillModel
-from statespace import ranges
+from statespace.data.games import Games
+from statespace.model.outcome import Outcome
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
 
 from . import _chains
 from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
@@ -180,7 +182,7 @@ class LaplaceSmoother(Smoother):
     drift:
         ``None`` (the model's drift), a number (fixed; a variance per unit of time in
         :math:`[0, (s \alpha)^2]`, :math:`\alpha` the model's scale and :math:`s` =
-        :data:`statespace.ranges.SD_SCALES`: :func:`statespace.ranges.variance`),
+        :data:`statespace.model.ranges.SD_SCALES`: :func:`statespace.model.ranges.variance`),
         or ``"auto"``: type-II maximum likelihood between ``drift_bounds``.
     drift_bounds:
         ``(low, high)``, the search box of ``drift="auto"`` and :meth:`tune` (model units per unit
@@ -296,14 +298,14 @@ class LaplaceSmoother(Smoother):
         """A new smoother whose drift is fixed at its type-II maximum-likelihood value on ``games``:
         the search of ``drift="auto"`` run once, between ``bounds["drift"]`` (default
         ``drift_bounds``). The returned method carries ``.tuning``, a
-        :class:`statespace.settings.TuneResult` whose ``objective`` is the log evidence at the optimum
+        :class:`statespace.methods.settings.TuneResult` whose ``objective`` is the log evidence at the optimum
         (``objective_name`` ``"log_evidence"``, maximised), ``trace`` the drifts tried and ``se``
         the drift's standard error from the evidence's curvature in log drift (two more fits;
         ``standard_errors=False`` skips them). ``objective`` and ``burn_in`` are the filters'
         options: the evidence scores every game, so only ``None`` / ``"log_evidence"`` and 0 are
         accepted."""
         import pandas as pd
-        from statespace.settings import TuneResult
+        from statespace.methods.settings import TuneResult
 
         names = ["drift"] if params is None else [params] if isinstance(params, str) else list(params)
         if not names or set(names) != {"drift"}:

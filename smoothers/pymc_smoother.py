@@ -74,7 +74,7 @@ is True, ``fit.info["chains"]`` and ``fit.info["draws"]`` say what it holds, and
 raises). The same holds with nutpie, which stops its threads on Ctrl-C and returns chains of
 different lengths: a partial fit keeps the draws every kept chain has.
 
-PyTensor compile cache: :func:`statespace._pytensor_config.configure_pytensor` points it at
+PyTensor compile cache: :func:`statespace._runtime.pytensor_config.configure_pytensor` points it at
 ``compile_dir`` (default: ``statespace/pytensor`` in the user's cache directory, created private,
 or a private temporary folder when that cannot be written) before PyTensor is first imported.
 """
@@ -94,14 +94,17 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from statespace import Games, Outcome, SkillModel, ranges
-from statespace import _numeric as nx
-from statespace.model import Davidson, Threshold
+from statespace.data.games import Games
+from statespace.model.outcome import Outcome
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
+from statespace.model import numeric as nx
+from statespace.model.outcome import Davidson, Threshold
 
 from ._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
 from ._pymc_model import build_model, laplace_start, nutpie_model, segment_cumsum, segment_starts
-from statespace._pytensor_config import configure_pytensor, default_compile_dir
-from statespace._progress import interactive
+from statespace._runtime.pytensor_config import configure_pytensor, default_compile_dir
+from statespace._runtime.progress import interactive
 from .base import Smoother, SmootherFit, timeline
 
 __all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
@@ -232,13 +235,13 @@ class PyMCSmoother(Smoother):
     drift, prior_var:
         ``None`` (default): inferred, with a HalfNormal prior on their square roots; a number:
         fixed at that value, a variance in :math:`[0, (s \alpha)^2]` (:math:`\alpha` the
-        model's scale; :func:`statespace.ranges.variance`). ``drift`` is the variance per unit of
+        model's scale; :func:`statespace.model.ranges.variance`). ``drift`` is the variance per unit of
         time.
     home:
         ``None`` (default): inferred with a Normal prior centred on ``model.home`` when some games
         are not neutral (otherwise ``model.home`` is kept); a number: fixed, with
-        :math:`|h| \le L \alpha` (:math:`s` = :data:`statespace.ranges.SD_SCALES`,
-        :math:`L` = :data:`statespace.ranges.LOCATION_SCALES`).
+        :math:`|h| \le L \alpha` (:math:`s` = :data:`statespace.model.ranges.SD_SCALES`,
+        :math:`L` = :data:`statespace.model.ranges.LOCATION_SCALES`).
     draw_param:
         The draw model's parameter (threshold margin or Davidson nu): ``None`` infers it (HalfNormal
         prior), a number (finite, >= 0) fixes it. Ignored for "none" and "half".
@@ -261,7 +264,7 @@ class PyMCSmoother(Smoother):
     progressbar:
         The sampler's progress bar (PyMC's, or nutpie's): ``True`` shown, ``False`` not (and
         PyMC's log kept quiet); ``None`` (default): shown when someone is watching, i.e. stderr is
-        a terminal or this runs in a Jupyter kernel (:func:`statespace._progress.interactive`).
+        a terminal or this runs in a Jupyter kernel (:func:`statespace._runtime.progress.interactive`).
     period_days:
         Time unit for games without rating periods: days / ``period_days`` (a finite number > 0).
     compile_dir:

@@ -94,7 +94,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from statespace import Games, Outcome, SkillModel, ranges
+from statespace.data.games import Games
+from statespace.model.outcome import Outcome
+from statespace.model.skillmodel import SkillModel
+from statespace.model import ranges
 
 from .base import Smoother, SmootherFit, Timeline, extend_timeline, resumable, timeline
 
@@ -215,8 +218,8 @@ class RTSSmoother(Smoother):
     drift:
         ``None`` (the model's) or a number replacing the model's drift: a variance per unit of
         time in :math:`[0, (s \alpha)^2]`, :math:`\alpha` the model's scale and :math:`s` =
-        :data:`statespace.ranges.SD_SCALES`
-        (:func:`statespace.ranges.variance`).
+        :data:`statespace.model.ranges.SD_SCALES`
+        (:func:`statespace.model.ranges.variance`).
     iterations, tol:
         The forward pass's Newton steps per game and their tolerance (:class:`filters.EKF`: 1 is
         the EKF, more the iterated EKF), checked by the EKF against its ranges.
@@ -410,7 +413,7 @@ class RTSSmoother(Smoother):
 
     def _fit_full(self, games: Games, tl: Timeline, old: SmootherFit | None, start: int, static: bool,
                   info: dict):
-        from filters.base import _GameArrays
+        from filters.base import GameArrays
 
         ekf = self._ekf
         model = self.skill_model
@@ -433,7 +436,7 @@ class RTSSmoother(Smoother):
             else:
                 st, ids = ekf._aligned(state, sub)
             st = dataclasses.replace(st, time_base=games.time_base)
-            g = _GameArrays.of(sub, ids, ekf.times(sub), model.observation.needs_scores)
+            g = GameArrays.of(sub, ids, ekf.times(sub), model.observation.needs_scores)
             self._forward_full(ekf, st, g, sub.batches(), steps, static)
             state = st
         info["forward_seconds"] = time.perf_counter() - t0
@@ -452,12 +455,12 @@ class RTSSmoother(Smoother):
         return mean, var, cov, prev_cov, forward
 
     def _forward_full(self, ekf, st, g, starts: np.ndarray, steps: _Steps, static: bool) -> None:
-        """The full EKF's run loop (:func:`filters._kernels.period_loop`) over the games of each
+        """The full EKF's run loop (:func:`filters.kernels.period_loop`) over the games of each
         distinct time in turn, and after each, the joint filtered belief of every competitor seen
         so far at that time (appended to ``steps``; the EKF moves an idle competitor forward only
         when it next plays, which the record does here: exact, as the update leaves an idle
         competitor's variance out and a reversion's decay commutes with it)."""
-        from filters import _kernels as K
+        from filters import kernels as K
 
         derivs, forecast, obs = ekf.observation_kernels()
         cls = type(ekf)

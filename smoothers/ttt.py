@@ -15,7 +15,7 @@ of its two nodes: performances :math:`p = s + \mathcal{N}(0, \beta^2)`, a win wh
 ``draw_probability``, :func:`filters.trueskill.draw_margin`).
 
 ``draw_probability`` left out (``None``, the default) is learned from the games at ``fit`` as the
-TrueSkill filter learns it (:mod:`filters._draws`), and by that filter: the one this smoother's
+TrueSkill filter learns it (:mod:`filters.draws`), and by that filter: the one this smoother's
 forward pass is, ``filters.TrueSkill(mu, sigma, beta, tau, None, dynamics="time", home=...,
 period_days=...)``, whose ``resolved(games).draw_probability`` is 0 when the games have no draw
 and the classic 0.10's own forecasts make that implausible, else 0.10. The fit's method carries
@@ -38,7 +38,7 @@ division by a precision, and a uniform message stays uniform. A game's message t
 recomputed by EP from the cavities (each node's belief divided by the game's own message): with
 cavity means :math:`m_a, m_b` and variances :math:`v_a, v_b`,
 :math:`c^2 = 2 \beta^2 + v_a + v_b`, :math:`t = (m_a - m_b + h) / c` and TrueSkill's
-truncated-Gaussian corrections :math:`v(t)`, :math:`w(t)` (:mod:`statespace._gaussian`; the sign
+truncated-Gaussian corrections :math:`v(t)`, :math:`w(t)` (:mod:`statespace.model.gaussian`; the sign
 :math:`\varsigma = -1` for a loss of ``a``, else 1; draws use :math:`v_\text{draw}`,
 :math:`w_\text{draw}`), the message that moment-matches the tilted distribution is
 
@@ -114,10 +114,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from filters._draws import LearnedDraws, has_draws
-from statespace import Games, SkillModel, Threshold, ranges
-from statespace._gaussian import _EPS_MIN, _T_MAX, _draw_terms, _tail, cdf, pdf
-from statespace.settings import DrawWarning
+from filters.draws import LearnedDraws, has_draws
+from statespace.data.games import Games
+from statespace.model.skillmodel import SkillModel
+from statespace.model.outcome import Threshold
+from statespace.model import ranges
+from statespace.model.gaussian import EPS_MIN, T_MAX, draw_terms, left_tail, cdf, pdf
+from statespace.methods.settings import DrawWarning
 
 from .base import Smoother, SmootherFit, extend_timeline, resumable, timeline
 
@@ -147,7 +150,7 @@ MAX_ITER = 100
 TOL = 1e-4
 
 # the message algebra's guards: a precision below _PI_MIN counts as none (a uniform message), a
-# variance is kept within [_VAR_MIN, _VAR_MAX] and a mean within +-_MEAN_MAX (filters._kernels' bounds)
+# variance is kept within [_VAR_MIN, _VAR_MAX] and a mean within +-_MEAN_MAX (filters.kernels' bounds)
 _VAR_MIN = 1e-300
 _VAR_MAX = 1e300
 _PI_MIN = 1.0 / _VAR_MAX
@@ -198,12 +201,12 @@ def _cavity(k, g, side, fwd, bwd, lik, msg):
 
 @njit(cache=True)
 def _vw_win(t, eps):
-    """``(v_win(t, eps), w_win(t, eps))`` of :mod:`statespace._gaussian`, the same numbers from one
+    """``(v_win(t, eps), w_win(t, eps))`` of :mod:`statespace.model.gaussian`, the same numbers from one
     evaluation of the density and the cdf."""
     x = t - eps
     if x < -4.0:
-        x = max(x, -_T_MAX)
-        tail = _tail(-x)
+        x = max(x, -T_MAX)
+        tail = left_tail(-x)
         v = -x + tail
         w = v * tail
     else:
@@ -218,11 +221,11 @@ def _vw_win(t, eps):
 
 @njit(cache=True)
 def _vw_draw(t, eps):
-    """``(v_draw(t, eps), w_draw(t, eps))`` of :mod:`statespace._gaussian`, the same numbers from one
+    """``(v_draw(t, eps), w_draw(t, eps))`` of :mod:`statespace.model.gaussian`, the same numbers from one
     evaluation of its terms."""
-    if eps < _EPS_MIN:
+    if eps < EPS_MIN:
         return -t * (1.0 - eps * eps / 3.0), min(1.0 - eps * eps / 3.0, 1.0 - 1e-16)
-    v, w = _draw_terms(abs(t), eps)
+    v, w = draw_terms(abs(t), eps)
     if t < 0.0:
         v = -v
     if w <= 0.0:
@@ -504,8 +507,8 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
     mu, sigma:
         A newcomer's skill, :math:`\mathcal{N}\bigl(25, (25/3)^2\bigr)` (:data:`MU`, :data:`SIGMA`):
         :math:`|\mu| \le L \alpha`, :math:`0 < \sigma \le s \alpha` (the ranges of
-        :mod:`statespace.ranges`, in units of the scale :math:`\alpha` below: :math:`s` =
-        :data:`~statespace.ranges.SD_SCALES`, :math:`L` = :data:`~statespace.ranges.LOCATION_SCALES`).
+        :mod:`statespace.model.ranges`, in units of the scale :math:`\alpha` below: :math:`s` =
+        :data:`~statespace.model.ranges.SD_SCALES`, :math:`L` = :data:`~statespace.model.ranges.LOCATION_SCALES`).
     beta:
         Performance noise :math:`\beta` (:data:`BETA` = 25/6): a skill lead of :math:`\beta` gives
         about a 76% chance of winning; the model's scale is :math:`\alpha = \sqrt{2}\,\beta`
@@ -519,17 +522,17 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
         margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((1 + p) / 2\bigr)`
         (:func:`filters.trueskill.draw_margin`).
         ``None`` (the default): learned from the games at :meth:`fit` as ``filters.TrueSkill``
-        learns it (:mod:`filters._draws`; decided by the TrueSkill filter that is the forward
+        learns it (:mod:`filters.draws`; decided by the TrueSkill filter that is the forward
         pass, :meth:`resolved`): 0 when the games have no draw and are too many for that to be
         chance (the classic value's forecasts give a table without draws less than 1e-3 of
         chance), else the classic :data:`DRAW_PROBABILITY` = 0.10. The value used is on the fit:
         ``fit.method.draw_probability`` (its ``get_params()`` and ``repr``). Where no games are at
         hand (``model``, ``draw_margin``) the classic 0.10 applies. An explicit value is honoured
         on any games; above 0 on games without a draw that its own filter's forecasts make
-        implausible by the same test, ``fit`` warns (:class:`~statespace.settings.DrawWarning`).
+        implausible by the same test, ``fit`` warns (:class:`~statespace.methods.settings.DrawWarning`).
     home:
         Home advantage in skill units, added to ``a``'s performance when ``a`` is at home:
-        :math:`|h| \le H \alpha` (:math:`H` = :data:`~statespace.ranges.HOME_SCALES`, as for
+        :math:`|h| \le H \alpha` (:math:`H` = :data:`~statespace.model.ranges.HOME_SCALES`, as for
         ``filters.TrueSkill``).
     period_days:
         The unit of time when the games have no rating periods (days; numeric times: their own
@@ -559,7 +562,7 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
 
     name = "ttt"
     honours_weights = False
-    # filters._draws.LearnedDraws gives learns_draws, the classic value where no games are at hand
+    # filters.draws.LearnedDraws gives learns_draws, the classic value where no games are at hand
     # (_draw_value) and the DrawWarning check; resolved() is this class's (a filter's _run is not used)
     _draw_setting = "draw_probability"
     _draw_default = DRAW_PROBABILITY
@@ -568,7 +571,7 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
                  draw_probability: float | None = None, *, home: float = 0.0, period_days: float = 1.0,
                  max_iter: int = MAX_ITER, tol: float = TOL, incremental: bool = True, refit_tol: float | None = None):
         owner = "TrueSkillThroughTime"
-        # beta sets the unit every other range is stated in (statespace.ranges): alpha = sqrt(2) beta,
+        # beta sets the unit every other range is stated in (statespace.model.ranges): alpha = sqrt(2) beta,
         # a scale, as filters.TrueSkill (the forward pass) takes it
         self.beta = ranges.number(owner, "beta", beta, ranges.SCALE_MIN / math.sqrt(2.0),
                                   ranges.SCALE_MAX / math.sqrt(2.0), unit=" (sqrt(2) beta is the scale)")
@@ -761,7 +764,7 @@ class TrueSkillThroughTime(LearnedDraws, Smoother):
         return resumable(warm.games, games, self.times(games))[0] == len(warm.games) > 0
 
     def _warn_draw_free(self, games: Games) -> None:
-        """:class:`DrawWarning` (:meth:`filters._draws.LearnedDraws._check_draw_free`) when the
+        """:class:`DrawWarning` (:meth:`filters.draws.LearnedDraws._check_draw_free`) when the
         forward filter's forecasts at this ``draw_probability`` make ``games``, which have no draw,
         implausible. The filter's own warning, which would name it rather than this method, is
         silenced."""

@@ -3,42 +3,61 @@
 Elo, Glicko, TrueSkill, Weng-Lin and the extended Kalman filter are approximate Bayesian
 filters of one latent model (random-walk skills observed through an observation model:
 win/draw/loss through a logistic or probit link, the score margin or each side's goals; see
-:class:`SkillModel` and :mod:`statespace.observation`); smoothers fit the same model to the
-whole history. This package holds the model, the game table, simulation, metrics and the
-comparison harness; the methods live in the sibling packages ``filters`` and ``smoothers``.
+:class:`SkillModel` and :mod:`statespace.model.observation`); smoothers fit the same model to the
+whole history. The methods live in the sibling packages ``filters`` and ``smoothers``.
 
-The names below are imported on first use (``statespace.Games`` loads the game table and
-pandas, ``statespace.SkillModel`` the compiled observation kernels), so ``import statespace``
-itself, and ``statespace --help``, load neither.
+This module is the user's facade only: the names below, imported on first use
+(``statespace.Games`` loads the game table and pandas, ``statespace.SkillModel`` the compiled
+observation kernels), so ``import statespace`` itself, and ``statespace --help``, load neither.
+No module of the project imports it.
+
+The package is split in rooms by what they hold. A room imports only rooms to its right::
+
+    app -> ensemble, evaluation -> smoothers -> filters -> methods -> model -> data -> _runtime
+
+- :mod:`statespace._runtime`: compile and cache plumbing (numba, PyTensor, progress);
+- :mod:`statespace.data`: the game table and where games come from (readers, ids, data sets,
+  published forecasts); it knows no model;
+- :mod:`statespace.model`: :class:`SkillModel`, the observations and their numerics, the ranges of
+  settings, simulation, scenarios and the scores of forecasts;
+- :mod:`statespace.methods`: the kit every method is built with (the interface, settings, the
+  registry of built-in methods, method-spec strings, display and plots);
+- ``filters`` and ``smoothers`` (sibling packages): the methods;
+- :mod:`statespace.evaluation`: compare and study (held-out scoring of methods);
+- :mod:`statespace.ensemble`: methods made of methods (auto, blend); evaluation and ensemble do not
+  import each other;
+- :mod:`statespace.app`: the command line and the lab; nothing imports it.
+
+``tests/test_rooms.py`` checks the arrow, that no module imports another room's underscore name
+and that no module is over 500 lines.
 """
 
-from . import _cache
+from statespace._runtime import cache as _cache
 _cache.configure_numba_cache()  # a cache folder numba can write (read-only installs), before any kernel
 _cache.drop_stale_numba_caches()
 
 import importlib as _importlib
-import sys as _sys
-import types as _types
 
 #: public name -> the submodule that defines it (imported on first use)
 _LAZY = {
-    "Observation": "observation",
-    "Davidson": "outcome", "HalfWin": "outcome", "NoDraw": "outcome", "Outcome": "outcome", "Threshold": "outcome",
-    "Margin": "margin",
-    "Goals": "goals",
-    "ELO_SCALE": "model", "SkillModel": "model",
-    "DroppedRowsWarning": "games", "Games": "games", "GamesError": "games",
-    "Simulation": "simulate", "simulate": "simulate",
-    "compare": "compare", "Comparison": "compare",
-    "FixedForecast": "fixed",
-    "auto": "auto", "Auto": "auto",
-    "Blend": "blend",
-    "study": "study", "Grid": "study",
-    "BoundWarning": "settings", "DrawWarning": "settings",
-    "SeenGamesWarning": "seen",
+    "Observation": "model.observation",
+    "Davidson": "model.outcome", "HalfWin": "model.outcome", "NoDraw": "model.outcome", "Outcome": "model.outcome",
+    "Threshold": "model.outcome",
+    "Margin": "model.margin",
+    "Goals": "model.goals",
+    "ELO_SCALE": "model.skillmodel", "SkillModel": "model.skillmodel",
+    "DroppedRowsWarning": "data.games", "Games": "data.games", "GamesError": "data.games",
+    "Simulation": "model.simulate", "simulate": "model.simulate",
+    "compare": "evaluation.compare", "Comparison": "evaluation.compare",
+    "FixedForecast": "data.fixed",
+    "auto": "ensemble.auto", "Auto": "ensemble.auto",
+    "Blend": "ensemble.blend",
+    "study": "evaluation.study", "Grid": "evaluation.study",
+    "BoundWarning": "methods.settings", "DrawWarning": "methods.settings",
+    "SeenGamesWarning": "methods.seen",
 }
-#: public submodules
-_SUBMODULES = ("scenarios", "metrics", "datasets")
+#: public submodules (name -> where it lives)
+_SUBMODULES = {"scenarios": "model.scenarios", "metrics": "model.metrics", "datasets": "data.datasets"}
 
 __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
@@ -48,14 +67,14 @@ __all__ = [
     "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "FixedForecast", "auto",
     "Auto", "Blend", "study", "Grid",
 ]
-__version__ = "0.1.0"
+from statespace._runtime.version import __version__  # noqa: E402
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
     elif name in _SUBMODULES:
-        value = _importlib.import_module(f".{name}", __name__)
+        value = _importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -64,20 +83,3 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(_types.ModuleType):
-    """The package module: ``statespace.compare``, ``statespace.simulate``, ``statespace.auto`` and
-    ``statespace.study`` stay the functions (as when this file imported them eagerly), also after
-    something imports the submodules of the same names, which would otherwise set the package
-    attribute to the submodule."""
-
-    def __setattr__(self, name, value):
-        if name in ("compare", "simulate", "auto", "study") and isinstance(value, _types.ModuleType):
-            if name in self.__dict__:  # the function is there already: it stays
-                return
-            value = getattr(value, name)  # the submodule's function of that name
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

@@ -1,8 +1,8 @@
-"""``python -m statespace``: the command line (see :mod:`statespace.cli`)."""
+"""``python -m statespace``: the command line (see :mod:`statespace.app.cli`)."""
 
 import sys
 
-from .cli import main
+from statespace.app.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,8 +17,8 @@ import pytest
 
 import statespace as ss
 from statespace import Auto, ELO_SCALE, SkillModel, auto, simulate
-from statespace.auto import AutoFit, AutoResult, Candidate, Variant
-from statespace.cli import main
+from statespace.ensemble.auto import AutoFit, AutoResult, Candidate, Variant
+from statespace.app.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +227,7 @@ def test_auto_without_a_split_refuses_to_run_online(reverting):
     (lambda g: auto(g, observations=("outcome", "poisson")), ValueError, "observations must name some of"),
     (lambda g: auto(g, objective="accuracy"), ValueError, "objective must be None or one of"),
     (lambda g: auto(g, candidates=[]), ValueError, "candidates= is empty"),
-    (lambda g: auto(g, candidates=["outcome"]), TypeError, "must be statespace.auto.Variant"),
+    (lambda g: auto(g, candidates=["outcome"]), TypeError, "must be statespace.ensemble.auto.Variant"),
     (lambda g: auto(g, candidates=[Variant("outcome", "fixed")]), ValueError, "every game is neutral"),
     (lambda g: auto(g, candidates=[Variant("margin", "none")]), ValueError, "needs each side's score"),
     (lambda g: auto(g, progress="yes"), ValueError, "progress must be True, False or None"),
@@ -294,8 +294,8 @@ def _loglinear_expected_score(probas, weights):
 
 
 def test_blend_option_adds_a_row_and_returns_the_blend_only_when_better(reverting):
-    from statespace.auto import BLEND_TOP, TIE
-    from statespace.blend import Blend
+    from statespace.ensemble.auto import BLEND_TOP, TIE
+    from statespace.ensemble.blend import Blend
 
     fit = auto(reverting, blend=True, progress=False)
     t = fit.table

@@ -1,7 +1,7 @@
 """statespace.Blend: pooled forecasts of online methods, weights fitted on the fitting games only.
 
 Expected values are computed here from the definitions (the pools written out in plain Python on
-small arrays; each member's score from statespace.metrics on its own run), never copied from
+small arrays; each member's score from statespace.model.metrics on its own run), never copied from
 the blend's output."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 import statespace as ss
 from filters import EKF, Elo, Glicko2, TrueSkill
 from smoothers import LaplaceSmoother
-from statespace import cli, metrics
-from statespace.blend import Blend, BlendFit, pool_forecasts
-from statespace.protocols import Configurable, Fitted, OnlineMethod, TunableMethod, is_online
+from statespace.app import cli
+from statespace.model import metrics
+from statespace.ensemble.blend import Blend, BlendFit, pool_forecasts
+from statespace.methods.protocols import Configurable, Fitted, OnlineMethod, TunableMethod, is_online
 
 GAMES = ss.scenarios.get("balanced", seed=3).games  # 600 games, some draws
 NO_DRAWS = GAMES.take(np.flatnonzero(GAMES.score != 0.5))

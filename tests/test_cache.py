@@ -1,10 +1,10 @@
-"""statespace._cache: one rule decides when numba's on-disk caches are stale, for every package.
+"""statespace._runtime.cache: one rule decides when numba's on-disk caches are stale, for every package.
 
 numba keys a cached function on its own file only, so a kernel in ``smoothers`` that calls
-``statespace._numeric`` would keep the old numerics after ``_numeric.py`` changes. These tests
+``statespace.model.numeric`` would keep the old numerics after ``_numeric.py`` changes. These tests
 work on a copy of the three packages in a temporary folder (run in subprocesses with
 ``PYTHONPATH`` pointing there): a probe kernel in the copy's ``smoothers`` calls a function
-added to the copy's ``statespace/_numeric.py``, whose constant is then changed.
+added to the copy's ``statespace/model/skillmodel/numeric.py``, whose constant is then changed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import numba
 import pytest
 
-from statespace import _cache
+from statespace._runtime import cache as _cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def _probe_constant():
 
 PROBE_CALLER = """from numba import njit
 
-from statespace import _numeric as nx
+from statespace.model import numeric as nx
 
 
 @njit(cache=True)

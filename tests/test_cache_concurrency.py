@@ -2,8 +2,8 @@
 
 numba's cache has no lock between processes: saving a signature reads a function's index, picks
 the first unused data file number and rewrites the index, so two processes saving two signatures
-of one function (every specialised loop of ``statespace._jit`` is a signature of ``_specialised``)
-can pick the same file. ``statespace._cache`` locks each cache folder around numba's index and data
+of one function (every specialised loop of ``statespace._runtime.jit`` is a signature of ``_specialised``)
+can pick the same file. ``statespace._runtime.cache`` locks each cache folder around numba's index and data
 files (see its module docstring). These tests check the lock itself (threads, deterministic) and
 the whole: fresh processes started together on one fresh ``NUMBA_CACHE_DIR`` (set explicitly, not
 the per-worker folder of tests/conftest.py) compile, save and load the same and different loops
@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statespace import _cache
+from statespace._runtime import cache as _cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: cheap kernels for one entry: each call with another kernel is another specialised loop, i.e.
 #: another signature saved in the one index of ``_specialised``
 N_KERNELS = 8
-EXTENSION = "from numba import types\nfrom statespace._jit import entry, kernel\n\nSIG = types.float64(types.float64)\n\n" + "".join(
+EXTENSION = "from numba import types\nfrom statespace._runtime.jit import entry, kernel\n\nSIG = types.float64(types.float64)\n\n" + "".join(
     f"\n@kernel(SIG)\ndef k{j}(x):\n    return x * {j + 1}.0 + {j}.0\n\n" for j in range(N_KERNELS)) + textwrap.dedent(f"""
 
     @entry(types.float64(types.FunctionType(SIG), types.float64[:]))
@@ -49,7 +49,7 @@ CHILD = """
 import json, sys, time
 import numpy as np
 import filters
-from statespace import scenarios
+from statespace.model import scenarios
 from cc_extension import KERNELS, total
 
 i, start, names, first, last = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4]), int(sys.argv[5])
@@ -92,7 +92,7 @@ def _results(children: list[subprocess.Popen]) -> list[dict]:
 
 def test_processes_sharing_one_cache_compile_save_and_load_the_same_loops(tmp_path):
     import filters
-    from statespace import scenarios
+    from statespace.model import scenarios
 
     (tmp_path / "cc_extension.py").write_text(EXTENSION)
     games = scenarios.balanced(seed=1).games
@@ -124,7 +124,7 @@ def test_no_cache_file_names_an_object_of_another_process(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
     env["NUMBA_CACHE_DIR"] = str(tmp_path)
     env["PYTHONPATH"] = str(ROOT)
-    code = "import filters\nfrom statespace import scenarios\nfilters.Elo().run(scenarios.balanced(seed=1).games)"
+    code = "import filters\nfrom statespace.model import scenarios\nfilters.Elo().run(scenarios.balanced(seed=1).games)"
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     indexes = list(tmp_path.glob("*/*.nbi"))
@@ -214,7 +214,7 @@ def test_a_lock_in_a_missing_folder_goes_on_unlocked(tmp_path):
 @pytest.mark.skipif(sys.platform == "win32", reason="flock")
 def test_the_lock_excludes_another_process(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom statespace import _cache\n"
+        [sys.executable, "-c", "import sys, time\nfrom statespace._runtime import cache as _cache\n"
          f"with _cache.cache_lock({str(tmp_path)!r}):\n    print('held', flush=True)\n    time.sleep(1.5)\n"],
         env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"

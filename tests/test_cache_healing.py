@@ -1,4 +1,4 @@
-"""Compile caches that heal themselves (statespace._cache, statespace._cache_files).
+"""Compile caches that heal themselves (statespace._runtime.cache, statespace._runtime.cache_files).
 
 A numba cache entry damaged the ways a full disk, a killed process or a crash leave it (an index
 ``.nbi`` or data ``.nbc`` file emptied, cut in half, overwritten with random bytes, or one byte
@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from conftest import private_worker_cache
-from statespace import _cache
-from statespace._cache import CacheWarning
+from statespace._runtime import cache as _cache
+from statespace._runtime.cache import CacheWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 posix = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
@@ -65,7 +65,7 @@ def _probe_module(tmp_path: Path, monkeypatch):
 
 
 def _dispatcher(module):
-    """A new dispatcher of the probe with this project's disk cache (as statespace._jit makes them):
+    """A new dispatcher of the probe with this project's disk cache (as statespace._runtime.jit makes them):
     a new one reads the disk again, as a new process would."""
     import numba
 
@@ -136,7 +136,7 @@ def test_several_damaged_entries_of_one_folder_give_one_warning(numba_cache, tmp
 
 
 def test_the_data_digest_is_checked_before_the_pickle_is_read():
-    from statespace._cache_files import DATA_TAG, _Damaged, _seal, _unseal
+    from statespace._runtime.cache_files import DATA_TAG, _Damaged, _seal, _unseal
 
     sealed = _seal(b"payload")
     assert sealed.startswith(DATA_TAG) and _unseal(sealed) == b"payload"
@@ -325,7 +325,7 @@ def test_this_runs_cache_folder_is_private():
 RUN = """
 import json, warnings
 warnings.simplefilter("always")
-from statespace import _numeric as nx
+from statespace.model import numeric as nx
 print(json.dumps([nx.cdf(0, 0.3), nx.cdf(1, 0.3), nx.log_cdf(0, -2.0)]))
 """
 
@@ -391,7 +391,7 @@ def _pytensor_tree(base: Path) -> tuple[Path, Path]:
 @elf
 @pytest.mark.parametrize("how", ["emptied", "halved", "garbage"])
 def test_a_damaged_pytensor_module_is_removed_before_pytensor_can_load_it(tmp_path, how):
-    from statespace._pytensor_heal import elf_problem, heal_compiledir
+    from statespace._runtime.pytensor_heal import elf_problem, heal_compiledir
 
     assert elf_problem(_shared_object()) is None
     intact, damaged = _pytensor_tree(tmp_path)
@@ -407,7 +407,7 @@ def test_a_damaged_pytensor_module_is_removed_before_pytensor_can_load_it(tmp_pa
 
 @elf
 def test_configure_pytensor_heals_the_directory_it_chooses(tmp_path, monkeypatch):
-    from statespace._pytensor_config import configure_pytensor
+    from statespace._runtime.pytensor_config import configure_pytensor
 
     monkeypatch.delitem(sys.modules, "pytensor", raising=False)  # as before PyTensor's first import
     base = tmp_path / "pytensor"
@@ -422,7 +422,7 @@ def test_configure_pytensor_heals_the_directory_it_chooses(tmp_path, monkeypatch
 
 @posix
 def test_a_pytensor_compile_directory_others_can_write_is_refused(tmp_path, monkeypatch):
-    from statespace._pytensor_config import configure_pytensor
+    from statespace._runtime.pytensor_config import configure_pytensor
 
     monkeypatch.delitem(sys.modules, "pytensor", raising=False)
     shared = tmp_path / "shared"

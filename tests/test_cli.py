@@ -15,9 +15,10 @@ import pytest
 import smoothers
 
 import filters
-from statespace import Games, cli, scenarios
-from statespace import blend
-from statespace.cli import CLIError, main, parse_method, parse_methods, parse_periods
+from statespace import Games, scenarios
+from statespace.app import cli
+from statespace.ensemble import blend
+from statespace.app.cli import CLIError, main, parse_method, parse_methods, parse_periods
 
 #: registered but not compared by default (each package's own list)
 NOT_BY_DEFAULT = smoothers.NOT_BY_DEFAULT | filters.NOT_BY_DEFAULT | blend.NOT_BY_DEFAULT
@@ -101,8 +102,8 @@ class _SdMethod:
 
 @pytest.fixture
 def with_sd_method(monkeypatch):
-    """``sdmethod`` registered (through statespace.registry) for one test."""
-    from statespace import registry
+    """``sdmethod`` registered (through statespace.methods.registry) for one test."""
+    from statespace.methods import registry
 
     registry.names()  # the built-ins and entry points first
     monkeypatch.setattr(registry, "_entries", dict(registry._entries))
@@ -420,11 +421,8 @@ def test_real_data_atp_self_play_rows(capsys):
 
 def test_quiet_turns_progress_off_in_compare_and_auto(monkeypatch, capsys):
     """--quiet hands progress=False to compare and to auto (by default: None, shown once slow)."""
-    import importlib
-
-    from statespace.cli import main
-
-    compare_module = importlib.import_module("statespace.compare")  # statespace.compare is also the function
+    from statespace.app.cli import main
+    from statespace.evaluation import compare as compare_module
 
     seen = []
     real = compare_module.compare

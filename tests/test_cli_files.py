@@ -1,5 +1,5 @@
 """Input files and output of the command line: long fields and lines, pipes, the figure's file
-name, and output that cannot be written (statespace._csvfile, statespace._cli_output)."""
+name, and output that cannot be written (statespace.data.csvfile, statespace.app.cli_output)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import tracemalloc
 
 import pytest
 
-import statespace.games as games_module
+import statespace.data.games as games_module
 from statespace import Games, GamesError
-from statespace._csvfile import LineCheck
-from statespace.cli import main
+from statespace.data.csvfile import LineCheck
+from statespace.app.cli import main
 
 HEADER = b"time,a,b,score\n"
 ROWS = [(f"2021-01-{d:02d}", a, b, s) for d, a, b, s in
@@ -204,7 +204,7 @@ def tiny_figure(monkeypatch):
     matplotlib.use("Agg", force=True)
     from matplotlib.figure import Figure
 
-    from statespace import plots
+    from statespace.methods import plots
 
     monkeypatch.setattr(plots, "plot_comparison", lambda *a, **k: Figure(figsize=(1, 1)))
 

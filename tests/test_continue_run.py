@@ -19,7 +19,7 @@ import pytest
 
 import filters
 import statespace as ss
-from statespace.ranges import SCALE_MAX
+from statespace.model.ranges import SCALE_MAX
 
 
 def table(days, pairs, scores) -> ss.Games:

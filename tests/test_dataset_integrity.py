@@ -1,4 +1,4 @@
-"""Data set files checked on every load (statespace._integrity, statespace.datasets, statespace._fetch).
+"""Data set files checked on every load (statespace.data.integrity, statespace.datasets, statespace.data.fetch).
 
 Each kind of file is tampered with the way a full disk, a bad download or an edit leaves it, always
 in a copy under ``tmp_path`` (the shipped files are never touched): a shipped table with its winners
@@ -21,9 +21,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from statespace import GamesError, datasets
-from statespace import _fetch, _integrity
-from statespace._integrity import DatasetDamaged
+from statespace import GamesError
+from statespace.data import datasets
+from statespace.data import fetch as _fetch, integrity as _integrity
+from statespace.data.integrity import DatasetDamaged
 
 NFL_GAMES = 16_810  # docs/data.md's table, from the source's README
 
@@ -114,7 +115,7 @@ def test_the_published_forecasts_file_is_checked_too(shipped):
 
 
 def test_the_command_line_says_so_in_one_line(shipped, capsys):
-    from statespace.cli import main
+    from statespace.app.cli import main
 
     TAMPER["gz cut short"](shipped / "nfl" / "games.csv.gz")
     assert main(["rate", "--dataset", "nfl", "--top", "3"]) == 2
@@ -139,7 +140,7 @@ def test_the_hash_is_computed_once_per_process_and_again_when_the_file_changes(s
 GAMES = ["time,a,b,score\n", "2000-01-01,ann,bob,1\n", "2000-01-02,bob,cid,0.5\n", "2000-01-03,cid,ann,0\n",
          "2000-01-04,ann,cid,1\n", "2000-01-05,bob,ann,0\n", "2000-01-06,cid,bob,1\n"]
 #: the content hash of GAMES, written out by hand: the sorted lines "time,winner,loser,1" and
-#: "time,a,b,0.5" for the draw, joined by newlines (statespace._fetch.content_hash's definition)
+#: "time,a,b,0.5" for the draw, joined by newlines (statespace.data.fetch.content_hash's definition)
 CONTENT = hashlib.sha256("\n".join(sorted([
     "2000-01-01,ann,bob,1", "2000-01-02,bob,cid,0.5", "2000-01-03,ann,cid,1", "2000-01-04,ann,cid,1",
     "2000-01-05,ann,bob,1", "2000-01-06,cid,bob,1"])).encode()).hexdigest()

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statespace import DroppedRowsWarning, Games, datasets
+from statespace import DroppedRowsWarning, Games
+from statespace.data import datasets
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CSV = "time,a,b,score\n2020-01-01,x,y,1\n2020-01-02,y,z,0.5\n2020-01-03,z,z,0\n"
@@ -65,7 +66,7 @@ def test_an_absent_data_set_says_where_to_get_it_and_where_to_put_it(tmp_path, m
 
 def test_a_failed_download_is_reported_with_where_to_put_the_file(tmp_path, monkeypatch):
     """Offline (or a refused download), fetching says so and where the file goes by hand."""
-    from statespace import _fetch
+    from statespace.data import fetch as _fetch
 
     def offline(url, **kw):
         raise ConnectionError("Name or service not known")
@@ -106,7 +107,7 @@ SHIPPED_CONTENT = {"intl_football": "8227446d92f2de37c39f1565e520f28079cbb816d6c
 def test_the_shipped_files_hold_the_games_of_their_sources(name):
     import pandas as pd
 
-    from statespace._fetch import content_hash
+    from statespace.data.fetch import content_hash
 
     frame = pd.read_csv(datasets.path(name), dtype={"a": str, "b": str}, keep_default_na=False)
     assert content_hash(frame) == SHIPPED_CONTENT[name]
@@ -118,7 +119,7 @@ def test_the_recorded_content_hashes_are_those_of_the_development_copies(name):
     """The hash a fetch is checked against is that of the games the benchmarks were run on."""
     import pandas as pd
 
-    from statespace._fetch import SOURCES, content_hash
+    from statespace.data.fetch import SOURCES, content_hash
 
     frame = pd.read_csv(DATA / name / "games.csv", dtype={"a": str, "b": str}, keep_default_na=False)
     expected = SOURCES[name].content if name in SOURCES else SHIPPED_CONTENT[name]
@@ -128,7 +129,7 @@ def test_the_recorded_content_hashes_are_those_of_the_development_copies(name):
 def test_the_content_hash_ignores_order_within_a_day_and_the_sides_of_a_decisive_game():
     import pandas as pd
 
-    from statespace._fetch import content_hash
+    from statespace.data.fetch import content_hash
 
     one = pd.DataFrame({"time": ["2020-01-01", "2020-01-01"], "a": ["x", "y"], "b": ["y", "z"], "score": [1, 0.5]})
     swapped = pd.DataFrame({"time": ["2020-01-01", "2020-01-01"], "a": ["y", "y"], "b": ["z", "x"], "score": [0.5, 0]})
@@ -138,7 +139,7 @@ def test_the_content_hash_ignores_order_within_a_day_and_the_sides_of_a_decisive
 
 
 def test_the_atp_normaliser_drops_walkovers_and_orders_rounds(tmp_path):
-    from statespace._fetch import normalise_atp
+    from statespace.data.fetch import normalise_atp
 
     (tmp_path / "a.csv").write_text(
         "tourney_id,tourney_date,match_num,round,winner_id,loser_id,score\n"
@@ -158,7 +159,7 @@ def test_the_england_normaliser_keeps_tiers_one_to_four_with_home_first(tmp_path
     import pandas as pd
 
     rdata = pytest.importorskip("rdata")
-    from statespace._fetch import normalise_england
+    from statespace.data.fetch import normalise_england
 
     table = pd.DataFrame({"Date": pd.to_datetime(["1888-09-08", "1888-09-01", "1890-01-01"]), "Season": [1888, 1888, 1889],
                           "home": ["A", "B", "C"], "visitor": ["B", "A", "D"], "hgoal": [3, 1, 0], "vgoal": [6, 1, 2],
@@ -221,7 +222,7 @@ def test_without_a_home_directory_the_variable_or_a_path_is_asked_for(monkeypatc
 
 
 def test_the_command_line_lists_the_data_sets_and_rates_one_by_name(capsys, tmp_path, monkeypatch):
-    from statespace.cli import main
+    from statespace.app.cli import main
 
     monkeypatch.delenv(datasets.ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -19,8 +19,8 @@ import statespace as ss
 from filters import Elo, TrueSkill, WengLin
 from filters.tuning import default_objective
 from statespace import Games, GamesError
-from statespace.cli import _format_table, main
-from statespace.settings import BoundWarning, DrawWarning, TuneResult
+from statespace.app.cli import _format_table, main
+from statespace.methods.settings import BoundWarning, DrawWarning, TuneResult
 
 
 def draw_free(seed: int = 0, n_games: int = 2000) -> Games:

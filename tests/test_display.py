@@ -1,4 +1,4 @@
-"""Rich display in Jupyter and the helpers behind it (statespace._display, statespace._progress):
+"""Rich display in Jupyter and the helpers behind it (statespace.methods.display, statespace._runtime.progress):
 fitted results' HTML (summary line and compact leaderboard, escaped), ratings() as a DataFrame
 with its summary, compare's Comparison (HTML, plot, attrs), fitted.plot, progress bars on stderr
 and quiet mode, and a real notebook's rich output (retina figures)."""
@@ -20,9 +20,10 @@ import pytest  # noqa: E402
 import filters  # noqa: E402
 import smoothers  # noqa: E402
 import statespace as ss  # noqa: E402
-from statespace import _display, _progress  # noqa: E402
-from statespace.auto import Variant  # noqa: E402
-from statespace.compare import _blocks  # noqa: E402
+from statespace.methods import display as _display
+from statespace._runtime import progress as _progress  # noqa: E402
+from statespace.ensemble.auto import Variant  # noqa: E402
+from statespace.evaluation.compare import _blocks  # noqa: E402
 
 MODEL = ss.SkillModel("logistic", ss.ELO_SCALE, 1500.0, 200.0**2, 50.0, "half")
 
@@ -349,7 +350,7 @@ def test_interactive_is_false_under_pytest_without_terminal(monkeypatch):
 
 
 def test_crisp_inline_leaves_a_plain_session_alone(monkeypatch):
-    from statespace import plots
+    from statespace.methods import plots
 
     monkeypatch.setattr(plots, "_CRISP_CHECKED", False)
     assert plots._crisp_inline() is False and plots._CRISP_CHECKED

@@ -183,8 +183,8 @@ def test_notebook_page_has_math_and_a_valid_ipynb_download(browser, site_url):
 
 #: Modules on the API page whose docstrings state equations: each must show some as math.
 API_MATH_MODULES = [
-    "statespace.model", "statespace.observation", "statespace.outcome", "statespace.margin",
-    "statespace.goals", "statespace.metrics",
+    "statespace.model", "statespace.model.observation", "statespace.model.outcome", "statespace.model.margin",
+    "statespace.model.goals", "statespace.metrics",
     "filters.elo", "filters.glicko", "filters.trueskill", "filters.wenglin", "filters.ekf_full",
     "filters.stephenson", "filters.ecf", "filters.dwz", "filters.pythagorean",
     "smoothers.laplace", "smoothers.rts", "smoothers.ttt", "smoothers.pymc_smoother",
@@ -195,7 +195,7 @@ API_EQUATIONS = {
     "filters.elo": [r"E_a = \frac{1}{1 + 10^{-(r_a - r_b + h) / 400}}",
                     r"r_a \leftarrow r_a + K \sum_\text{games} (y - E_a)"],
     "filters.glicko": [r"\frac{1}{d^2} &= q^2 \sum_j g(\mathrm{RD}_j)^2 E_j (1 - E_j)"],
-    "statespace.outcome": [r"P(a \text{ wins} \mid d) = F(d / \alpha)"],
+    "statespace.model.outcome": [r"P(a \text{ wins} \mid d) = F(d / \alpha)"],
 }
 #: a TeX command (a backslash and letters) in the text a reader sees
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]+")

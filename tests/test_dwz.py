@@ -187,7 +187,7 @@ def test_bad_settings_name_the_setting(kw, name):
 
 
 def test_registered_and_tunable():
-    from statespace import registry
+    from statespace.methods import registry
 
     assert registry.get("dwz") is DWZ
     train, _ = ss.scenarios.get("balanced", seed=1).games.split(0.7)

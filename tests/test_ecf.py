@@ -196,7 +196,7 @@ def test_bad_settings_name_the_setting(kw, name):
 
 
 def test_registered_and_tunable():
-    from statespace import registry
+    from statespace.methods import registry
 
     assert registry.get("ecf") is ECF
     sim = ss.scenarios.get("balanced", seed=1)

@@ -37,7 +37,7 @@ def test_quickstart(tmp_path):
     assert "elo k=32" in out.stdout and "log_loss" in out.stdout
     assert "frozen" in out.stdout and "online" in out.stdout
     try:
-        import statespace.plots  # noqa: F401
+        import statespace.methods.plots  # noqa: F401
     except ImportError:
         assert "not available" in out.stdout
     else:

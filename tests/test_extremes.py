@@ -1,6 +1,6 @@
 """The filters at the numeric edges: every numeric setting over its whole accepted range.
 
-The ranges are those of :mod:`statespace.ranges`, in units of each filter's scale: standard
+The ranges are those of :mod:`statespace.model.ranges`, in units of each filter's scale: standard
 deviations up to 1e3 scales, locations within 1e6 scales, and each filter's own (Elo's K up to 10
 scales, Glicko-2's tau up to 3). Each property draws every setting of one filter over its accepted
 range (log-uniform, the ends included) and runs it on a small random table of games (huge and tiny
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import statespace as ss
 from filters import EKF, REGISTRY, Elo, Glicko, Glicko2, Stephenson, TrueSkill, WengLin
 from statespace import Davidson, SkillModel, Threshold
-from statespace.ranges import RESULT_SCALES, ResultRangeError
+from statespace.model.ranges import RESULT_SCALES, ResultRangeError
 
 from conftest import data_path, has_data, with_points
 

@@ -1,4 +1,4 @@
-"""``Games.from_arrays`` builds clean tables without a DataFrame (statespace/_ids.py); it must give
+"""``Games.from_arrays`` builds clean tables without a DataFrame (statespace/data/ids.py); it must give
 exactly the table the row-by-row path (``Games._from_frame_rows``, what ``from_frame`` falls back
 to) gives, and leave every invalid table to that path so its errors still name rows and columns.
 ``from_frame`` and ``from_csv`` are checked the same way in tests/test_loading.py."""

@@ -12,7 +12,7 @@ import pytest
 import statespace as ss
 from filters import EKF, Elo, Glicko, Glicko2, TrueSkill, WengLin
 from filters.grid import box_grid, evaluate, evaluate_by_runs
-from statespace import metrics
+from statespace.model import metrics
 
 
 @pytest.fixture(scope="module")

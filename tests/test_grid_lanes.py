@@ -128,7 +128,7 @@ def test_exp_within_two_ulp_of_math_exp():
 
 
 def test_logistic_matches_the_model_cdf():
-    from statespace._numeric import LOGISTIC, cdf
+    from statespace.model.numeric import LOGISTIC, cdf
 
     @L.njit(error_model="numpy", fastmath=L.FLAGS)
     def many(z, out):

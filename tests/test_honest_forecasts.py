@@ -22,7 +22,7 @@ import pytest
 import statespace as ss
 from filters import EKF, Elo
 from smoothers import Colley, LaplaceSmoother, TrueSkillThroughTime
-from statespace.auto import Variant
+from statespace.ensemble.auto import Variant
 
 UNIT = ss.SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, "half")
 

@@ -26,7 +26,7 @@ import pytest
 
 import filters
 import statespace as ss
-from statespace.cli import main
+from statespace.app.cli import main
 from smoothers import pymc_smoother as ps
 from smoothers.pymc_smoother import PartialSampleWarning, PyMCSmoother, SamplingInterrupted
 

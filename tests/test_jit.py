@@ -1,4 +1,4 @@
-"""statespace._jit: nothing compiles at import; a loop runs compiled for the built-in kernels it is
+"""statespace._runtime.jit: nothing compiles at import; a loop runs compiled for the built-in kernels it is
 given (and agrees with the generic loop that calls kernels through pointers); that loop is served
 from numba's disk cache in the next process; editing a kernel's module compiles a fresh loop."""
 
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import filters
-from filters import _kernels as K
-from statespace import Games, _jit
+from filters import kernels as K
+from statespace import Games
+from statespace._runtime import jit as _jit
 
 from conftest import with_points
 
@@ -38,7 +39,7 @@ def test_importing_the_packages_compiles_no_kernel_and_loads_no_optimiser():
         import json, sys
         import statespace, filters
         from numba.core.dispatcher import Dispatcher
-        from statespace._jit import _Entry
+        from statespace._runtime.jit import _Entry
         compiled, seen = [], 0
         for name, module in list(sys.modules.items()):
             if not name.split(".")[0] in ("statespace", "filters"):
@@ -126,7 +127,8 @@ def test_the_trajectories_are_replayed_on_demand_and_equal_a_recorded_run():
 
 RUN_ELO = """
 import json, numpy as np
-from statespace import Games, _jit
+from statespace import Games
+from statespace._runtime import jit as _jit
 import filters
 rng = np.random.default_rng(0)
 a = rng.integers(0, 20, 300); b = (a + rng.integers(1, 20, 300)) % 20
@@ -150,7 +152,7 @@ def test_the_specialised_loop_is_served_from_the_disk_cache_in_the_next_process(
 
 
 PROBE = """
-from statespace.observation import FORECAST_SIG, kernel
+from statespace.model.observation import FORECAST_SIG, kernel
 
 
 @kernel(FORECAST_SIG)
@@ -160,7 +162,7 @@ def probe_forecast(params, d, var):
 
 RUN_PROBE = """
 import json, numpy as np
-from statespace import observation
+from statespace.model import observation
 from probe import probe_forecast
 out = np.empty((1, 3))
 observation._forecast_loop(probe_forecast, np.zeros(1), np.zeros(1), np.zeros(1), out)

@@ -1,4 +1,4 @@
-"""The rating lab's JSON API (statespace.lab), through FastAPI's test client.
+"""The rating lab's JSON API (statespace.app.lab), through FastAPI's test client.
 
 Reference numbers: Glickman's worked example, a player rated 1500 (RD 200) who beats a 1400
 (RD 30) and loses to a 1550 (RD 100) and a 1700 (RD 300) in one rating period.
@@ -33,9 +33,9 @@ import statespace  # noqa: E402
 from filters import EKF, Elo, Glicko, Glicko2, TrueSkill  # noqa: E402
 from filters.ekf import DEFAULT_MODEL  # noqa: E402
 from statespace import Games  # noqa: E402
-from statespace.lab import create_app  # noqa: E402
-from statespace.lab.app import STATIC  # noqa: E402
-from statespace.lab.schema import MAX_BODY_BYTES, MAX_GAMES, club_example, glickman_example  # noqa: E402
+from statespace.app.lab import create_app  # noqa: E402
+from statespace.app.lab.app import STATIC  # noqa: E402
+from statespace.app.lab.schema import MAX_BODY_BYTES, MAX_GAMES, club_example, glickman_example  # noqa: E402
 
 RATE, COMPARE = "/api/v1/rate", "/api/v1/compare"
 
@@ -371,8 +371,8 @@ def test_examples_endpoint_gives_the_page_its_two_examples(client):
 
 # ---------------------------------------------------------------------------- the command
 def _lab_args(argv):
-    from statespace.cli import _Parser
-    from statespace.lab import cli
+    from statespace.app.cli import _Parser
+    from statespace.app.lab import cli
 
     parser = _Parser(prog="statespace")
     cli.add_parser(parser.add_subparsers(dest="command", parser_class=_Parser))
@@ -380,8 +380,8 @@ def _lab_args(argv):
 
 
 def test_cli_without_fastapi_says_how_to_install(monkeypatch):
-    import statespace.lab as lab
-    from statespace.lab import cli
+    import statespace.app.lab as lab
+    from statespace.app.lab import cli
 
     monkeypatch.setattr(lab, "missing_dependencies", lambda: ["fastapi"])
     out, err = io.StringIO(), io.StringIO()
@@ -390,7 +390,7 @@ def test_cli_without_fastapi_says_how_to_install(monkeypatch):
 
 
 def test_cli_port_in_use_is_one_line_and_exit_2():
-    from statespace.lab import cli
+    from statespace.app.lab import cli
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -403,7 +403,7 @@ def test_cli_port_in_use_is_one_line_and_exit_2():
 
 
 def test_cli_refuses_a_port_out_of_range():
-    from statespace._specs import CLIError
+    from statespace.methods.specs import CLIError
 
     with pytest.raises(CLIError, match="--port must be a whole number from 0 to 65535"):
         _lab_args(["--port", "70000"])

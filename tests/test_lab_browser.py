@@ -35,9 +35,9 @@ def lab_url():
     The two examples are rated once first, in this process, so that compiling the kernels (when
     numba's cache is cold) is not counted in the page's timeouts."""
     uvicorn = pytest.importorskip("uvicorn")
-    from statespace.lab import create_app, listen, url_of
-    from statespace.lab.compute import rate
-    from statespace.lab.schema import RateRequest, club_example, glickman_example
+    from statespace.app.lab import create_app, listen, url_of
+    from statespace.app.lab.compute import rate
+    from statespace.app.lab.schema import RateRequest, club_example, glickman_example
 
     rate(RateRequest.model_validate(glickman_example()))
     rate(RateRequest.model_validate(club_example()))

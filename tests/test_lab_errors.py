@@ -20,8 +20,8 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from statespace.lab import create_app  # noqa: E402
-from statespace.lab.schema import club_example, glickman_example  # noqa: E402
+from statespace.app.lab import create_app  # noqa: E402
+from statespace.app.lab.schema import club_example, glickman_example  # noqa: E402
 
 RATE, COMPARE = "/api/v1/rate", "/api/v1/compare"
 JSON = {"Content-Type": "application/json"}
@@ -178,7 +178,7 @@ def test_a_fit_that_fails_is_422_on_the_setting_that_makes_it_fail(client, monke
     """A fit's ``ValueError`` (e.g. ``ResultRangeError``: ratings beyond 1e6 scales) when only
     one of the settings given makes it fail."""
     from filters import Elo
-    from statespace.ranges import ResultRangeError
+    from statespace.model.ranges import ResultRangeError
 
     original = Elo.run
 

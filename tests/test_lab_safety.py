@@ -21,10 +21,10 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from statespace.lab import create_app  # noqa: E402
-from statespace.lab import limits  # noqa: E402
-from statespace.lab.guard import allowed_hosts, split_host  # noqa: E402
-from statespace.lab.schema import MAX_GAMES, METHODS, club_example, glickman_example  # noqa: E402
+from statespace.app.lab import create_app  # noqa: E402
+from statespace.app.lab import limits  # noqa: E402
+from statespace.app.lab.guard import allowed_hosts, split_host  # noqa: E402
+from statespace.app.lab.schema import MAX_GAMES, METHODS, club_example, glickman_example  # noqa: E402
 
 RATE, COMPARE = "/api/v1/rate", "/api/v1/compare"
 #: the smallest request: one game, one method
@@ -88,8 +88,8 @@ def test_the_default_app_answers_the_loopback_names_on_any_port():
 def test_serve_passes_its_address_and_warms_up_before_it_says_it_is_ready(monkeypatch):
     import uvicorn
 
-    import statespace.lab.warmup as warmup
-    from statespace.lab import serve
+    import statespace.app.lab.warmup as warmup
+    from statespace.app.lab import serve
 
     out = io.StringIO()
     seen = {}
@@ -118,8 +118,8 @@ def test_serve_passes_its_address_and_warms_up_before_it_says_it_is_ready(monkey
 
 
 def test_cli_allow_host():
-    from statespace.cli import _Parser
-    from statespace.lab import cli
+    from statespace.app.cli import _Parser
+    from statespace.app.lab import cli
 
     parser = _Parser(prog="statespace")
     cli.add_parser(parser.add_subparsers(dest="command", parser_class=_Parser))
@@ -143,7 +143,7 @@ def _overloads() -> int:
 
 
 def test_after_the_warm_up_a_request_compiles_and_loads_nothing():
-    from statespace.lab.warmup import warm_up
+    from statespace.app.lab.warmup import warm_up
 
     assert set(warm_up()) >= {f"rate:{m}" for m in METHODS} | {"compare:frozen", "compare:online",
                                                                  "compare:walk_forward"}
@@ -169,7 +169,7 @@ def client():
 def test_the_issues_request_is_refused_before_computing(client, monkeypatch):
     """10,000 games, each in its own period between two new names: 20,000 names and an answer
     of tens of MB (6 methods x 40,000 history points)."""
-    from statespace.lab import compute
+    from statespace.app.lab import compute
 
     monkeypatch.setattr(compute, "rate", lambda req: pytest.fail("computed a request over the limits"))
     games = [{"period": i, "player": f"a{i}", "opponent": f"b{i}", "score": 1} for i in range(MAX_GAMES)]
@@ -201,7 +201,7 @@ def test_an_answer_over_the_size_limit_names_the_numbers(client, monkeypatch):
 
 @pytest.mark.parametrize("body", [club_example(), glickman_example(), {**club_example(), "methods": ["glicko2"]}])
 def test_the_predicted_answer_size_bounds_the_real_one(client, body):
-    from statespace.lab.schema import RateRequest
+    from statespace.app.lab.schema import RateRequest
 
     predicted = limits.work(RateRequest.model_validate(body)).response_bytes
     r = client.post(RATE, json=body)
@@ -210,7 +210,7 @@ def test_the_predicted_answer_size_bounds_the_real_one(client, body):
 
 
 def test_work_counts_names_and_name_periods():
-    from statespace.lab.schema import RateRequest
+    from statespace.app.lab.schema import RateRequest
 
     rows = [(1, "A", "B"), (1, "A", "C"), (5, "Zo\u00eb", "A"), (5, "Zoe\u0308", "B")]
     req = RateRequest.model_validate({"games": [{"period": t, "player": a, "opponent": b, "score": 1}

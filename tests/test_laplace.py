@@ -40,7 +40,8 @@ from scipy.sparse.linalg import splu
 from scipy.special import expit, log_expit
 
 import statespace as ss
-from statespace import ELO_SCALE, Games, SkillModel, metrics
+from statespace import ELO_SCALE, Games, SkillModel
+from statespace.model import metrics
 from smoothers import BradleyTerry, LaplaceSmoother, SmootherFit
 from smoothers.base import Timeline
 from smoothers._sparse import SparseCovariance, SparsePlan

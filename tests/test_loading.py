@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import statespace.games as games_module
+import statespace.data.games as games_module
 from statespace import DroppedRowsWarning, Games, GamesError
 
 needs_pyarrow = pytest.mark.skipif(not games_module._have_pyarrow(), reason="pyarrow is not installed")
@@ -348,7 +348,7 @@ def _batched_file(path, n, rng, *, late=None, more=None):
 def test_csv_read_in_batches_is_the_c_engines_table(tmp_path, monkeypatch, late, more):
     """Small blocks and small hashing thresholds: names coded over many batches, encodings and
     merges, agree with the C engine, and a row error in a late batch is the C engine's error."""
-    from statespace._ids import StreamedNames
+    from statespace.data.ids import StreamedNames
 
     monkeypatch.setattr(games_module, "_CSV_BLOCK", 1 << 12)
     monkeypatch.setattr(StreamedNames, "ENCODE_AT", 300)
@@ -377,7 +377,7 @@ def test_streamed_names_code_every_piece(pieces, encode_at, merge_at):
     is its id stripped and in NFC form, and the competitors are those names, sorted."""
     import pyarrow as pa
 
-    from statespace._ids import StreamedNames
+    from statespace.data.ids import StreamedNames
 
     names = StreamedNames()
     names.ENCODE_AT, names.MERGE_AT = encode_at, merge_at

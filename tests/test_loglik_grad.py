@@ -1,4 +1,4 @@
-"""``statespace._numeric.loglik_grad`` and ``log_cdf`` against arbitrary-precision references.
+"""``statespace.model.numeric.loglik_grad`` and ``log_cdf`` against arbitrary-precision references.
 
 The reference is mpmath at 100 digits: the log-likelihood of each result written directly from
 its definition (cdf differences included, which double precision cannot take in the tails) and
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from statespace import _numeric as nx
+from statespace.model import numeric as nx
 
 mp = pytest.importorskip("mpmath")
 mp.mp.dps = 100

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from statespace import metrics
+from statespace.model import metrics
 
 # three games: a wins, a draw, a loses
 SCORE = np.array([1.0, 0.5, 0.0])

@@ -88,7 +88,7 @@ def test_zero_prior_var_and_drift_are_allowed():
        diff=st.floats(-2000, 2000), var=st.floats(0, 1e5),
        scale=st.floats(0.05, 500), param=st.floats(0, 400))
 def test_proba_rows_are_probabilities(link, kind, diff, var, scale, param):
-    if kind == "threshold":  # a margin is a length: at most 1e3 scales (statespace.ranges)
+    if kind == "threshold":  # a margin is a length: at most 1e3 scales (statespace.model.ranges)
         param = min(param, 1e3 * scale)
     m = SkillModel(link, scale, draw=make_draw(kind, param))
     p = m.proba(np.array([diff, -diff, 0.0]), var)

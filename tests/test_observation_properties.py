@@ -1,14 +1,14 @@
 """Every observation over its whole accepted range, through every method that fits it.
 
 Each property draws an observation's settings over their accepted ranges (log-uniform, the ends
-included; ``statespace.outcome``, ``statespace.margin``, ``statespace.goals`` state them, in units
+included; ``statespace.model.outcome``, ``statespace.model.margin``, ``statespace.model.goals`` state them, in units
 of the model's scale where they are lengths), a model scale from 1e-100 to 1e100, the model's prior
 and drift over their ranges, and a small table of games whose scores run over the observation's
 accepted inputs (counts 0 to ``GOALS_MAX``, margins up to ``MARGIN_SCALES`` scales). Then the EKF's
 run, the RTS smoother and the Laplace smoother give finite forecasts that sum to 1, and PyMC's log
 density of the games (evaluated in PyTensor's Python mode: nothing is sampled or compiled to C) is
 finite at the prior mean and at random points of the prior (up to five sds out). Every loop in the observation numerics is bounded
-(``statespace._counts``, ``statespace.goals``), so each example finishes; a setting or an input
+(``statespace.model.counts``, ``statespace.model.goals``), so each example finishes; a setting or an input
 outside its range is refused at construction or at loading (``tests/test_observation_ranges.py``).
 """
 
@@ -25,10 +25,10 @@ from smoothers import LaplaceSmoother, PyMCSmoother, RTSSmoother
 from smoothers._pymc_model import build_model
 from smoothers.base import timeline
 from statespace import Goals, Margin, Outcome, SkillModel
-from statespace import goals as G
-from statespace import margin as M
-from statespace import outcome as O
-from statespace import ranges as R
+from statespace.model import goals as G
+from statespace.model import margin as M
+from statespace.model import outcome as O
+from statespace.model import ranges as R
 
 PROPERTY = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -20,10 +20,10 @@ import statespace as ss
 from filters import EKF
 from smoothers import LaplaceSmoother
 from statespace import Davidson, Goals, Margin, Outcome, SkillModel, Threshold
-from statespace import _counts, _numeric as nx
-from statespace import goals as G
-from statespace import margin as M
-from statespace import ranges as R
+from statespace.model import counts as _counts, numeric as nx
+from statespace.model import goals as G
+from statespace.model import margin as M
+from statespace.model import ranges as R
 
 
 def table(score_a, score_b):
@@ -273,8 +273,8 @@ def test_auto_starts_and_tunes_goals_within_their_range(points, base):
     """``auto``'s goals candidate starts at the log of the mean count, and tunes ``base`` within 3 of
     it: both kept within Goals' range (a basketball-like mean of 110 points reached log 110 + 3 = 7.7,
     all-zero counts log 1e-3)."""
-    from statespace._auto_candidate import start_candidate
-    from statespace._auto_variant import Variant
+    from statespace.ensemble.auto_candidate import start_candidate
+    from statespace.ensemble.auto_variant import Variant
 
     games = table([points] * 6, [points] * 6)
     candidate = start_candidate(Variant("goals", home="none"), games, {"draws": True})

@@ -1,6 +1,6 @@
 """Observation models (Outcome, Margin, Goals): each against an independent reference.
 
-- Outcome: bit for bit what SkillModel computed from ``statespace._numeric`` before the
+- Outcome: bit for bit what SkillModel computed from ``statespace.model.numeric`` before the
   observations existed (the formulas re-assembled here from the scalar kernels);
 - log-likelihoods against scipy (norm.logpdf, poisson.logpmf, the link cdfs), derivatives
   against mpmath's numerical differentiation of the same log-likelihood written in mpmath;
@@ -24,7 +24,7 @@ from scipy import integrate, special, stats
 from conftest import compiled_and_python_runs
 from statespace import (Davidson, Games, Goals, HalfWin, Margin, NoDraw, Observation, Outcome, SkillModel,
                         Threshold)
-from statespace import _numeric as nx
+from statespace.model import numeric as nx
 
 LINKS = ("logistic", "probit")
 DRAWS = (NoDraw(), HalfWin(), Threshold(0.4), Davidson(0.7))
@@ -494,7 +494,7 @@ print(json.dumps(out))
 def _symbolic(obs, d, score, score_a, score_b, scale, theta=None):
     """Value and d/dd of ``obs.symbolic_loglik`` at ``d``, every input a PyTensor variable
     (as in PyMC's graph), compiled in PyTensor's Python mode."""
-    from statespace._pytensor_config import configure_pytensor
+    from statespace._runtime.pytensor_config import configure_pytensor
 
     configure_pytensor()  # before PyTensor's first import, as the package does
     import pytensor

@@ -1,4 +1,4 @@
-"""statespace.plots: what each plot draws (lines, bands, truth, error bars) and that it saves."""
+"""statespace.methods.plots: what each plot draws (lines, bands, truth, error bars) and that it saves."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 
 import filters  # noqa: E402
-from statespace import ELO_SCALE, SkillModel, compare, plots, scenarios  # noqa: E402
+from statespace import ELO_SCALE, SkillModel, compare, scenarios
+from statespace.methods import plots  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

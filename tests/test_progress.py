@@ -1,4 +1,4 @@
-"""Progress bars only where someone watches (statespace._progress): a terminal or a notebook gets
+"""Progress bars only where someone watches (statespace._runtime.progress): a terminal or a notebook gets
 the live bar, a file or a pipe never gets its carriage-return redraws."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from statespace import _progress
-from statespace.cli import main
+from statespace._runtime import progress as _progress
+from statespace.app.cli import main
 
 
 class Terminal(io.StringIO):
@@ -67,7 +67,7 @@ def test_the_command_line_writes_no_bar_to_a_log(capsys, at_once):
 
 
 def test_datasets_fetch_shows_its_download_bar_only_on_a_terminal(monkeypatch, capsys, tmp_path):
-    from statespace import datasets
+    from statespace.data import datasets
 
     seen = []
     monkeypatch.setattr(datasets, "fetch", lambda name, progress=True: seen.append(progress) or tmp_path)

@@ -22,7 +22,7 @@ import statespace as ss
 from smoothers.base import SmootherFit, timeline
 from smoothers._diagnostics import ess_bulk, rhat_rank
 from smoothers._pymc_model import build_model, laplace_point, laplace_start, segment_cumsum, segment_starts
-from statespace._pytensor_config import configure_pytensor, default_compile_dir
+from statespace._runtime.pytensor_config import configure_pytensor, default_compile_dir
 from smoothers.pymc_smoother import ConvergenceWarning, PyMCSmoother
 
 TRUE_DRIFT = 0.06
@@ -383,7 +383,7 @@ def test_compile_dir_is_set_before_pytensor_is_imported(tmp_path):
     and a compile directory already chosen in PYTENSOR_FLAGS is respected."""
     code = textwrap.dedent(f"""
         import sys
-        from statespace._pytensor_config import configure_pytensor
+        from statespace._runtime.pytensor_config import configure_pytensor
         configure_pytensor({str(tmp_path / 'cache')!r})
         assert 'pytensor' not in sys.modules
         import pytensor

@@ -151,7 +151,7 @@ def test_bad_settings_name_the_setting(kw, name):
 
 
 def test_registered_not_by_default():
-    from statespace import registry
+    from statespace.methods import registry
 
     assert registry.get("pythagorean") is Pythagorean
     assert "pythagorean" in registry.names() and "pythagorean" not in registry.names(default_only=True)

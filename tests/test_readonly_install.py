@@ -2,7 +2,7 @@
 
 numba's ``cache=True`` raised at import ("cannot cache function ...: no locator available") when
 neither the packages' ``__pycache__`` nor numba's user-wide cache could be written, the normal
-case in a non-root container. ``statespace._cache.configure_numba_cache`` then gives numba a
+case in a non-root container. ``statespace._runtime.cache.configure_numba_cache`` then gives numba a
 private per-user folder (see its module docstring for the order). The main test copies the three
 packages (without caches) to a temporary folder, makes them read-only (files 0444, folders 0555)
 and the home folder too, and imports and fits in a subprocess. As root, file modes do not stop
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from statespace import _cache
+from statespace._runtime import cache as _cache
 
 ROOT = Path(__file__).resolve().parents[1]
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG cache paths and POSIX modes")
@@ -40,9 +40,9 @@ FIT = textwrap.dedent("""
     import statespace, filters, smoothers
     from filters import Elo
     from smoothers import LaplaceSmoother
-    from statespace._pytensor_config import configure_pytensor
+    from statespace._runtime.pytensor_config import configure_pytensor
     imported = time.perf_counter() - t0
-    games = statespace.scenarios.get("balanced", seed=1).games
+    games = statespace.model.scenarios.get("balanced", seed=1).games
     elo = Elo().fit(games).ratings()["mean"].to_numpy()
     laplace = LaplaceSmoother().fit(games).ratings()["mean"].to_numpy()
     hits = 0
@@ -270,7 +270,7 @@ def test_pytensor_cache_is_private_in_the_user_cache_directory(case, tmp_path):
     exit (never a guessable shared path)."""
     code = textwrap.dedent("""
         import json, os, stat
-        from statespace._pytensor_config import configure_pytensor
+        from statespace._runtime.pytensor_config import configure_pytensor
         path = configure_pytensor()
         assert os.environ["PYTENSOR_FLAGS"] == f"base_compiledir={path}"
         print(json.dumps({"path": path, "modes": [stat.S_IMODE(os.lstat(p).st_mode)

@@ -1,4 +1,4 @@
-"""statespace.registry and statespace.protocols: one registry of methods that filter modules and
+"""statespace.methods.registry and statespace.methods.protocols: one registry of methods that filter modules and
 third-party packages (entry point group ``statespace.methods``) join, and the declared interfaces
 of a method and a fitted result."""
 
@@ -16,8 +16,10 @@ import pytest
 import filters
 import smoothers
 from filters import Elo
-from statespace import FixedForecast, Games, cli, compare, registry, scenarios
-from statespace.protocols import Configurable, Fitted, Method, OnlineMethod, TunableMethod, is_online
+from statespace import FixedForecast, Games, compare, scenarios
+from statespace.app import cli
+from statespace.methods import registry
+from statespace.methods.protocols import Configurable, Fitted, Method, OnlineMethod, TunableMethod, is_online
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +135,13 @@ def test_a_builtin_name_imports_its_module_only():
     import subprocess
 
     code = ("import sys\n"
-            "from statespace import registry\n"
+            "from statespace.methods import registry\n"
             "registry.get('elo')\n"
             "print(sorted(m for m in ('smoothers', 'smoothers.laplace', 'pytensor', 'pymc') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     code = ("import sys\n"
-            "from statespace import cli\n"
+            "from statespace.app import cli\n"
             "assert cli.main(['--help']) == 0\n"
             "print(sorted(m for m in ('numpy', 'pandas', 'numba', 'scipy', 'filters') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

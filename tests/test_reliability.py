@@ -73,7 +73,7 @@ def test_a_negative_seed_is_one_line_and_exit_2():
 
 # ---------------------------------------------------------------- the PyTensor cache
 def test_the_pytensor_cache_is_private(tmp_path):
-    from statespace._pytensor_config import _private_dir
+    from statespace._runtime.pytensor_config import _private_dir
 
     path = _private_dir(str(tmp_path / "cache"))
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
@@ -84,7 +84,7 @@ def test_the_pytensor_cache_is_private(tmp_path):
 
 
 def test_a_cache_path_that_is_a_link_is_not_used(tmp_path):
-    from statespace._pytensor_config import _private_dir
+    from statespace._runtime.pytensor_config import _private_dir
 
     target = tmp_path / "elsewhere"
     target.mkdir()

@@ -377,9 +377,9 @@ def test_walk_forward_compare_runs_with_warm_starts():
 
 
 def test_registered_as_rts_and_built_from_a_method_spec(capsys):
-    from statespace import registry
-    from statespace._specs import parse_method
-    from statespace.cli import main
+    from statespace.methods import registry
+    from statespace.methods.specs import parse_method
+    from statespace.app.cli import main
 
     assert registry.get("rts") is RTSSmoother
     m = parse_method("rts:covariance=full,drift=0.5,refit_tol=1e-10")

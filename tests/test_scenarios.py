@@ -2,7 +2,7 @@
 true skills, the draw margin solves its equation, seeds repeat, bad parameters are named; and
 ``study`` passes a scenario's parameters through.
 
-Expected values come from the definitions in ``statespace.scenarios.league`` (the draw share as an
+Expected values come from the definitions in ``statespace.model.scenarios.league`` (the draw share as an
 integral of the ordered logit written out here, the Ornstein-Uhlenbeck decay ``exp(-reversion)``
 per period, the random walk's variance ``drift_sd^2`` per period), never from the code's output.
 """
@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from statespace import scenarios
-from statespace.study import study
+from statespace.model import scenarios
+from statespace.evaluation.study import study
 
 ELO = 400.0 / math.log(10.0)
 

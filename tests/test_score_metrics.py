@@ -23,7 +23,8 @@ from scipy.stats import norm, poisson
 import statespace as ss
 from filters import EKF, Elo
 from smoothers import LaplaceSmoother, RTSSmoother
-from statespace import metrics, registry
+from statespace.model import metrics
+from statespace.methods import registry
 
 SD, DRIFT, PRIOR_VAR, HOME = 2.5, 0.3, 4.0, 0.7
 
@@ -445,7 +446,7 @@ def test_every_method_honours_or_refuses_margin_and_goals(name, obs_name):
 
 
 def test_cli_table_prints_the_score_columns_when_present(scored_games):
-    from statespace.cli import _format_table
+    from statespace.app.cli import _format_table
 
     with_scores = _format_table(ss.compare({"elo": Elo(), "margin": EKF(margin_model())}, scored_games))
     header, _, *rows = with_scores.splitlines()

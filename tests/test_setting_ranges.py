@@ -1,4 +1,4 @@
-"""The one rule for settings and results (statespace.ranges), through the API, tuning and the CLI.
+"""The one rule for settings and results (statespace.model.ranges), through the API, tuning and the CLI.
 
 Each case was a meaningless number presented as a result, or an error that did not say what was
 wrong: Glicko-2 with ``tau=10`` printed ratings near 4.6e296 with exit 0; the EKF with a drift or a
@@ -21,8 +21,8 @@ import statespace as ss
 from filters import EKF, Elo, Glicko2, TrueSkill
 from filters.tuning import at_bound
 from statespace import Margin, SkillModel
-from statespace.ranges import RESULT_SCALES, ResultRangeError, check_results, number, variance
-from statespace.settings import BoundWarning
+from statespace.model.ranges import RESULT_SCALES, ResultRangeError, check_results, number, variance
+from statespace.methods.settings import BoundWarning
 
 
 def league(n: int = 300, seed: int = 0) -> ss.Games:

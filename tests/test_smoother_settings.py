@@ -1,4 +1,4 @@
-"""Every smoother checks its settings against statespace.ranges, as the filters do, and refuses
+"""Every smoother checks its settings against statespace.model.ranges, as the filters do, and refuses
 what it cannot forecast or fit.
 
 - a setting out of its range is a ValueError naming the smoother, the setting and the value
@@ -7,9 +7,9 @@ what it cannot forecast or fit.
 - a fit on games with rating periods refuses games without them, and the reverse, naming both
   (the Laplace fit used to forecast exactly (0.5, 0, 0.5) for every game);
 - a fit whose ratings or sds run beyond 1e6 scales from the prior mean is a ResultRangeError,
-  not a fit (statespace.ranges.check_results).
+  not a fit (statespace.model.ranges.check_results).
 
-The ranges are statespace.ranges' (a drift is a variance in [0, (SD_SCALES alpha)^2], alpha the
+The ranges are statespace.model.ranges' (a drift is a variance in [0, (SD_SCALES alpha)^2], alpha the
 model's scale; a location within LOCATION_SCALES alpha), so the bounds below are written from that
 rule's constants, not read from each smoother's code.
 """
@@ -23,7 +23,7 @@ import pytest
 
 import statespace as ss
 from smoothers import BradleyTerry, Colley, Keener, LaplaceSmoother, Massey, RTSSmoother, TrueSkillThroughTime
-from statespace.ranges import HOME_SCALES, LOCATION_SCALES, RESULT_SCALES, SD_SCALES, ResultRangeError
+from statespace.model.ranges import HOME_SCALES, LOCATION_SCALES, RESULT_SCALES, SD_SCALES, ResultRangeError
 
 UNIT = ss.SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, "half")  # alpha = 1
 #: just beyond the rule's bounds at alpha = 1: an sd, a variance (a drift), a location

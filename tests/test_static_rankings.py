@@ -430,7 +430,7 @@ def test_online_mode_is_refused_as_for_the_other_smoothers():
 
 
 def test_registry_and_default_list():
-    from statespace import registry
+    from statespace.methods import registry
 
     names = registry.names()
     assert {"colley", "massey", "keener"} <= set(names)
@@ -441,7 +441,7 @@ def test_registry_and_default_list():
 
 
 def test_cli_rate_methods_and_compare(capsys):
-    from statespace.cli import main
+    from statespace.app.cli import main
 
     assert main(["rate", "--scenario", "balanced", "--method", "colley", "--top", "3"]) == 0
     out = capsys.readouterr().out

@@ -16,7 +16,7 @@ import pytest
 
 from filters import Elo, Glicko
 from statespace import compare, scenarios
-from statespace.study import Grid, run_all, study, summary
+from statespace.evaluation.study import Grid, run_all, study, summary
 
 TIMINGS = ["fit_seconds", "tune_seconds"]
 
@@ -275,7 +275,7 @@ def test_local_cluster_equals_serial(serial):
 
 # ------------------------------------------------------------------------------ the command line
 def run_cli(argv) -> tuple[int, str, str]:
-    from statespace import study_cli
+    from statespace.app import study_cli
 
     parser = argparse.ArgumentParser(prog="statespace")
     study_cli.add_parser(parser.add_subparsers(dest="command"))

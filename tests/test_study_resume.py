@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 import pandas as pd
 import pytest
 
-from statespace.study import StudyWarning, run_all, study
+from statespace.evaluation.study import StudyWarning, run_all, study
 
 from test_study import run_cli  # the study command line, as test_study drives it
 

@@ -24,7 +24,7 @@ from scipy.stats import norm
 from conftest import compiled_and_python_runs
 import statespace as ss
 from filters import TrueSkill
-from statespace import _gaussian as G
+from statespace.model import gaussian as G
 from filters.trueskill import draw_margin
 
 trueskill = pytest.importorskip("trueskill")

@@ -412,7 +412,7 @@ def test_refuses_weights_and_initial():
 
 
 def test_registered_and_compared():
-    from statespace import registry
+    from statespace.methods import registry
 
     assert registry.get("ttt") is TrueSkillThroughTime
     sim = ss.simulate(ss.SkillModel("probit", math.sqrt(2) * BETA, MU, SIGMA**2, 0.5), 12, 400, days=40, seed=3)
@@ -459,7 +459,7 @@ def decisive_games(n: int, seed: int = 5, days: int = 400) -> ss.Games:
 
 def no_draw_chance(games: ss.Games, p_draw: float = 0.10) -> float:
     """The chance of a table without a single draw under the forecasts of the TrueSkill filter that
-    is TTT's forward pass, at ``p_draw`` (the rule of ``filters._draws``, computed here from the
+    is TTT's forward pass, at ``p_draw`` (the rule of ``filters.draws``, computed here from the
     forecasts themselves)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ss.DrawWarning)  # the filter's own warning at an explicit 0.10

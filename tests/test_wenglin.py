@@ -13,7 +13,7 @@ Reference numbers:
   pass tau to ``rate``, only to the constructor, where 0 is honoured.
 - openskill's Thurstone-Mosteller draw terms (``vt``, ``wt`` in ``weng_lin/common.py``) switch
   to a crude asymptote once ``Phi(e - |t|) - Phi(-e - |t|) < 1e-5`` (about ``|t| > 3.5`` for
-  the default margin), where ours stay exact (:mod:`statespace._gaussian`); and its Phi is
+  the default margin), where ours stay exact (:mod:`statespace.model.gaussian`); and its Phi is
   ``statistics.NormalDist.cdf`` (erf-based), which loses relative precision in the left tail, so
   its win terms drift for upsets beyond ``t - e < -6``. The comparisons check that no game
   reaches either region (and skip the team games that would).

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import which_filter_when as W  # noqa: E402
 
-from statespace import scenarios  # noqa: E402
+from statespace.model import scenarios  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,20 @@
+"""Data: the game table and where games come from.
+
+- :mod:`~statespace.data.games`: :class:`Games`, the one table every method reads (who played whom,
+  when, the result, optional scores, home flags, weights and rating periods), its readers and
+  checks (:class:`GamesError` names the rows and the column).
+- :mod:`~statespace.data.columns`, :mod:`~statespace.data.csvfile`, :mod:`~statespace.data.ids`:
+  column names, CSV reading and the competitor ids behind the table.
+- :mod:`~statespace.data.datasets`: the real data sets (two shipped in this folder, two fetched
+  with a checksum), with :mod:`~statespace.data.fetch` and :mod:`~statespace.data.integrity`.
+- :mod:`~statespace.data.fixed`: published forecasts (FiveThirtyEight's) scored like a method.
+
+Imports: :mod:`statespace._runtime` only. Data knows no model: nothing here imports
+:mod:`statespace.model`, a method or the application.
+"""
+
+from statespace._runtime.lazy import exports as _exports
+
+__getattr__, __dir__ = _exports(__name__, {
+    "Games": "games", "GamesError": "games", "DroppedRowsWarning": "games", "FixedForecast": "fixed",
+})

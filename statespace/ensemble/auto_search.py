@@ -1,0 +1,234 @@
+"""The staged search of :func:`statespace.auto`: which variants each stage tries, the tuning and
+scoring of every candidate, the choice among them (:data:`TIE`), and its record
+(:class:`AutoResult`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from statespace.model import metrics
+from statespace.ensemble.auto_candidate import Candidate, start_candidate
+from statespace.ensemble.auto_variant import GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
+from statespace.data.games import Games
+from statespace.methods.settings import BoundWarning, TuneResult
+
+if TYPE_CHECKING:
+    from statespace.ensemble.auto import Auto
+
+# public through statespace.auto, whose comments on them are what the API reference shows
+DEFAULT_POWERS = (0.0, 0.5, 1.0)
+BURN_IN = 0.3
+DEFAULT_OBSERVATIONS = ("outcome", "margin")
+MIN_GAMES = 50
+PROGRESS_AFTER = 5.0
+TIE = 1e-5
+
+
+@dataclass(eq=False)
+class AutoResult(TuneResult):
+    """What ``Auto.tune`` records on the chosen method (``method.tuning``; ``compare(...,
+    tune=True)`` keeps it in ``result.attrs["tuned"]``): the chosen candidate's tuned ``params``
+    and training ``objective``, and the choice itself: ``table`` (every candidate, as
+    :attr:`AutoFit.table`), ``chosen`` (the chosen candidate's label), ``variant``, and ``methods``:
+    every candidate tuned, ``{label: Candidate}`` (to score or reuse the ones not chosen)."""
+
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    chosen: str = ""
+    variant: Variant | None = None
+    burn_in: float = BURN_IN
+    methods: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"AutoResult(chose {self.chosen!r} among {len(self.table)} candidates: training "
+                f"{self.objective_name} {self.objective:.5f} on {self.n_games:,} games, {self.seconds:.1f} s)")
+
+
+def first_stage(opts: Auto, games: Games) -> tuple[list[Variant], dict]:
+    """The first stage's variants under the options of ``opts`` (an :class:`Auto`; all of its
+    ``candidates=`` when given) and what the games allow."""
+    scores = games.has_scores
+    counts = scores and goal_counts(games)
+    info = {"scores": scores, "counts": counts, "home": not bool(games.neutral.all()),
+            "draws": bool(np.any(games.score == 0.5))}
+    if opts.candidates is not None:
+        for v in opts.candidates:
+            if (v.observation != "outcome" or v.power is not None) and not scores:
+                raise ValueError(f"auto: candidate {v.label!r} needs each side's score (columns 'score_a' and "
+                                 f"'score_b'); these games have none")
+            if v.observation == "goals" and not counts:
+                raise ValueError(f"auto: candidate {v.label!r} needs goal counts: whole scores >= 0, at most "
+                                 f"{GOALS_MAX_MEAN:g} a side on average")
+            if v.home != "none" and not info["home"]:
+                raise ValueError(f"auto: candidate {v.label!r} has a home advantage but every game is neutral")
+        return list(opts.candidates), info
+    obs = opts.observations
+    if obs is not None and obs != "all":
+        need = [o for o in obs if o != "outcome"]
+        if need and not scores:
+            raise ValueError(f"auto: observations {need} need each side's score (columns 'score_a' and "
+                             f"'score_b'); these games have none")
+        if "goals" in obs and not counts:
+            raise ValueError(f"auto: the goals observation needs goal counts: whole scores >= 0, at most "
+                             f"{GOALS_MAX_MEAN:g} a side on average")
+    if opts.powers and not scores:
+        raise ValueError(f"auto: powers={list(opts.powers)} weight games by their score margin; these games have "
+                         f"no 'score_a' and 'score_b' columns (give powers=() or leave it out)")
+    homes = (["fixed", "drifting"] if opts.drifting_home else ["fixed"]) if info["home"] else ["none"]
+    revs = [False, True] if opts.reversion else [False]
+    return [Variant("outcome", h, r) for h in homes for r in revs], info
+
+
+def later_stages(opts: Auto, best: Variant, info: dict) -> list[tuple[str, Variant]]:
+    """Stages 2 and 3 of the default search under the options of ``opts``, built on the best
+    structure."""
+    if not info["scores"]:
+        return []
+    out = []
+    powers = DEFAULT_POWERS if opts.powers is None else opts.powers
+    for p in powers:
+        out.append(("margin weights", Variant("outcome", best.home, best.reversion, p)))
+    obs = {None: DEFAULT_OBSERVATIONS, "all": OBSERVATIONS}.get(opts.observations, opts.observations)
+    if "margin" in obs:
+        out.append(("observation", Variant("margin", best.home, best.reversion)))
+    if "goals" in obs and info["counts"]:
+        out.append(("observation", Variant("goals", best.home, best.reversion)))
+    return out
+
+
+def choose(opts: Auto, games: Games) -> Candidate:
+    """Tune every candidate on ``games`` under the options of ``opts`` (an :class:`Auto`) and
+    return the best, tuned (``tuning``: an :class:`AutoResult`, also kept as ``opts.last``)."""
+    t0 = time.perf_counter()
+    if len(games) < MIN_GAMES:
+        raise ValueError(f"auto: needs at least {MIN_GAMES} games to choose on, got {len(games)}")
+    first, info = first_stage(opts, games)
+    objective = opts.objective or ("log_loss_3" if info["draws"] else "log_loss")
+    scored = np.sort(games.order[int(round(opts.burn_in * len(games))):])
+    if scored.size == 0:
+        raise ValueError(f"auto: burn_in={opts.burn_in} leaves none of the {len(games)} games to score")
+    report = _Progress(opts.progress, t0)
+    rows: list[dict] = []
+    tuned: dict[Variant, Candidate] = {}
+    staged = opts.candidates is None
+    plan = [("structure" if staged else "given", v) for v in first]
+
+    def evaluate(stage: str, v: Variant, k: int, total: int, warm: Candidate | None = None) -> None:
+        t = time.perf_counter()
+        start = start_candidate(v, games, info)
+        if warm is not None:  # the same model's numbers, tuned on the structure stage
+            start = start.with_params(model=warm.model)
+        row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
+               "reversion": v.reversion, "power": np.nan if v.power is None else v.power,
+               "objective": objective}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
+                warnings.simplefilter("ignore", BoundWarning)  # auto reports each candidate's settings on a bound
+                method = start.tune(games, objective=objective, burn_in=opts.burn_in, maxiter=opts.maxiter,
+                                    standard_errors=False)
+            proba = method.run(games).proba[scored]
+            y = games.score[scored]
+            row["train_score"] = method.tuning.objective
+            row["train_log_loss"] = metrics.log_loss(y, proba)
+            row["train_log_loss_3"] = metrics.log_loss_3(y, proba) if info["draws"] else np.nan
+            row["settings"] = method.values()
+            row["at_bound"] = _at_bound(method, games)
+            row["converged"] = bool(method.tuning.success)
+            row["error"] = ""
+            tuned[v] = method
+        except (ValueError, FloatingPointError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            row.update(train_score=np.nan, train_log_loss=np.nan, train_log_loss_3=np.nan, settings={},
+                       at_bound=(), converged=False, error=" ".join(str(exc).split()))
+        row["tune_seconds"] = time.perf_counter() - t
+        rows.append(row)
+        report(f"{k}/{total} {v.label}: " + (f"{objective} {row['train_score']:.5f}" if not row["error"]
+                                             else f"failed ({row['error']})") + f" ({row['tune_seconds']:.1f} s)")
+
+    # the later stages' size (their variants depend on the first stage's best)
+    later_max = len(later_stages(opts, first[0], info)) if staged else 0
+    total = len(plan) + later_max
+    for k, (stage, v) in enumerate(plan, 1):
+        evaluate(stage, v, k, total)
+    best = _pick(rows)
+    if staged and info["scores"] and best is not None:
+        best_v = next(v for v in first if v.label == best["candidate"])
+        later = [(s, v) for s, v in later_stages(opts, best_v, info) if v not in tuned]
+        total = len(plan) + len(later)
+        for k, (stage, v) in enumerate(later, len(plan) + 1):
+            evaluate(stage, v, k, total, warm=tuned[best_v] if v.observation == "outcome" else None)
+        best = _pick(rows)
+    table = pd.DataFrame(rows).set_index("candidate")
+    if best is None:
+        raise ValueError("auto: every candidate failed to tune: " + "; ".join(
+            f"{name}: {err}" for name, err in table["error"].items()))
+    chosen = best["candidate"]
+    table["delta"] = table["train_score"] - table.loc[chosen, "train_score"]
+    table["chosen"] = table.index == chosen
+    table = table.sort_values("train_score", kind="stable", na_position="last")
+    cols = ["stage", "observation", "home", "reversion", "power", "objective", "train_score", "delta",
+            "train_log_loss", "train_log_loss_3", "chosen", "tune_seconds", "converged", "at_bound", "settings",
+            "error"]
+    table = table[cols]
+    skipped = []
+    if staged and info["counts"] and opts.observations is None:
+        skipped.append("goals: opt-in for its cost (observations='all' or ('outcome', 'margin', 'goals'))")
+    table.attrs.update(objective=objective, burn_in=opts.burn_in, n_games=len(games), n_scored=int(scored.size),
+                       draws=info["draws"], not_tried=skipped)
+    method = tuned[next(v for v in tuned if v.label == chosen)]
+    seconds = time.perf_counter() - t0
+    inner = method.tuning
+    result = AutoResult(dict(inner.params), {}, float(table.loc[chosen, "train_score"]), objective,
+                        int(scored.size), table, seconds, True,
+                        f"chose {chosen!r} among {len(table)} candidates", dict(inner.start),
+                        table=table, chosen=chosen, variant=method.variant, burn_in=opts.burn_in,
+                        methods={v.label: m for v, m in tuned.items()})
+    method.tuning = result
+    opts.last = result
+    report(f"chose {chosen} ({objective} {result.objective:.5f}; {len(table)} candidates, {seconds:.1f} s)",
+           final=True)
+    return method
+
+
+def _pick(rows: list[dict]) -> dict | None:
+    """The row chosen among ``rows`` (dicts with ``train_score`` and ``settings``): the fewest tuned
+    settings among those within :data:`TIE` of the lowest score, then the lowest score; ``None``
+    when none has a score."""
+    ok = [r for r in rows if np.isfinite(r["train_score"])]
+    if not ok:
+        return None
+    best = min(r["train_score"] for r in ok)
+    return min((r for r in ok if r["train_score"] <= best + TIE), key=lambda r: (len(r["settings"]), r["train_score"]))
+
+
+class _Progress:
+    """Progress lines on stderr: always (``True``), never (``False``), or once the work has taken
+    more than :data:`PROGRESS_AFTER` seconds (``None``)."""
+
+    def __init__(self, mode: bool | None, t0: float):
+        self.mode, self.t0, self.shown = mode, t0, False
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        if self.mode is False:
+            return
+        if self.mode is None and not self.shown and time.perf_counter() - self.t0 < PROGRESS_AFTER:
+            return
+        if final and not self.shown and self.mode is None:
+            return
+        self.shown = True
+        print(f"statespace.auto: {text}", file=sys.stderr, flush=True)
+
+
+def _at_bound(method: Candidate, games: Games) -> tuple[str, ...]:
+    """Tuned settings within 0.1% (log scale for positive boxes) of their search bounds
+    (:func:`filters.tuning.at_bound`)."""
+    from filters.tuning import at_bound
+
+    box = method.tunable(games)
+    return at_bound({k: method.param_value(k) for k in box}, box)

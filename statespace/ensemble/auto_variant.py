@@ -1,0 +1,68 @@
+"""The candidate models of :func:`statespace.auto`: :class:`Variant` (observation, home advantage,
+reversion, margin weights), the observation models a variant may use, and whether the games'
+scores are goal counts (which the Goals observation needs)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from statespace.data.games import Games
+
+# public through statespace.auto, whose comments on them are what the API reference shows
+OBSERVATIONS = ("outcome", "margin", "goals")
+GOALS_MAX_MEAN = 5.0
+
+_HOMES = ("none", "fixed", "drifting")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One candidate model of :func:`auto`.
+
+    ``observation``: ``"outcome"``, ``"margin"`` or ``"goals"``; ``home``: ``"none"``, ``"fixed"``
+    or ``"drifting"``; ``reversion``: mean reversion on; ``power``: the Box–Cox power of the margin
+    weights (``None``: unweighted games; Outcome only)."""
+
+    observation: str = "outcome"
+    home: str = "fixed"
+    reversion: bool = False
+    power: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.observation not in OBSERVATIONS:
+            raise ValueError(f"Variant: observation must be one of {', '.join(OBSERVATIONS)}, got {self.observation!r}")
+        if self.home not in _HOMES:
+            raise ValueError(f"Variant: home must be one of {', '.join(_HOMES)}, got {self.home!r}")
+        if not isinstance(self.reversion, (bool, np.bool_)):
+            raise ValueError(f"Variant: reversion must be True or False, got {self.reversion!r}")
+        object.__setattr__(self, "reversion", bool(self.reversion))
+        if self.power is not None:
+            if self.observation != "outcome":
+                raise ValueError(f"Variant: margin weights (power={self.power!r}) apply to the outcome observation; "
+                                 f"the {self.observation} observation reads the margin itself")
+            if not (isinstance(self.power, (int, float, np.integer, np.floating)) and math.isfinite(self.power)):
+                raise ValueError(f"Variant: power must be a finite number or None, got {self.power!r}")
+            object.__setattr__(self, "power", float(self.power))
+
+    @property
+    def label(self) -> str:
+        """Short name: ``"outcome, drifting home, reversion, margin weights p=0.5"``."""
+        parts = [self.observation]
+        if self.home != "none":
+            parts.append(f"{self.home} home")
+        if self.reversion:
+            parts.append("reversion")
+        if self.power is not None:
+            parts.append(f"margin weights p={self.power:g}")
+        return ", ".join(parts)
+
+
+def goal_counts(games: Games) -> bool:
+    """Whether the scores are goal counts: whole numbers >= 0, at most :data:`GOALS_MAX_MEAN` a side
+    on average (points in the tens are far from Poisson, and the Goals forecast's quadrature over
+    the skill uncertainty costs in proportion to the rates)."""
+    sides = np.concatenate([games.score_a, games.score_b])
+    return bool(np.all(sides >= 0) and np.all(sides == np.round(sides)) and 0 < sides.mean() <= GOALS_MAX_MEAN)

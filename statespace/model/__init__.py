@@ -1,0 +1,28 @@
+"""The model: one latent random-walk skill model and the observations of a game.
+
+- :mod:`~statespace.model.skillmodel`: :class:`SkillModel` (link, scale, prior, drift, mean
+  reversion, home advantage, draw model) and its one transition.
+- :mod:`~statespace.model.observation`: the observation interface. Each observation owns its
+  log-likelihood with its first two derivatives, its tilted-Gaussian moments where they are exact
+  and its win/draw/loss forecast: :mod:`~statespace.model.outcome` (win/draw/loss through the link
+  and a draw model), :mod:`~statespace.model.margin` (the score difference, Gaussian) and
+  :mod:`~statespace.model.goals` (each side's goals, Poisson). A new observation is one module here.
+- :mod:`~statespace.model.numeric` and :mod:`~statespace.model.gaussian`: the compiled numerics the
+  observations share (links, truncated-Gaussian moments).
+- :mod:`~statespace.model.ranges`: the one rule for the range of every setting and result;
+  :mod:`~statespace.model.counts`: plausible ranges of observed counts.
+- :mod:`~statespace.model.simulate` and :mod:`~statespace.model.scenarios`: games drawn from the
+  model; :mod:`~statespace.model.metrics`: scores of forecasts (log loss, Brier, accuracy).
+
+Imports: :mod:`statespace.data` and :mod:`statespace._runtime` only; never a method
+(``filters``, ``smoothers``) or a room above.
+"""
+
+from statespace._runtime.lazy import exports as _exports
+
+__getattr__, __dir__ = _exports(__name__, {
+    "SkillModel": "skillmodel", "ELO_SCALE": "skillmodel",
+    "Observation": "observation", "Outcome": "outcome", "NoDraw": "outcome", "HalfWin": "outcome",
+    "Threshold": "outcome", "Davidson": "outcome", "Margin": "margin", "Goals": "goals",
+    "Simulation": "simulate",
+})
