@@ -9,7 +9,7 @@ rated one game at a time (no period column: ``Filter.run`` takes the one-game pa
 ``filters.kernels.game_loop`` with the filter's site kernel and its combination rule) by
 
 - ours: ``filters.EKF()`` (the default model: logistic link at Elo scale, prior N(1500, 350^2),
-  drift 100 per unit of time, draws as half a win; ``covariance="diagonal"``). **The issue's
+  drift 100 per unit of time, draws as half a win; ``covariance="diagonal"``). **The
   target, at least 5 M games/s on one core, is judged on this row**;
 - for information: ``EKF(iterations=5)`` (the iterated EKF: up to five Newton steps to the
   one-game posterior mode), ``EKF(covariance="scalar")`` (a fixed shared variance: Elo with a
@@ -27,7 +27,7 @@ Tuning: ``filters.Elo().tune(train)`` (K and home advantage, L-BFGS-B on the one
 loss, then the standard errors from a numerical Hessian) on the first ``--split`` (90%) by time
 of the international football results (``--data``, default
 ``../shared/data/intl_football/games.csv`` next to the repository; the section is skipped with a
-message if the file is absent), after a warm-up run; wall time against the issue's target (under
+message if the file is absent), after a warm-up run; wall time against the target (under
 5 seconds), the number of optimiser evaluations and of filter runs in all (each evaluation is one
 compiled pass over the games plus the log loss), the fitted K and home, and the time per
 evaluation, also measured directly. ``EKF().tune(train)`` (drift, prior variance, home) on the
@@ -70,7 +70,7 @@ from _common import (BenchParser, build_games, draw_stream, import_packages, loa
                      print_breakdown, print_header, print_rate_table, proba_site_kernel, rate, replay_loop,
                      time_run_and_loop, timed, versions, warm_up)
 
-TARGET = 5e6  # games per second on one core for the diagonal EKF, stated in the issue
+TARGET = 5e6  # games per second on one core for the diagonal EKF
 TUNE_TARGET = 5.0  # seconds for Elo().tune on the first 90% of the international football games
 K_FACTOR = 32.0
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "intl_football" / "games.csv"
@@ -127,7 +127,7 @@ def one_game_section(games, repeats: int) -> tuple[bool, float]:
           "(Elo is this much faster)")
     print(f"  EKF() diagonal / EKF(iterations=5):  {diag / it:6.2f}x / {diag_c / it_c:5.2f}x")
     print(f"  EKF(covariance=\"scalar\") / EKF():    {sc / diag:6.2f}x / {sc_c / diag_c:5.2f}x")
-    print(f"target (issue): >= {TARGET / 1e6:.0f} M games/s on one core for EKF() (diagonal):")
+    print(f"target: >= {TARGET / 1e6:.0f} M games/s on one core for EKF() (diagonal):")
     print(f"  wall clock: measured {diag / 1e6:.2f} M games/s: {'MET' if diag >= TARGET else 'BELOW'}")
     print(f"  CPU time:   measured {diag_c / 1e6:.2f} M games/s: {'MET' if diag_c >= TARGET else 'BELOW'}")
     if not ok:
@@ -244,7 +244,7 @@ def tuning_section(path: Path, split: float, repeats: int, ekf_tune: bool) -> No
         run_only, run_cpu, _ = timed(lambda: fitted.run(train), max(3, repeats))
         worst = max(c["wall"] for c in calls)
         print()
-        verdict = (f"target (issue) under {TUNE_TARGET:g} s: {'MET' if worst < TUNE_TARGET else 'BELOW'}"
+        verdict = (f"target under {TUNE_TARGET:g} s: {'MET' if worst < TUNE_TARGET else 'BELOW'}"
                    + ("" if reps == 1 else " (on the slowest call)")
                    if isinstance(method, Elo) else "for information")
         print(f"{label}: wall time {best['wall']:.3f} s, best of {reps} (first call {calls[0]['wall']:.3f} s, "

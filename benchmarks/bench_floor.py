@@ -1,6 +1,6 @@
 """The floor: our compiled filters against a plain numba loop that produces the same outputs.
 
-The yardstick of issue 14 ("compiled loops within 1.3x of a plain numba loop with the same
+The speed goals' yardstick ("compiled loops within 1.3x of a plain numba loop with the same
 outputs at 1k and 100k competitors; diagonal EKF >= 10 M games/s"). Each floor is written
 independently, the obvious way, in this file: an array of ratings, one pass over the games, the
 forecast and the update inline, no indirect calls, no per-game records beyond the one-step
@@ -57,8 +57,8 @@ from _common import BenchParser, build_games, git_describe, load, make_stream, p
 K_FACTOR = 32.0
 INITIAL = 1500.0
 TOLERANCE = 1e-9
-GOAL_RATIO = 1.3  # issue 14: ours within 1.3x of the floor
-GOAL_EKF = 10e6  # issue 14: diagonal EKF >= 10 M games/s
+GOAL_RATIO = 1.3  # the speed goal: ours within 1.3x of the floor
+GOAL_EKF = 10e6  # the speed goal: diagonal EKF >= 10 M games/s
 #: the default EKF's model (filters.ekf.DEFAULT_MODEL), written out
 EKF_SCALE = 400.0 / math.log(10.0)
 EKF_PRIOR_MEAN = 1500.0

@@ -19,7 +19,7 @@ One stream of simulated games (random pairs among ``--players`` competitors, ran
   ``match_time`` so no RD growth happens (``--peer-games``).
 
 Every rate is games per second on one core (the compiled loops are serial). The ratios ours /
-peer are taken within this one run; the issue's target is at least 3 M games/s for ours in
+peer are taken within this one run; the target is at least 3 M games/s for ours in
 one-game periods (judged on the no-time-passing timing, the peers' per-game update).
 
 Agreement on the first ``--check-games`` games, from identical starts:
@@ -63,8 +63,8 @@ from _common import (EPOCH_SECONDS, START, BenchParser, best_of, build_games, da
                      final_states, import_packages, print_breakdown, print_header, print_rate_table, rate,
                      replay_loop, time_run_and_loop, versions, warm_up)
 
-TARGET = 3e6  # games per second on one core for ours in one-game periods, stated in the issue
-ISSUE_GLICKO2_PACKAGE = 0.1e6  # the issue's figures for the peers
+TARGET = 3e6  # games per second on one core for ours in one-game periods
+ISSUE_GLICKO2_PACKAGE = 0.1e6  # the reference figures for the peers
 ISSUE_ELOTE = 0.16e6
 TOLERANCE = 1e-9  # relative, ours vs the plain Python Glicko-1
 Q = math.log(10.0) / 400.0
@@ -565,10 +565,10 @@ def main(argv=None) -> int:
     print(f"  Glicko-1 ours / plain Python Glicko-1:  {r1 / py_rate:8.1f}x")
     print(f"  Glicko-1 ours / elote GlickoCompetitor: {r1 / el_rate:8.1f}x")
     print(f"  Glicko-2 ours / glicko2 package:        {r2 / g2_rate:8.1f}x")
-    print(f"peers against the issue's figures: glicko2 package {g2_rate / 1e6:.3f} M games/s (issue: about "
-          f"{ISSUE_GLICKO2_PACKAGE / 1e6:.2f} M); elote {el_rate / 1e6:.3f} M games/s (issue: about "
+    print(f"peers against the reference figures: glicko2 package {g2_rate / 1e6:.3f} M games/s (reference: about "
+          f"{ISSUE_GLICKO2_PACKAGE / 1e6:.2f} M); elote {el_rate / 1e6:.3f} M games/s (reference: about "
           f"{ISSUE_ELOTE / 1e6:.2f} M)")
-    print(f"target (issue): >= {TARGET / 1e6:.0f} M games/s on one core for ours in one-game periods:")
+    print(f"target: >= {TARGET / 1e6:.0f} M games/s on one core for ours in one-game periods:")
     for name, r, rd in (("Glicko-1", r1, r1d), ("Glicko-2", r2, r2d)):
         print(f"  {name}: measured {r / 1e6:.2f} M games/s (dated games: {rd / 1e6:.2f} M): "
               f"{'MET' if r >= TARGET else 'BELOW'}")

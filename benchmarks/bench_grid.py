@@ -8,7 +8,7 @@ Default mode, on international football (``statespace.data.datasets.load("intl_f
   timed), Python-side preparation (building the 1,000 methods) included;
 - ``filters.grid.evaluate`` of the same methods built beforehand, through the lanes and through the
   batched loops of before (``lanes=False``);
-- the ratios to one run, the issue's target being grid / run < 20 on 2 cores, numba's thread count
+- the ratios to one run, the target being grid / run < 20 on 2 cores, numba's thread count
   and the load average (``os.getloadavg``) when the script started.
 
 ``--tune``: for each filter (Elo, Glicko, Glicko2, TrueSkill, WengLin, EKF) and each shared data

@@ -1,4 +1,4 @@
-"""The Laplace smoother from 10,000 to a million games (issue 14: "linear in games up to 1e6").
+"""The Laplace smoother from 10,000 to a million games (the speed goal: "linear in games up to 1e6").
 
 The league, simulated here (:func:`league`): 1,000 competitors active at any time, each for a
 career of 200 days (5 new ones a day replace 5 who retire), 500 games a day between two active

@@ -20,7 +20,7 @@ counts every thread: pyarrow's reader uses several) as games per second, and the
 one call beyond its input in bytes per game: the rise of the process's peak resident set
 (Linux's ``VmHWM``, reset just before the call) over what it held just before, measured in a
 fresh process per row (``--no-memory`` skips it). The input (the arrays, or the file) is
-allocated before; everything the call allocates, kept or freed, counts. The targets of issue 14
+allocated before; everything the call allocates, kept or freed, counts. The speed goals' targets
 are printed beside the figures: ``from_arrays`` >= 10 M games/s for integer and categorical ids,
 ``from_csv`` >= 2 M rows/s, and <= 64 bytes per game.
 
@@ -54,7 +54,7 @@ from _common import cpu_name, load, make_stream, version_map
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "loading.json"
 KINDS = ("from_arrays, integer ids", "from_arrays, categorical ids", "from_arrays, string ids",
          "from_csv (pyarrow reader)", "from_csv (C engine only)")
-TARGETS = {KINDS[0]: 10e6, KINDS[1]: 10e6, KINDS[3]: 2e6}  # games per second (issue 14)
+TARGETS = {KINDS[0]: 10e6, KINDS[1]: 10e6, KINDS[3]: 2e6}  # games per second (the speed goals)
 TARGET_BYTES = 64
 GAMES_PER_DAY = 2_000
 
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
                 met = "" if target is None else ("  (target met)" if n / cpu >= target else "  (BELOW TARGET on CPU)")
                 print(f"  {kind:30s} {wall:7.3f} s wall {n / wall / 1e6:7.2f} M/s | {cpu:7.3f} s CPU "
                       f"{n / cpu / 1e6:7.2f} M/s | {peak}{met}", flush=True)
-    print(f"\npeak memory target (issue 14): <= {TARGET_BYTES} bytes per game beyond the input; "
+    print(f"\npeak memory target (speed goal): <= {TARGET_BYTES} bytes per game beyond the input; "
           "CPU time counts every thread of the process")
     result = {"command": "python benchmarks/bench_loading.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip(),
               "machine": {"cpu": cpu_name(), "cpu_count": os.cpu_count(), "platform": platform.platform(),

@@ -24,7 +24,7 @@ a time by
   (``--peer-games``).
 
 Every rate is games per second on one core (the compiled loops are serial). The ratios ours /
-peer are taken within this one run; the issue's target is at least 5 M one-vs-one TrueSkill
+peer are taken within this one run; the target is at least 5 M one-vs-one TrueSkill
 games per second for ours (it quotes about 11 thousand for the ``trueskill`` package and about
 0.3 M for ``elote``).
 
@@ -73,8 +73,8 @@ from _common import (BenchParser, best_of, build_games, dated_seconds, draw_stre
                      noop_site_kernel, print_breakdown, print_header, print_rate_table, proba_site_kernel, rate,
                      replay_loop, time_run_and_loop, versions, warm_up)
 
-TARGET = 5e6  # one-vs-one TrueSkill games per second on one core for ours, stated in the issue
-ISSUE_TRUESKILL = 11e3  # the issue's figures for the peers
+TARGET = 5e6  # one-vs-one TrueSkill games per second on one core for ours
+ISSUE_TRUESKILL = 11e3  # the reference figures for the peers
 ISSUE_ELOTE = 0.3e6
 TOLERANCE = 1e-6  # absolute, in mu and sigma
 
@@ -410,10 +410,10 @@ def main(argv=None) -> int:
     ratios.append(("TrueSkill ours / elote TrueSkillCompetitor", ts_rate, peers[5]))
     for name, r, peer in ratios:
         print(f"  {name + ':':70s}{r / per_s[peer[0]]:10.1f}x")
-    print(f"peers against the issue's figures: trueskill package {per_s[peers[0][0]] / 1e3:.1f} k games/s (issue: "
-          f"about {ISSUE_TRUESKILL / 1e3:.0f} k); elote {per_s[peers[5][0]] / 1e6:.3f} M games/s (issue: about "
+    print(f"peers against the reference figures: trueskill package {per_s[peers[0][0]] / 1e3:.1f} k games/s (reference: "
+          f"about {ISSUE_TRUESKILL / 1e3:.0f} k); elote {per_s[peers[5][0]] / 1e6:.3f} M games/s (reference: about "
           f"{ISSUE_ELOTE / 1e6:.1f} M)")
-    print(f"target (issue): >= {TARGET / 1e6:.0f} M one-vs-one TrueSkill games/s on one core for ours; measured "
+    print(f"target: >= {TARGET / 1e6:.0f} M one-vs-one TrueSkill games/s on one core for ours; measured "
           f"{ts_rate / 1e6:.2f} M games/s: {'MET' if ts_rate >= TARGET else 'BELOW'}")
 
     ok = agreement(a, b, score, n_check)

@@ -1,6 +1,6 @@
 """Walk-forward smoothing on real data: the forward–backward smoothers against the Laplace smoother.
 
-Issue 15's goal: walk-forward with a forward–backward smoother, the NFL with weekly refits and
+The goal: walk-forward with a forward–backward smoother, the NFL with weekly refits and
 England with monthly refits, each under 20 s on this machine, at a log loss no worse than the
 Laplace smoother's walk-forward. For each data set (``nfl`` with ``every="week"``,
 ``england_football`` with ``every="month"``; from the shared data folder through

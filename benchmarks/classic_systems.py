@@ -1,4 +1,4 @@
-"""The classic systems on the NFL, walk-forward by year on the last 10%: the command of issue 16
+"""The classic systems on the NFL, walk-forward by year on the last 10%: the command
 and the static fits with a one-season window (the figures of docs/classic_systems.md).
 
     python benchmarks/classic_systems.py [DATA_ROOT]     # default ../shared/data

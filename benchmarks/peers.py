@@ -1,4 +1,4 @@
-"""Every filter and smoother beside its peers, the floor, and the goals of issue 14, in one command.
+"""Every filter and smoother beside its peers, the floor, and the speed goals, in one command.
 
 One run prints a report (markdown) and saves it with every number (JSON) under
 ``benchmarks/results/peers-<date>[-quick].md`` / ``.json`` (``--json`` elsewhere: the report goes
@@ -49,7 +49,7 @@ agreement of ours with each peer is checked by the ``bench_<x>.py`` scripts, not
 plain numba loop with the same outputs (one-step win probabilities and final ratings, checked to
 1e-9 before timing) at ``--floor-sizes`` competitors; ratio ours / floor.
 
-**Smoothers** (fit seconds, held-out log loss). The issue's stream (``bench_smoothers.make_split``:
+**Smoothers** (fit seconds, held-out log loss). The stream (``bench_smoothers.make_split``:
 20,000 games among 100 competitors over 50 periods; train on the first 40 periods, forecast the
 last 10): our ``LaplaceSmoother`` (drift at the truth) and static ``BradleyTerry`` against ``whr``
 (until its convergence test), ``kickscore`` (cold and warm), ``trueskillthroughtime`` and
@@ -632,7 +632,7 @@ def _num(x) -> float | None:
 
 
 def goals(result: dict) -> list[dict]:
-    """Each goal of issue 14: target, today's figure, met."""
+    """Each speed goal: target, today's figure, met."""
     out: list[dict] = []
 
     def add(goal, target, figure, met, note=""):

@@ -10,7 +10,7 @@ Sections, and where each published number comes from:
 
 1. The formula check. elote's documentation page "Elo vs Glicko vs TrueSkill"
    (github.com/wdm0006/elote, ``docs/source/rating_systems/elo_vs_glicko_vs_trueskill.rst``,
-   section "Check the formulas against the library"), quoted in issue 7: Elo 1600 vs 1400 =
+   section "Check the formulas against the library"): Elo 1600 vs 1400 =
    0.7597469266; Glicko (update-time form, only the opponent's RD) 1600 vs 1400 at RD 350 with
    q = 0.0057565 = 0.6835840246; TrueSkill mu 30 vs 25, sigma 8.333, beta 4.166, p_draw 0.10,
    win + half the draw mass = 0.6476185605. The Glicko figure uses q rounded to 0.0057565; this
@@ -22,12 +22,12 @@ Sections, and where each published number comes from:
    8.333 / 7.171 / 5.585 / 4.413 after 0, 1, 5, 20 wins. The TrueSkill column was made with
    elote's rounded constants (sigma 8.333, beta 4.166, tau 0.083), which is what ours is given
    here; with the exact defaults (25/3, 25/6, 25/300) the last figure is 4.4136.
-3. TrueSkill's symmetry table, filed with the TrueSkill issue (#4; a direct evaluation of the
+3. TrueSkill's symmetry table, filed with the TrueSkill request (a direct evaluation of the
    expected score, also in docs/trueskill.md): mu 30 against mu 25, default constants, both at
    sigma (8.333, 5, 2.5, 1) -> 0.6476, 0.7059, 0.7653, 0.7936; only the opponent's sigma varied
    with the favourite at 1 -> 0.6866, 0.7385, 0.7784, 0.7936 (and, in docs/trueskill.md, the same
    for the favourite's sigma varied with the opponent at 1); the two directions sum to 1.
-   Glicko's asymmetry table (issue #3) is in ``examples/glicko_worked_examples.py``, section 5;
+   Glicko's asymmetry table is in ``examples/glicko_worked_examples.py``, section 5;
    its headline contrast (a sum of 1.088) is repeated here in one line.
 4. The three-scenario table on this project's own scenarios (``statespace.scenarios``
    balanced, draw_heavy, sparse; seed ``--seed``, default 0): every method, time-ordered 70/30
@@ -46,7 +46,7 @@ Sections, and where each published number comes from:
    Brier and log loss of the expected score (a draw 0.5). Settings from elote's
    ``scripts/rating_system_comparison.py``; published figures from
    ``docs/source/rating_systems/comparison_benchmark.rst`` (elote 1.3.2); the Elo row of
-   ``balanced`` (0.8778, 0.0900, 0.3310) is the one quoted in issue 7. Every method of this
+   ``balanced`` (0.8778, 0.0900, 0.3310) is the published one. Every method of this
    project runs on the same rows, elote's Elo, Glicko-1, Glicko-2 and TrueSkill run live beside
    them, and the checks are: our Elo equals the published Elo rows, and equals elote's Elo
    forecast row by row; our TrueSkill given elote's constants equals elote's TrueSkill row by
@@ -179,7 +179,7 @@ def uncertainty_table() -> None:
 
 
 def trueskill_symmetry() -> None:
-    header("3. TrueSkill: whose uncertainty moves the forecast (issue #4; mu 30 vs mu 25, defaults)", "filed")
+    header("3. TrueSkill: whose uncertainty moves the forecast (mu 30 vs mu 25, defaults)", "filed")
     ts = TrueSkill()
     sigmas = (25 / 3, 5.0, 2.5, 1.0)
     one_sided = ("0.6866", "0.7385", "0.7784", "0.7936")
@@ -197,7 +197,7 @@ def trueskill_symmetry() -> None:
     glicko_sum = float(glicko_expected_score(1800, 350, 1500, 30, form="update")
                        + glicko_expected_score(1500, 30, 1800, 350, form="update"))
     check("Glicko update-time: E(1800/350 v 1500/30) + E(reverse)", "1.088", glicko_sum,
-          note="issue #3; full table: examples/glicko_worked_examples.py, section 5")
+          note="full table: examples/glicko_worked_examples.py, section 5")
 
 
 # ------------------------------------------------------------------ 4-5: the three scenarios

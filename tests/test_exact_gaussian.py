@@ -1,4 +1,4 @@
-"""The exact Gaussian test bed (issue 15): with Gaussian score margins every method has one answer.
+"""The exact Gaussian test bed: with Gaussian score margins every method has one answer.
 
 With ``statespace.Margin`` observations (``score_a - score_b ~ N(s_a - s_b + home, sd^2)``) and
 Gaussian random-walk skills, the posterior of every node (competitor x time) is Gaussian and is

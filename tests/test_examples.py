@@ -173,7 +173,7 @@ def test_peers_quick(tmp_path):
 
 
 def test_published_tables():
-    # the published Elo/Glicko/TrueSkill tables (elote's docs, issues 3, 4 and 7) from the library
+    # the published Elo/Glicko/TrueSkill tables (elote's docs) from the library
     out = run("examples/published_tables.py")
     assert out.returncode == 0, out.stderr + out.stdout
     for number in ("0.7597469266", "0.6835846204", "0.6476185605",  # formula check (Glicko: q = ln 10 / 400)
@@ -200,7 +200,7 @@ def test_published_tables():
 
 
 def test_glicko_asymmetry_table():
-    # issue 3's "whose uncertainty moves the prediction" table, printed by the Glicko examples
+    # the "whose uncertainty moves the prediction" table, printed by the Glicko examples
     out = run("examples/glicko_worked_examples.py")
     assert out.returncode == 0, out.stderr + out.stdout
     section = out.stdout.split("5. Whose uncertainty moves a prediction", 1)[1]

@@ -1,4 +1,4 @@
-"""The floor of issue 14 is a real equivalent: the plain numba loops of ``benchmarks/bench_floor.py``
+"""The speed goals' floor is a real equivalent: the plain numba loops of ``benchmarks/bench_floor.py``
 give the same one-step win probabilities and final ratings as ``filters.Elo(k=...)`` and the default
 ``filters.EKF()`` (to 1e-9), on small streams. No timing is asserted."""
 

@@ -1,4 +1,4 @@
-"""Ctrl-C (issue 13): any fit ends the command with exit status 130 and one line, and no partial
+"""Ctrl-C: any fit ends the command with exit status 130 and one line, and no partial
 result passes for a complete one.
 
 PyMC catches a ``KeyboardInterrupt`` while it samples and returns the draws made so far (and

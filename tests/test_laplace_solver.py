@@ -1,4 +1,4 @@
-"""The Laplace smoother's linear algebra (issue 14): Newton's systems by deflated conjugate
+"""The Laplace smoother's linear algebra: Newton's systems by deflated conjugate
 gradients in time order, the sparse factor reused across Newton steps and refits, CHOLMOD's
 orderings (optional), and BLAS threads limited inside a fit.
 

@@ -1,4 +1,4 @@
-"""Loading games at array speed (issue 14): ``from_frame`` builds a table with nothing to report
+"""Loading games at array speed: ``from_frame`` builds a table with nothing to report
 column by column, ``from_csv`` reads through pyarrow's CSV reader when it can, and both give
 exactly the table (and the errors) of the row-by-row path and the C engine; the caller's arrays
 stay theirs; a table keeps at most 64 bytes per game."""

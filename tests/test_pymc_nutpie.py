@@ -1,4 +1,4 @@
-"""PyMCSmoother with nutpie (issue 14): the compiled log posterior nutpie samples, the sampler
+"""PyMCSmoother with nutpie: the compiled log posterior nutpie samples, the sampler
 ``"auto"`` chooses, a nutpie fit against the Laplace smoother and PyMC's NUTS, and Ctrl-C.
 
 The log-density tests need only numba and PyMC; the fits skip when nutpie (the optional extra

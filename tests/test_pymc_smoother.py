@@ -366,7 +366,7 @@ def test_advi_is_fast_and_has_no_mcmc_diagnostics(small):
 
 # ---------------------------------------------------------------------------- compile cache
 def test_compile_cache_is_private_in_the_user_cache_directory():
-    """Issue 13's rule (it was a folder of the system's temporary directory): ``statespace/pytensor``
+    """The rule (it was a folder of the system's temporary directory): ``statespace/pytensor``
     in the user's cache directory, created private; a fresh interpreter's choices, including the
     fallback when the home cache cannot be written, are in tests/test_readonly_install.py."""
     default = default_compile_dir()

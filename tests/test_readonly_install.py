@@ -1,4 +1,4 @@
-"""A read-only install with an unwritable home (issue 13): ``import statespace`` and a fit work.
+"""A read-only install with an unwritable home: ``import statespace`` and a fit work.
 
 numba's ``cache=True`` raised at import ("cannot cache function ...: no locator available") when
 neither the packages' ``__pycache__`` nor numba's user-wide cache could be written, the normal

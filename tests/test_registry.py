@@ -370,7 +370,7 @@ def test_every_registered_method_satisfies_method_and_its_fit_fitted(name):
     else:
         assert not is_online(method)
         if not isinstance(method, Configurable):
-            pytest.xfail("smoothers get get_params/with_params with the Smoother base (issue 12, item 3)")
+            pytest.xfail("smoothers get get_params/with_params with the Smoother base")
 
 
 def test_pymc_method_is_declared_without_fitting():

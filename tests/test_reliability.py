@@ -1,4 +1,4 @@
-"""Regression tests for the reliability audit (issue 13): each case is the audit's minimal
+"""Regression tests for the reliability audit: each case is the audit's minimal
 reproduction, written here, and the behaviour the issue asks for."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Regression tests for the reliability audit (issue 13), the "times" part: each case is the
+"""Regression tests for the reliability audit, the "times" part: each case is the
 audit's minimal reproduction and the behaviour the issue asks for. Out-of-range dates are row
 errors, mixed UTC offsets are read as UTC, whole-number years are years, a fitted method refuses
 games on the other time base, the static Bradley-Terry fit forecasts at any time, and absurd

@@ -1,4 +1,4 @@
-"""Score forecasts (issue 15): the predictive distribution of the skill difference
+"""Score forecasts: the predictive distribution of the skill difference
 (``predict_diff``, ``FilterRun.diff_moments``), the score metrics, their columns in ``compare``,
 and the refusal of Margin/Goals by every method that cannot honour them.
 

@@ -198,7 +198,7 @@ def test_at_bound_flags_settings_on_a_bound_of_their_box():
 @pytest.mark.parametrize("scenario, seed, cls", [("sparse", 1, TrueSkill), ("sparse", 3, WengLin),
                                                  ("draw_heavy", 1, EKF)])
 def test_the_grid_start_never_ends_above_the_current_start(scenario, seed, cls):
-    # issue 18: tune's default start must reach a training objective at least as low as the
+    # tune's default start must reach a training objective at least as low as the
     # search from the current settings alone (start="current", tune's former behaviour)
     games = ss.scenarios.get(scenario, seed=seed).games
     _, from_current = tune(cls(), games, start="current", standard_errors=False)
