@@ -9,7 +9,7 @@ logistic has the same bell shape as ``Margin``'s Gaussian but heavier (exponenti
 its sd is ``pi s / sqrt(3)`` (:meth:`LogisticMargin.from_sd` matches a Gaussian's sd), and a
 blow-out moves the EKF's ratings by a bounded step, since ``|dl/dd| < 1 / s``.
 
-Everything an observation owes the package (``statespace/model/skillmodel/observation.py``), in closed form:
+Everything an observation owes the package (``statespace/model/observation.py``), in closed form:
 
 - ``l = -|z| - 2 log(1 + e^(-|z|)) - log s`` (the density is symmetric in ``z``; written with
   ``|z|`` so that no exponential overflows);

@@ -1,10 +1,10 @@
 """statespace._runtime.cache: one rule decides when numba's on-disk caches are stale, for every package.
 
 numba keys a cached function on its own file only, so a kernel in ``smoothers`` that calls
-``statespace.model.numeric`` would keep the old numerics after ``_numeric.py`` changes. These tests
+``statespace.model.numeric`` would keep the old numerics after ``numeric.py`` changes. These tests
 work on a copy of the three packages in a temporary folder (run in subprocesses with
 ``PYTHONPATH`` pointing there): a probe kernel in the copy's ``smoothers`` calls a function
-added to the copy's ``statespace/model/skillmodel/numeric.py``, whose constant is then changed.
+added to the copy's ``statespace/model/numeric.py``, whose constant is then changed.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def copy(tmp_path, monkeypatch):
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", "")  # read when numba was imported (xdist workers set it)
     for pkg in _cache.PACKAGES:
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    numeric = tmp_path / "statespace" / "_numeric.py"
+    numeric = tmp_path / "statespace" / "model" / "numeric.py"
     numeric.write_text(numeric.read_text() + PROBE_CALLEE.format(value="1.0"))
     (tmp_path / "smoothers" / "_probe.py").write_text(PROBE_CALLER)
     return tmp_path
@@ -81,7 +81,7 @@ def _run(root: Path) -> dict:
 
 
 def _set_constant(root: Path, value: str) -> None:
-    numeric = root / "statespace" / "_numeric.py"
+    numeric = root / "statespace" / "model" / "numeric.py"
     text = numeric.read_text()
     head, _, tail = text.rpartition("    return ")
     numeric.write_text(head + "    return " + value + "\n")
@@ -93,13 +93,13 @@ def test_editing_the_shared_numerics_drops_the_cached_kernels_of_every_package(c
     assert first["value"] == 1.0 and first["cache_hits"] == 0
     cached = _cache_files(copy)
     assert any(p.parent.parent.name == "smoothers" for p in cached)  # the probe was cached
-    assert any(p.parent.parent.name == "statespace" for p in cached)
+    assert any("statespace" in p.parts for p in cached)
 
     again = _run(copy)  # nothing changed: served from the cache
     assert again["value"] == 1.0 and again["cache_hits"] == 1
     assert _cache_files(copy) == cached
 
-    os.utime(copy / "statespace" / "_numeric.py")  # touched, same contents: the caches stay valid
+    os.utime(copy / "statespace" / "model" / "numeric.py")  # touched, same contents: the caches stay valid
     assert not _cache.drop_stale_numba_caches(copy)
 
     _set_constant(copy, "2.0")

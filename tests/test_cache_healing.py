@@ -349,9 +349,10 @@ def test_a_warm_cache_of_the_packages_kernels_damaged_still_runs_with_one_warnin
     warm, stderr = run()
     assert warm == pytest.approx([0.574442516811659, 0.6179114221889526, -2.1269280110429727], abs=1e-12) \
         and "CacheWarning" not in stderr  # logistic(0.3), Phi(0.3), log logistic(-2): numpy checks them below
-    folder = next((tmp_path / "numba").glob("statespace_*"))
-    _damage(next(folder.glob("_numeric.cdf-*.1.nbc")), "garbage")
-    _damage(next(folder.glob("_numeric.log_cdf-*.nbi")), "halved")
+    data = next((tmp_path / "numba").rglob("numeric.cdf-*.1.nbc"))
+    folder = data.parent  # the folder numba gives statespace/model/numeric.py
+    _damage(data, "garbage")
+    _damage(next(folder.glob("numeric.log_cdf-*.nbi")), "halved")
     healed, stderr = run()
     assert healed == warm
     assert stderr.count("CacheWarning") == 1 and str(folder) in stderr and "Traceback" not in stderr

@@ -25,7 +25,7 @@ def test_methods_rebuild_from_their_settings(method):
 
 
 def true_drift_model(drift):
-    # the drifting scenario's generating model, except for the drift (see statespace/model/skillmodel/scenarios.py)
+    # the drifting scenario's generating model, except for the drift (see statespace/model/scenarios.py)
     return ss.SkillModel("logistic", ss.ELO_SCALE, 1500.0, 150.0**2, drift, ("threshold", 60.0))
 
 
