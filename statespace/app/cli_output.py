@@ -1,4 +1,5 @@
-"""What the command line writes: standard output that fails loudly, and the comparison figure.
+"""What the command line writes: standard output that fails loudly, numbers for people and for
+JSON, and the comparison figure.
 
 A command's result is its output: when it cannot be written (standard output closed, a full
 disk, an I/O error) the command fails with one line on stderr and exit status 2, rather than
@@ -8,12 +9,17 @@ reader has what it wanted (:func:`statespace.app.cli.main` ends quietly on ``Bro
 
 from __future__ import annotations
 
+import math
 import os
 
 from statespace.methods.specs import PROG, CLIError, one_line
 
 #: the format of a figure whose file name has no suffix
 DEFAULT_FORMAT = "png"
+
+#: ``--quiet``'s help (``compare`` and ``rate``)
+QUIET_HELP = ("no progress on stderr (by default a bar shows on a terminal once the work has taken a few "
+              "seconds, and none when stderr is a file or a pipe)")
 
 
 class Output:
@@ -68,6 +74,24 @@ class Output:
         if self.stream is None:
             raise AttributeError(name)
         return getattr(self.stream, name)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def finite(x, text: bool = False):
+    """A number for JSON: a NaN or infinity (an undefined standard error, say) is ``None``
+    (``null``); with ``text=True`` a number for people, such a value ``"n/a"`` (never ``"nan"``)."""
+    import numpy as np
+
+    if isinstance(x, (float, np.floating)):
+        if not math.isfinite(float(x)):
+            return "n/a" if text else None
+        return float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
 
 
 def plot_target(path: str) -> str:

@@ -1,0 +1,40 @@
+"""What the command line says about ``--auto``'s choice (:class:`statespace.ensemble.auto.Auto`):
+one line for people (:func:`auto_line`) and a JSON record (:func:`auto_json`), in ``compare`` and
+``rate`` alike."""
+
+from __future__ import annotations
+
+from statespace.app.cli_output import finite
+
+__all__ = ["auto_json", "auto_line"]
+
+
+def auto_line(choice, where: str) -> str:
+    """One line: what ``--auto`` chose, on which games and by what."""
+    a = choice.table.attrs
+    settings = choice.table.loc[choice.chosen, "settings"]
+    bound = choice.table.loc[choice.chosen, "at_bound"] if "at_bound" in choice.table.columns else ()
+
+    def show(k, v):  # "n/a" for an undefined value; a setting the search box stopped is marked
+        v = finite(v, text=True)
+        return (f"{k}={v if isinstance(v, str) else format(v, '.4g')}"
+                + (" (at a bound of its search box)" if k in tuple(bound or ()) else ""))
+
+    shown = ", ".join(show(k, v) for k, v in settings.items())
+    return (f"auto chose EKF, {choice.chosen}: training {choice.objective_name} {choice.objective:.5f} "
+            f"(chosen among {len(choice.table)} candidates, each tuned on {where}, {a['n_games']:,} games, the first "
+            f"{a['burn_in']:.0%} a burn-in; {choice.seconds:.1f} s); {shown}")
+
+
+def auto_json(choice) -> dict:
+    table = choice.table
+    return {"chosen": choice.chosen, "objective": choice.objective_name, "train_score": finite(choice.objective),
+            "n_games": table.attrs["n_games"], "n_scored": table.attrs["n_scored"], "burn_in": table.attrs["burn_in"],
+            "seconds": round(choice.seconds, 4),
+            "candidates": [{"candidate": str(name), "stage": r["stage"], "train_score": finite(r["train_score"]),
+                            "train_log_loss": finite(r["train_log_loss"]),
+                            "train_log_loss_3": finite(r["train_log_loss_3"]), "chosen": bool(r["chosen"]),
+                            "settings": {k: finite(v) for k, v in r["settings"].items()},
+                            "at_bound": list(r["at_bound"]) if "at_bound" in r.index else [],
+                            **({"error": r["error"]} if r["error"] else {})}
+                           for name, r in table.iterrows()]}
