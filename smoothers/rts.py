@@ -59,10 +59,10 @@ unlike the Laplace smoother, never relinearises at the smoothed means.
   the rows of :math:`S_k` enter. With ``Margin`` observations this is the exact Kalman smoother.
   The covariance of any two nodes,
   :math:`\operatorname{Cov}\bigl(x_i(t_k), x_j(t_l)\bigr) = (C_k C_{k+1} \cdots C_{l-1} P_s(l))_{ij}`
-  for :math:`k < l`, is formed (``fit.cov``) up to ``dense_cov_limit`` nodes and ``_COV_FLOPS``
-  multiply-adds. Cost: :math:`O(n^2)` per game forward, :math:`O(n^3)` per distinct time backward
-  and :math:`\sum_k |S_k|^2` numbers per stored matrix (filtered and smoothed beliefs and gains:
-  three of them), refused beyond ``_FULL_BYTES``.
+  for :math:`k < l`, is formed (``fit.cov``) up to ``dense_cov_limit`` nodes and
+  :data:`smoothers._rts_full.COV_FLOPS` multiply-adds. Cost: :math:`O(n^2)` per game forward,
+  :math:`O(n^3)` per distinct time backward and :math:`\sum_k |S_k|^2` numbers per stored matrix
+  (filtered and smoothed beliefs and gains: three of them), refused beyond ``_FULL_BYTES``.
 
 With drift 0 (and no reversion) skills are static: as :class:`smoothers.LaplaceSmoother`, the
 fit has one node per competitor (``fit.static``), its belief the EKF's final one (with ``"full"``,
@@ -92,13 +92,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from statespace.data.games import Games
 from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges
 
+from ._rts_chains import _carry, _chain_prev_cov, _earlier, _smooth_chains
+from ._rts_full import Steps, node_beliefs, record_steps, smooth_steps
 from .base import Smoother, SmootherFit, Timeline, extend_timeline, resumable, timeline
 
 __all__ = ["RTSSmoother"]
@@ -106,84 +107,6 @@ __all__ = ["RTSSmoother"]
 #: The full form's stored matrices (filtered and smoothed covariances and gains, one of each per
 #: distinct time): a fit that would hold more bytes than this is refused.
 _FULL_BYTES = 2**30
-#: The full form forms ``fit.cov`` (every pair of nodes) only below this many multiply-adds.
-_COV_FLOPS = 1e9
-
-
-@njit(cache=True)
-def _smooth_chains(mf, vf, a, q, mu, ends, prev, ms, vs, old, tol_m, tol_v):
-    """The scalar RTS recursion along each chain, backwards from each node of ``ends`` (a
-    competitor's last node) through ``prev``: ``C = v_f a / (a^2 v_f + q)``,
-    ``m_s = m_f + C (m_s' - m_p)``, ``v_s = v_f + C^2 (v_s' - v_p)`` (Särkkä 2013, Theorem 8.2);
-    ``a[j]``, ``q[j]`` are the transition into node ``j`` from ``prev[j]``. An earlier fit's node
-    (``old``, its belief already in ``ms``, ``vs``) whose new belief moved by at most ``tol_m`` in
-    the mean and ``tol_v`` relatively in the variance ends its chain's pass (the nodes before it
-    keep their beliefs). Returns the number of nodes smoothed."""
-    visited = 0
-    for e in ends:
-        ms[e] = mf[e]
-        vs[e] = vf[e]
-        visited += 1
-        j = e
-        k = prev[e]
-        while k >= 0:
-            aj = a[j]
-            vp = aj * aj * vf[k] + q[j]
-            mp = mu + aj * (mf[k] - mu)
-            c = vf[k] * aj / vp
-            m_new = mf[k] + c * (ms[j] - mp)
-            v_new = vf[k] + c * c * (vs[j] - vp)
-            visited += 1
-            done = old[k] and abs(m_new - ms[k]) <= tol_m and abs(v_new - vs[k]) <= tol_v * v_new
-            ms[k] = m_new
-            vs[k] = v_new
-            if done:
-                break
-            j = k
-            k = prev[k]
-    return visited
-
-
-@njit(cache=True)
-def _carry(old_to, mf_old, vf_old, ms_old, vs_old, mf, vf, ms, vs, was):
-    """An earlier fit's filtered and smoothed beliefs, each at its node's new number."""
-    for i in range(old_to.size):
-        k = old_to[i]
-        mf[k] = mf_old[i]
-        vf[k] = vf_old[i]
-        ms[k] = ms_old[i]
-        vs[k] = vs_old[i]
-        was[k] = True
-
-
-@njit(cache=True)
-def _chain_prev_cov(vf, vs, a, q, prev, out):
-    """Each node's smoothed covariance with its previous node, ``C v_s`` with the gain
-    ``C = v_f a / (a^2 v_f + q)`` of the previous node (NaN at a first node)."""
-    for j in range(prev.size):
-        k = prev[j]
-        if k < 0:
-            out[j] = np.nan
-        else:
-            out[j] = vf[k] * a[j] / (a[j] * a[j] * vf[k] + q[j]) * vs[j]
-
-
-@dataclass
-class _Steps:
-    """The full form's beliefs at each distinct time ``t_k`` (lists, one entry per time): the
-    number of competitors seen by then (``size``, a prefix of ``appear``, the competitors' names in
-    order of first appearance), the filtered ``mf``, ``Pf``, the smoothed ``ms``, ``Ps`` and the
-    gains ``C`` (``C[k]`` links ``t_k`` to ``t_{k+1}``; the last is ``None``). Entries are never
-    changed in place: a refit shares the unchanged ones."""
-
-    times: list
-    size: list
-    mf: list
-    Pf: list
-    ms: list
-    Ps: list
-    C: list
-    appear: list
 
 
 @dataclass
@@ -197,7 +120,7 @@ class _Forward:
     state: object
     node_mf: np.ndarray | None = None
     node_vf: np.ndarray | None = None
-    steps: _Steps | None = None
+    steps: Steps | None = None
 
 
 class RTSSmoother(Smoother):
@@ -272,7 +195,7 @@ class RTSSmoother(Smoother):
 
     def _make_ekf(self):
         """The forward pass's filter; it checks the model's numbers and the Newton settings."""
-        from filters import EKF
+        from filters.ekf import EKF
 
         ekf = EKF(self.skill_model, self.covariance, iterations=self.iterations, tol=self.tol,
                   period_days=self.period_days)
@@ -421,11 +344,11 @@ class RTSSmoother(Smoother):
         fw_old = old._rts_forward if old is not None else None
         rows = games.order[start:]
         if fw_old is None:
-            steps = _Steps([], [], [], [], [], [], [], [])
+            steps = Steps([], [], [], [], [], [], [], [])
             state = None
         else:
             s = fw_old.steps
-            steps = _Steps(*(list(v) for v in (s.times, s.size, s.mf, s.Pf, s.ms, s.Ps, s.C, s.appear)))
+            steps = Steps(*(list(v) for v in (s.times, s.size, s.mf, s.Pf, s.ms, s.Ps, s.C, s.appear)))
             state = fw_old.state
         n_old_steps = len(steps.times)
         if rows.size:
@@ -437,7 +360,7 @@ class RTSSmoother(Smoother):
                 st, ids = ekf._aligned(state, sub)
             st = dataclasses.replace(st, time_base=games.time_base)
             g = GameArrays.of(sub, ids, ekf.times(sub), model.observation.needs_scores)
-            self._forward_full(ekf, st, g, sub.batches(), steps, static)
+            record_steps(ekf, model, st, g, sub.batches(), steps, static)
             state = st
         info["forward_seconds"] = time.perf_counter() - t0
         forward = _Forward(self.get_params(), len(games), state, steps=steps)
@@ -449,172 +372,7 @@ class RTSSmoother(Smoother):
             info["backward_nodes"] = 0
             return state.values[r, 0].copy(), np.diag(cov).copy(), cov, np.full(tl.n_nodes, np.nan), forward
         t1 = time.perf_counter()
-        info["backward_steps"] = self._backward_full(steps, n_old_steps)
-        mean, var, cov, prev_cov = self._nodes_full(tl, steps, info)
+        info["backward_steps"] = smooth_steps(steps, n_old_steps, model, self.refit_tol)
+        mean, var, cov, prev_cov = node_beliefs(tl, steps, info, self.dense_cov_limit)
         info["backward_seconds"] = time.perf_counter() - t1
         return mean, var, cov, prev_cov, forward
-
-    def _forward_full(self, ekf, st, g, starts: np.ndarray, steps: _Steps, static: bool) -> None:
-        """The full EKF's run loop (:func:`filters.kernels.period_loop`) over the games of each
-        distinct time in turn, and after each, the joint filtered belief of every competitor seen
-        so far at that time (appended to ``steps``; the EKF moves an idle competitor forward only
-        when it next plays, which the record does here: exact, as the update leaves an idle
-        competitor's variance out and a reversion's decay commutes with it)."""
-        from filters import kernels as K
-
-        derivs, forecast, obs = ekf.observation_kernels()
-        cls = type(ekf)
-        theta = ekf.theta()
-        model = self.skill_model
-        n = g.a.size
-        out_p = np.empty((n, 3))
-        t = g.t
-        bounds = np.r_[np.flatnonzero(np.r_[True, t[1:] != t[:-1]]), n]
-        names = st.players
-        index = st.index()
-        appear = steps.appear
-        seen = set(appear)
-        rows = [index[p] for p in appear]  # the state's row of each competitor, in order of appearance
-        for s, e in zip(bounds[:-1], bounds[1:]):
-            lo, hi = np.searchsorted(starts, s), np.searchsorted(starts, e)
-            K.period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, st.values, st.count, st.last,
-                          theta, g.a[s:e], g.b[s:e], g.score[s:e], g.score_a[s:e], g.score_b[s:e], g.home[s:e],
-                          g.weight[s:e], g.t[s:e], np.ascontiguousarray(starts[lo:hi + 1] - s), out_p[s:e],
-                          np.empty((e - s, 0)), -1)
-            if static:
-                continue
-            fresh = sorted({names[i] for i in np.concatenate([g.a[s:e], g.b[s:e]]) if names[i] not in seen})
-            for name in fresh:
-                seen.add(name)
-                appear.append(name)
-                rows.append(index[name])
-            idx = np.array(rows, dtype=np.int64)
-            tk = float(t[s])
-            m = st.values[idx, 0].copy()
-            P = st.values[np.ix_(idx, 2 + idx)].copy()
-            gap = tk - st.last[idx]  # 0 for the competitors of this time
-            a, v = model.transition(gap)
-            if model.reversion > 0:
-                m = model.prior_mean + a * (m - model.prior_mean)
-                P = a[:, None] * P * a[None, :]
-            P[np.diag_indices_from(P)] += v
-            steps.times.append(tk)
-            steps.size.append(idx.size)
-            steps.mf.append(m)
-            steps.Pf.append(P)
-            steps.ms.append(None)
-            steps.Ps.append(None)
-            steps.C.append(None)
-
-    def _backward_full(self, steps: _Steps, n_old: int) -> int:
-        """The matrix RTS recursion from the last distinct time back (module docstring); at an
-        earlier fit's time it stops once the smoothed belief moved by at most ``refit_tol``.
-        Returns the number of times smoothed."""
-        from scipy.linalg import cho_factor, cho_solve
-
-        model = self.skill_model
-        mu = model.prior_mean
-        tol_m = self.refit_tol * model.scale
-        last = len(steps.times) - 1
-        steps.ms[last], steps.Ps[last] = steps.mf[last], steps.Pf[last]
-        done = 1
-        for k in range(last - 1, -1, -1):
-            s = steps.size[k]
-            mf, Pf = steps.mf[k], steps.Pf[k]
-            a, q = (float(x) for x in model.transition(steps.times[k + 1] - steps.times[k]))
-            Pp = a * a * Pf + q * np.eye(s)
-            mp = mu + a * (mf - mu)
-            C = steps.C[k]
-            if C is None:  # C = a Pf Pp^-1, from Pp C^T = a Pf (both symmetric)
-                C = cho_solve(cho_factor(Pp), a * Pf).T
-                steps.C[k] = C
-            ms = mf + C @ (steps.ms[k + 1][:s] - mp)
-            Ps = Pf + C @ (steps.Ps[k + 1][:s, :s] - Pp) @ C.T
-            Ps = 0.5 * (Ps + Ps.T)
-            done += 1
-            if k < n_old:
-                settled = (np.max(np.abs(ms - steps.ms[k])) <= tol_m
-                           and np.max(np.abs(np.diag(Ps) - np.diag(steps.Ps[k])) / np.diag(Ps)) <= self.refit_tol)
-                steps.ms[k], steps.Ps[k] = ms, Ps
-                if settled:
-                    break
-            else:
-                steps.ms[k], steps.Ps[k] = ms, Ps
-        return done
-
-    def _nodes_full(self, tl: Timeline, steps: _Steps, info: dict):
-        """Each node's smoothed mean and variance, each node's covariance with its previous node,
-        and (within ``dense_cov_limit`` and ``_COV_FLOPS``) every pair's covariance."""
-        times = np.asarray(steps.times)
-        k_of = np.searchsorted(times, tl.node_time)
-        pos_of = {name: i for i, name in enumerate(steps.appear)}
-        pos = np.array([pos_of[p] for p in tl.players[tl.node_player]], dtype=np.int64)
-        order = np.argsort(k_of, kind="stable")
-        cut = np.searchsorted(k_of[order], np.arange(times.size + 1))
-        at = [order[cut[k]:cut[k + 1]] for k in range(times.size)]  # the nodes at each time
-        mean = np.empty(tl.n_nodes)
-        var = np.empty(tl.n_nodes)
-        for k, nodes in enumerate(at):
-            mean[nodes] = steps.ms[k][pos[nodes]]
-            var[nodes] = steps.Ps[k][pos[nodes], pos[nodes]]
-        prev_cov = _prev_cov(tl, steps, at, pos)
-        after = tl.n_nodes - cut[1:]
-        flops = float(np.sum(np.asarray(steps.size, dtype=float) ** 2 * after))
-        if tl.n_nodes > self.dense_cov_limit or flops > _COV_FLOPS:
-            info["cov"] = "not formed"
-            return mean, var, None, prev_cov
-        cov = np.empty((tl.n_nodes, tl.n_nodes))
-        later = np.empty(0, dtype=np.int64)  # the nodes after t_{k+1}, as R's columns
-        R = None  # Cov(x(t_{k+1}) of everyone seen by then, the nodes after t_{k+1})
-        for k in range(times.size - 1, -1, -1):
-            here = at[k]
-            cov[np.ix_(here, here)] = steps.Ps[k][np.ix_(pos[here], pos[here])]
-            s = steps.size[k]
-            if k == times.size - 1:
-                R = np.empty((s, 0))
-                continue
-            nxt = at[k + 1]
-            R = steps.C[k] @ np.hstack([steps.Ps[k + 1][:s][:, pos[nxt]], R[:s]])
-            later = np.concatenate([nxt, later])
-            cov[np.ix_(here, later)] = R[pos[here]]
-            cov[np.ix_(later, here)] = R[pos[here]].T
-        info["cov"] = "dense"
-        return mean, var, cov, prev_cov
-
-
-def _prev_cov(tl: Timeline, steps: _Steps, at: list, pos: np.ndarray) -> np.ndarray:
-    """Each node's smoothed covariance with its competitor's previous node (NaN at a first node):
-    for nodes at ``t_j < t_k``, ``(C_j C_{j+1} ... C_{k-1} P_s(k))_ii``. The row ``e_i^T`` of each
-    node that has a next one is carried forward through the gains until that next node's time
-    (at most one row per competitor at once: O(n^3) per distinct time, as the backward pass)."""
-    prev_cov = np.full(tl.n_nodes, np.nan)
-    linked = np.flatnonzero(tl.prev >= 0)
-    nxt = np.full(tl.n_nodes, -1, dtype=np.int64)
-    nxt[tl.prev[linked]] = linked
-    W = np.zeros((0, 0))  # rows e_i^T C_j ... C_{k-1}, over x(t_k) of everyone seen by t_k
-    waiting = np.empty(0, dtype=np.int64)  # the later node each row is carried to
-    for k, here in enumerate(at):
-        s = steps.size[k]
-        W = np.hstack([W, np.zeros((W.shape[0], s - W.shape[1]))])
-        done = np.isin(waiting, here)
-        if done.any():
-            j = waiting[done]
-            prev_cov[j] = np.einsum("ij,ji->i", W[done], steps.Ps[k][:, pos[j]])
-            W, waiting = W[~done], waiting[~done]
-        start = here[nxt[here] >= 0]
-        E = np.zeros((start.size, s))
-        E[np.arange(start.size), pos[start]] = 1.0
-        W = np.vstack([W, E])
-        waiting = np.concatenate([waiting, nxt[start]])
-        if k < len(at) - 1:
-            W = W @ steps.C[k]
-    return prev_cov
-
-
-def _earlier(fit: SmootherFit, tl: Timeline):
-    """For each node of ``tl``, the node of ``fit`` of the same competitor and time (and whether
-    there is one)."""
-    node = fit._node_at(fit._ids(tl.players)[tl.node_player], tl.node_time)
-    exact = node >= 0
-    exact[exact] = fit.timeline.node_time[node[exact]] == tl.node_time[exact]
-    return node, exact
