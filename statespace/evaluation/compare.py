@@ -225,7 +225,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
 
     ``executor``: any :class:`concurrent.futures.Executor` (a process pool, Dask's
     ``client.get_executor()``) on which each method is tuned and fitted as one task
-    (:func:`statespace.evaluation.study.run_all`, the machinery of :func:`statespace.evaluation.study.study`); the
+    (:func:`statespace.evaluation.study_run.run_all`, the machinery of :func:`statespace.evaluation.study.study`); the
     table is the same as without it (up to the timing columns). The progress bar then steps once
     per method as its task ends. A method that fails raises here, as without an executor.
     """
@@ -255,7 +255,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
                 for name, method in named.items()]
     results = {}
     if executor is not None:  # each method one task: the executor runs them, the rows are assembled here
-        from statespace.evaluation.study import run_all
+        from statespace.evaluation.study_run import run_all
 
         with bar(len(payloads), "compare", progress, unit="method") as pbar:
             def done(i, result):
