@@ -13,6 +13,14 @@ import numpy as np
 import pandas as pd
 
 MAX_LISTED = 5
+#: The two columns of each side's points or goals.
+_SIDE_SCORES = ("score_a", "score_b")
+#: The columns a game table reads as its own (any other goes to ``extra``, as do ``score_a`` and
+#: ``score_b``); :meth:`statespace.data.games.Games.from_csv` reads a file with pyarrow only when it
+#: has no other column (any other goes to ``extra`` as the C engine types it).
+_KNOWN = frozenset({"time", "a", "b", "score", "neutral", "period", "score_a", "score_b"})
+#: Missing values in a CSV, except in the competitor columns (where only an empty cell is).
+_NA_WORDS = ["", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "<NA>", "#N/A", "n/a"]
 
 
 class GamesError(ValueError):
