@@ -1,6 +1,7 @@
 """The staged search of :func:`statespace.auto`: which variants each stage tries, the tuning and
 scoring of every candidate, the choice among them (:data:`TIE`), and its record
-(:class:`AutoResult`)."""
+(:class:`AutoResult`). The search reads its options through :class:`SearchOptions` (what
+:class:`~statespace.ensemble.auto_method.Auto` holds), so it does not import the method object."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,6 @@ from statespace.ensemble.auto_candidate import Candidate, start_candidate
 from statespace.ensemble.auto_variant import GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
 from statespace.data.games import Games
 from statespace.methods.settings import BoundWarning, TuneResult
-
-if TYPE_CHECKING:
-    from statespace.ensemble.auto import Auto
 
 # public through statespace.auto, whose comments on them are what the API reference shows
 DEFAULT_POWERS = (0.0, 0.5, 1.0)
@@ -50,7 +48,23 @@ class AutoResult(TuneResult):
                 f"{self.objective_name} {self.objective:.5f} on {self.n_games:,} games, {self.seconds:.1f} s)")
 
 
-def first_stage(opts: Auto, games: Games) -> tuple[list[Variant], dict]:
+class SearchOptions(Protocol):
+    """The options the search reads (and ``last``, which it sets): those of
+    :class:`~statespace.ensemble.auto_method.Auto`, checked there."""
+
+    candidates: Sequence[Variant] | None
+    observations: Sequence[str] | str | None
+    powers: Sequence[float] | None
+    drifting_home: bool
+    reversion: bool
+    objective: str | None
+    burn_in: float
+    maxiter: int
+    progress: bool | None
+    last: AutoResult | None
+
+
+def first_stage(opts: SearchOptions, games: Games) -> tuple[list[Variant], dict]:
     """The first stage's variants under the options of ``opts`` (an :class:`Auto`; all of its
     ``candidates=`` when given) and what the games allow."""
     scores = games.has_scores
@@ -85,7 +99,7 @@ def first_stage(opts: Auto, games: Games) -> tuple[list[Variant], dict]:
     return [Variant("outcome", h, r) for h in homes for r in revs], info
 
 
-def later_stages(opts: Auto, best: Variant, info: dict) -> list[tuple[str, Variant]]:
+def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[str, Variant]]:
     """Stages 2 and 3 of the default search under the options of ``opts``, built on the best
     structure."""
     if not info["scores"]:
@@ -102,7 +116,7 @@ def later_stages(opts: Auto, best: Variant, info: dict) -> list[tuple[str, Varia
     return out
 
 
-def choose(opts: Auto, games: Games) -> Candidate:
+def choose(opts: SearchOptions, games: Games) -> Candidate:
     """Tune every candidate on ``games`` under the options of ``opts`` (an :class:`Auto`) and
     return the best, tuned (``tuning``: an :class:`AutoResult`, also kept as ``opts.last``)."""
     t0 = time.perf_counter()
