@@ -198,7 +198,7 @@ def peer_choix(st: Stream, how: str):
 def profile(train, test, model, repeats: int) -> None:
     """Where the fixed-drift fit's time goes."""
     from smoothers import LaplaceSmoother
-    from smoothers._sparse import NewtonSystem
+    from smoothers._newton_system import NewtonSystem
     from smoothers.base import timeline
 
     method = LaplaceSmoother(model)
@@ -254,7 +254,7 @@ def profile(train, test, model, repeats: int) -> None:
 
 # ---------------------------------------------------------------------------- CHOLMOD
 def cholmod(train, model, repeats: int) -> None:
-    """The hand-written sparse factor and selected inverse (``smoothers._sparse``) against
+    """The hand-written sparse factor and selected inverse (``smoothers._sparse_factor``) against
     CHOLMOD (scikit-sparse) on the Hessian at the mode: the benchmark's training part and, with
     ../shared/data, NFL and international football (``LaplaceSmoother()`` defaults,
     ``period_days=1``). CHOLMOD gives the factor and log det H but no selected inverse: its
@@ -264,7 +264,8 @@ def cholmod(train, model, repeats: int) -> None:
 
     import statespace as ss
     from smoothers import LaplaceSmoother
-    from smoothers._sparse import SparsePlan, _selected_inverse
+    from smoothers._sparse import SparsePlan
+    from smoothers._sparse_factor import _selected_inverse
     from smoothers.base import timeline
 
     try:
@@ -280,7 +281,7 @@ def cholmod(train, model, repeats: int) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cases.append((name, ss.Games.from_csv(path, errors="drop"), LaplaceSmoother()))
-    print(f"\nSparse factor and variances: ours (smoothers._sparse) against CHOLMOD (scikit-sparse), best of {repeats}")
+    print(f"\nSparse factor and variances: ours (smoothers._sparse_factor) against CHOLMOD (scikit-sparse), best of {repeats}")
     for label, games, method in cases:
         m = method.model
         tl = timeline(games, method._node_times(games, m))

@@ -4,7 +4,7 @@ The prior links a competitor's consecutive nodes only, so its block of ``H`` (th
 games' curvature on the diagonal and its opponents held fixed) is tridiagonal: ``L D L^T`` by the
 Thomas algorithm, solves, the diagonal of its inverse from forward and backward pivots, the sum of
 its ``log D``. They serve as the preconditioner of Newton's conjugate-gradient steps
-(``smoothers._sparse.NewtonSystem``) and as WHR's approximation of the variances and of
+(``smoothers._newton_system.NewtonSystem``) and as WHR's approximation of the variances and of
 ``log det H`` when the exact sparse factor (``smoothers._sparse``) is over budget (Coulom 2008).
 Small systems are solved directly (:func:`solve`).
 """

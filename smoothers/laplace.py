@@ -27,7 +27,7 @@ between them) plus a 2 x 2 coupling :math:`w_g \kappa_g (e_a - e_b)(e_a - e_b)^\
 :math:`\kappa = -\ell''`. Each Newton step solves one sparse system, with a backtracking line
 search so that the log posterior never decreases: below 500 nodes by SuperLU with a
 minimum-degree ordering; above, by conjugate gradients preconditioned by each competitor's chain
-and deflated by the common level of everyone at each time (``smoothers._sparse.NewtonSystem``:
+and deflated by the common level of everyone at each time (``smoothers._newton_system.NewtonSystem``:
 compiled, no BLAS, the nodes in time order; its cost per Newton step is linear in the games); when
 the fit has a sparse factor of :math:`H` within budget (below) and a CG solve is predicted to cost
 more than that factor, the next steps use the factor (its order and pattern, the "plan", built
@@ -46,7 +46,7 @@ same history keeps that fit's order) and the *selected inverse* (Takahashi, Fox 
 Erisman & Tinney 1975; as in INLA, Rue & Martino 2007) gives the entries of :math:`H^{-1}` on the
 pattern of :math:`L + L^\top`: every marginal variance and every node's covariance with its chain
 neighbours, exactly, for about the cost of the factorisation; other covariances (forecasts) come
-from sparse solves with the same factor, on demand (``smoothers._sparse``). ``variances="auto"``
+from sparse solves with the same factor, on demand (``smoothers._sparse_factor``). ``variances="auto"``
 does so while the factor stays within a budget (:math:`\sum_j c_j^2 \le 10^9` for the column
 counts :math:`c_j` of :math:`L`, and :math:`\operatorname{nnz}(L) \le 2 \cdot 10^7`); beyond it, and
 with ``variances="blocks"``, each competitor's variance is taken from its own block of :math:`H`
@@ -76,15 +76,12 @@ maximum-likelihood) static Bradley-Terry fit: :class:`smoothers.bradley_terry.Br
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-import sys
 import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 from statespace.data.games import Games
@@ -92,83 +89,18 @@ from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges
 
-from . import _chains
-from ._sparse import (CG_FLOPS_PER_ITEM, CG_RTOL, DenseFactor, NewtonSystem, SparseCovariance, SparseFactor, SparsePlan,
-                      _structure)
 from ._laplace_checks import check_weights, drift_bounds as drift_bounds_of, singular
+from ._laplace_factor import FactorAtMode, earlier_nodes
+from ._laplace_newton import NewtonMode
+from ._laplace_run import Progress, blas_limits
+from ._newton_system import NewtonSystem
+from ._sparse_factor import SparseCovariance
 from .base import Smoother, SmootherFit, Timeline, timeline
 
-__all__ = ["LaplaceSmoother", "SparseCovariance", "BradleyTerry", "ford_groups"]
-
-# The budget of variances="auto" for the sparse L D L^T factor and its selected inverse, in the column counts c_j
-# of L (strictly below the diagonal): both passes cost about sum_j c_j^2 multiply-adds and hold nnz(L) entries
-# (L, the selected inverse and their row indices: 24 bytes each). docs/smoothers.md has what they cost on real data.
-_FACTOR_FLOPS = 1e9
-_FACTOR_NNZ = 2e7
+__all__ = ["LaplaceSmoother", "SparseCovariance"]
 
 
-def blas_limits(threads: int | None):
-    """A context in which BLAS (OpenBLAS, MKL, BLIS: every one loaded) runs on at most ``threads``
-    threads (threadpoolctl); ``None``: BLAS is left as it is. The fits call BLAS on long vectors
-    and small dense blocks, where a second thread only spins: on a quiet machine it doubled the
-    CPU time, on a busy one it made fits 3-10 times slower."""
-    if threads is None:
-        return contextlib.nullcontext()
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=int(threads), user_api="blas")
-
-
-_CONTROLLER = None
-
-
-class _Progress:
-    """Progress lines on stderr for a long fit: with ``progress=None``, when stderr is a terminal
-    and once the fit has run for ``_PROGRESS_AFTER`` seconds; always with ``True``; never with
-    ``False``."""
-
-    def __init__(self, setting: bool | None, t0: float, name: str):
-        if setting is None:
-            stream = sys.stderr
-            setting = None if (stream is not None and hasattr(stream, "isatty") and stream.isatty()) else False
-        self.setting, self.t0, self.name = setting, t0, name
-
-    def __call__(self, message: str) -> None:
-        if self.setting is False:
-            return
-        elapsed = time.perf_counter() - self.t0
-        if self.setting is None and elapsed < _PROGRESS_AFTER:
-            return
-        print(f"{self.name}: {message} [{elapsed:.1f} s]", file=sys.stderr, flush=True)
-
-
-#: With ``progress=None`` a fit reports its steps on a terminal once it has run this long (seconds).
-_PROGRESS_AFTER = 2.0
-
-
-def _earlier_nodes(fit: SmootherFit, tl: Timeline):
-    """For each node of ``tl``, the node of ``fit`` of the same competitor at or before its time
-    (-1: none; a static fit's only node at any time: :meth:`SmootherFit._node_at`), and whether
-    that node is at the same time (the same node; never in a static fit)."""
-    node = fit._node_at(fit._ids(tl.players)[tl.node_player], tl.node_time)
-    exact = node >= 0
-    if fit.static:
-        exact[:] = False
-    else:
-        exact[exact] = fit.timeline.node_time[node[exact]] == tl.node_time[exact]
-    return node, exact
-
-
-def _loglik(model: SkillModel, games: Games, diff: np.ndarray) -> float:
-    """``sum_g w_g l(y_g | d_g)``: each game's record (``score``, and ``score_a``, ``score_b`` for
-    the observations that read them) scored by the model's observation at ``diff``."""
-    return float(np.sum(games.weight * model.loglik(games.score, diff, 0.0, games.score_a, games.score_b)))
-
-
-class LaplaceSmoother(Smoother):
+class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
     r"""Whole-history posterior mode of the random-walk model, with marginal variances.
 
     Parameters
@@ -198,8 +130,8 @@ class LaplaceSmoother(Smoother):
     variances:
         ``"auto"`` (default): exact marginal variances -- up to ``dense_cov_limit`` nodes from
         the dense inverse, above from the selected inverse of a sparse :math:`L D L^\top` factor of the
-        Hessian whenever that factor fits the budget (module constants ``_FACTOR_FLOPS``,
-        ``_FACTOR_NNZ``), else the per-competitor blocks; ``"exact"``: the selected inverse
+        Hessian whenever that factor fits the budget (``_FACTOR_FLOPS``, ``_FACTOR_NNZ`` of
+        ``smoothers._laplace_factor``), else the per-competitor blocks; ``"exact"``: the selected inverse
         whatever it costs; ``"blocks"``: the per-competitor chains at every size (cheap,
         understated). The log-determinant in the evidence (``drift="auto"``) comes from the same
         choice: exact with a factor, the blocks' without.
@@ -214,9 +146,8 @@ class LaplaceSmoother(Smoother):
         blocks).
     blas_threads:
         BLAS threads during a fit (``None`` or a whole number >= 1; default 1, through threadpoolctl; restored afterwards): the
-        fit's BLAS calls are small, and a second OpenBLAS thread only spins (it doubled the CPU
-        time on a quiet machine and made fits 3-10 times slower on a busy one). ``None`` leaves
-        BLAS's own setting (e.g. ``OPENBLAS_NUM_THREADS``) alone.
+        fit's BLAS calls are small, and a second OpenBLAS thread only spins (what it cost is in
+        docs/smoothers.md). ``None`` leaves BLAS's own setting (e.g. ``OPENBLAS_NUM_THREADS``) alone.
     progress:
         Progress lines on stderr (each Newton step, each drift tried, the variances): ``None``
         (default) on a terminal once the fit has run for 2 s, ``True`` always, ``False`` never.
@@ -356,7 +287,7 @@ class LaplaceSmoother(Smoother):
         if warm_start is not None:
             warm_start._check_time_base(games)
         t0 = time.perf_counter()
-        self._progress = _Progress(self.progress, t0, type(self).__name__)
+        self._progress = Progress(self.progress, t0, type(self).__name__)
         try:
             with blas_limits(self.blas_threads):
                 return self._fit(games, warm_start, t0)
@@ -412,84 +343,6 @@ class LaplaceSmoother(Smoother):
         """Whether the fit has no dynamics (drift 0, not searched): one node per competitor."""
         return model.drift == 0 and not self.auto_drift
 
-    def _dense(self, tl: Timeline) -> bool:
-        """Whether the final fit's covariance is formed densely (small fits)."""
-        return self.variances != "blocks" and tl.n_nodes <= self.dense_cov_limit
-
-    def _plan(self, tl: Timeline, warm: SmootherFit | None = None) -> "SparsePlan | None":
-        """The sparse factorisation's order and symbolic pattern, if it is to be used: ``None``
-        for the per-competitor blocks, or when the factor is over the budget (``"auto"``; and
-        always for small fits, which have the dense factor to fall back on). A refit warm-started
-        from a fit on part of the same history keeps that fit's order (:meth:`_kept_plan`)."""
-        if self.variances == "blocks":
-            return None
-        budget = self._budget(tl)
-        kept = self._kept_plan(tl, warm, budget)
-        if kept is not False:
-            return kept
-        return SparsePlan.build(tl, *budget)
-
-    def _budget(self, tl: Timeline) -> tuple[float, float]:
-        """The sparse factor's budget (``sum c_j^2``, entries): none with ``variances="exact"``."""
-        if self.variances == "exact" and not self._dense(tl):
-            return math.inf, math.inf
-        return _FACTOR_FLOPS, _FACTOR_NNZ
-
-    def _kept_plan(self, tl: Timeline, warm: SmootherFit | None, budget: tuple[float, float]):
-        """The plan of a refit on a grown history (walk-forward: ``fit(more_games, warm_start=
-        fit)``), from the warm start's: its order, with the new nodes after the old ones in time
-        order, kept while its factor stays within the budget and within twice the old one's
-        cost per node (else ``False``: order afresh). If the warm start's factor was over the
-        budget and its graph (nodes, links, games' pairs of nodes) is part of this one, this one
-        is over it too (``None``) without ordering again. ``False`` when there is nothing to
-        keep."""
-        kept = getattr(warm, "_laplace_plan", None)
-        if kept is None or kept[1] != budget:
-            return False
-        old_plan, old = kept[0], warm.timeline
-        old_node, exact = _earlier_nodes(warm, tl)
-        new_of_old = np.full(old.n_nodes, -1, np.int64)
-        new_of_old[old_node[exact]] = np.flatnonzero(exact)
-        if old.n_nodes == 0 or np.any(new_of_old < 0):
-            return False  # not a grown history: some old node is gone
-        if old_plan is None:
-            linked = np.flatnonzero(old.prev >= 0)
-            if np.any(tl.prev[new_of_old[linked]] != new_of_old[old.prev[linked]]):
-                return False  # a new node between two old ones: not the old graph plus more
-            n = tl.n_nodes
-            a, b = new_of_old[old.game_a], new_of_old[old.game_b]
-            pairs = np.minimum(tl.game_a, tl.game_b) * n + np.maximum(tl.game_a, tl.game_b)
-            if not np.all(np.isin(np.minimum(a, b) * n + np.maximum(a, b), pairs)):
-                return False
-            return None
-        # the new nodes (the latest times, mostly) go after the old ones, or before them (in
-        # reverse time order) where the old order has the latest times first, as reverse
-        # Cuthill-McKee may: whichever fills less
-        fresh = np.flatnonzero(~exact)
-        fresh = fresh[np.lexsort((tl.node_player[fresh], tl.node_time[fresh]))]
-        kept_order = new_of_old[old_plan.order]
-        name = old_plan.ordering if old_plan.ordering.endswith("kept") else f"{old_plan.ordering}, kept"
-        structure = _structure(tl)
-        best = None
-        for order in (np.concatenate([kept_order, fresh]), np.concatenate([fresh[::-1], kept_order])):
-            plan = SparsePlan.from_order(tl, order, name, *budget, structure=structure)
-            if plan is not None and (best is None or plan.flops < best.flops):
-                best = plan
-        if best is None or best.flops > max(2.0 * old_plan.flops * tl.n_nodes / old.n_nodes, 1e6):
-            return False
-        return best
-
-    def _factor(self, tl: Timeline, H, plan: "SparsePlan | None"):
-        """The factor of H that the variances and log det H come from: the sparse one if planned,
-        else the dense Cholesky factor for a small fit, else ``None`` (the blocks)."""
-        if plan is not None:
-            factor = plan.factor(H)
-            if factor is not None:
-                return factor
-        if self._dense(tl):
-            return DenseFactor(H)
-        return None
-
     def _node_times(self, games: Games, model: SkillModel) -> np.ndarray:
         times = self.times(games)
         if self._static(model):
@@ -502,161 +355,10 @@ class LaplaceSmoother(Smoother):
     def _start(self, tl: Timeline, warm: SmootherFit | None) -> np.ndarray:
         x = np.full(tl.n_nodes, self.skill_model.prior_mean)
         if warm is not None:
-            node, _ = _earlier_nodes(warm, tl)
+            node, _ = earlier_nodes(warm, tl)
             have = node >= 0
             x[have] = warm.mean[node[have]]
         return x
-
-    def _prior(self, tl: Timeline, model: SkillModel):
-        """The prior's energy ``1/2 x^T Q x - lin^T x + const`` (minus its log density, without
-        the normalising terms): Q (sparse), lin, const, and log det Q."""
-        diag, off, lin, const, logdet = self._prior_chains(tl, model)
-        n = tl.n_nodes
-        links = np.flatnonzero(tl.prev >= 0)
-        prev = tl.prev[links]
-        rows = np.concatenate([np.arange(n), links, prev])
-        cols = np.concatenate([np.arange(n), prev, links])
-        vals = np.concatenate([diag, off[links], off[links]])
-        Q = sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
-        return Q, lin, const, logdet
-
-    def _prior_chains(self, tl: Timeline, model: SkillModel):
-        """The prior as chains: Q's diagonal, ``off[k] = Q[k, prev[k]]`` (0 at first nodes), and
-        lin, const, log det Q of :meth:`_prior`."""
-        first = tl.prev < 0
-        n = tl.n_nodes
-        prec0 = 1.0 / model.prior_var if model.prior_var > 0 else 1e-12
-        diag = np.where(first, prec0, 0.0)
-        links = np.flatnonzero(~first)
-        prev = tl.prev[links]
-        phi, q = model.transition(tl.dt[links])
-        w = 1.0 / q
-        diag[links] += w  # each node has at most one link to its previous node and one from its next
-        diag[prev] += phi * phi * w
-        off = np.zeros(n)
-        off[links] = -phi * w
-        lin = np.where(first, prec0 * model.prior_mean, 0.0)
-        # the transition's mean, mu + phi (x_prev - mu) = phi x_prev + shift, is affine in the
-        # nodes: the shift (0 for the random walk) enters the linear and constant terms
-        shift = model.prior_mean * (1.0 - phi)
-        lin[links] += w * shift
-        lin[prev] += -phi * w * shift
-        const = (0.5 * model.prior_mean**2 * float(first.sum()) / max(model.prior_var, 1e-300)
-                 + 0.5 * float(np.sum(w * shift * shift)))
-        logdet = float(first.sum() * math.log(prec0) + np.sum(np.log(w)))
-        return diag, off, lin, const, logdet
-
-    def _objective(self, games, tl, model, Q, lin, x) -> float:
-        """Negative log posterior (up to a constant), each game's log-likelihood weighted."""
-        d = x[tl.game_a] - x[tl.game_b] + model.home * (~games.neutral)
-        return -_loglik(model, games, d) + 0.5 * x @ (Q @ x) - lin @ x
-
-    def _mode(self, games, tl, model, x, system: "NewtonSystem | None" = None, plan: "SparsePlan | None" = None):
-        """Newton's method to the posterior mode from ``x``: the mode, the Hessian there and the
-        number of steps (``system``, the timeline's :class:`NewtonSystem`, and ``plan``, the
-        sparse factor's, are built once per fit and shared by every drift of a type-II search)."""
-        if system is None:
-            system = NewtonSystem(tl)
-        diag_q, off_q, lin, _, _ = self._prior_chains(tl, model)
-        system.set_prior(diag_q, off_q)
-        Q = system.prior_matrix()
-        n = tl.n_nodes
-        ga, gb = tl.game_a, tl.game_b
-        home = model.home * (~games.neutral)
-        score = games.score.astype(float)
-        score_a, score_b = games.score_a, games.score_b
-        weight = games.weight
-        E = self._objective(games, tl, model, Q, lin, x)
-        it = 0
-        system.steps = []
-        for it in range(1, self.max_iter + 1):
-            d = x[ga] - x[gb] + home
-            g, h = model.loglik_derivs(score, d, score_a, score_b)
-            g = weight * g
-            kappa = weight * np.maximum(-h, 0.0)
-            grad = Q @ x - lin - np.bincount(ga, g, n) + np.bincount(gb, g, n)
-            step = -self._newton_step(system, plan, kappa, grad)
-            # backtracking: accept the largest of 1, 1/2, ... that lowers the objective
-            a = 1.0
-            for _ in range(30):
-                x_new = x + a * step
-                E_new = self._objective(games, tl, model, Q, lin, x_new)
-                if E_new <= E + 1e-12 * abs(E):
-                    break
-                a *= 0.5
-            x, E = x_new, E_new
-            moved = float(np.max(np.abs(a * step))) if n else 0.0
-            self._report(f"Newton step {it}: largest move {moved:.3g} (stops below {self.tol * model.scale:.3g}), "
-                         f"{system.steps[-1][0]}" + (f", {system.steps[-1][1]} CG iterations"
-                                                     if system.steps[-1][0] == "cg" else ""))
-            if moved <= self.tol * model.scale:
-                break
-        else:
-            warnings.warn(f"LaplaceSmoother: Newton did not converge in {self.max_iter} iterations", RuntimeWarning,
-                          stacklevel=3)
-        # Hessian at the final mode
-        d = x[ga] - x[gb] + home
-        _, h = model.loglik_derivs(score, d, score_a, score_b)
-        H = system.hessian(weight * np.maximum(-h, 0.0))
-        return x, H, it
-
-    def _newton_step(self, system: NewtonSystem, plan: "SparsePlan | None", kappa, grad) -> np.ndarray:
-        """``H^-1 grad``: a sparse LU below ``smoothers._chains.CG_FROM`` nodes; else deflated,
-        chain-preconditioned conjugate gradients (:class:`NewtonSystem`), or the fit's sparse
-        factor (numeric pass only: the plan's order and pattern serve every step) once CG is
-        predicted to cost more than it, or should CG stall."""
-        n = system.n
-        if n < _chains.CG_FROM:
-            system.steps.append(("lu", 0))
-            return _chains.solve(system.hessian(kappa), grad)
-        if plan is not None and system.use_factor:
-            factor = plan.factor(system.hessian(kappa))
-            if factor is not None:
-                system.steps.append(("factor", 0))
-                return factor.solve(grad)
-        dx, iters, ok = system.solve_cg(kappa, grad)
-        system.steps.append(("cg", iters))
-        if plan is not None and iters * (n + system.ga.size) * CG_FLOPS_PER_ITEM > plan.flops:
-            system.use_factor = True  # cheaper from the next step on (and for the other drifts)
-        if ok:
-            return dx
-        if plan is not None:
-            factor = plan.factor(system.hessian(kappa))
-            if factor is not None:
-                system.use_factor = True
-                return factor.solve(grad)
-        if n <= _chains.DIRECT_LIMIT:
-            return _chains.solve(system.hessian(kappa), grad)
-        warnings.warn(f"LaplaceSmoother: conjugate gradients stopped before {CG_RTOL:g} after {iters} iterations",
-                      RuntimeWarning, stacklevel=4)
-        return dx
-
-    def _variances(self, tl: Timeline, H, factor: "DenseFactor | SparseFactor | None"):
-        """Marginal variances, the covariance (an array, a :class:`SparseCovariance` or ``None``),
-        each node's covariance with its previous node (NaN for first nodes) and which method."""
-        n = tl.n_nodes
-        linked = np.flatnonzero(tl.prev >= 0)
-        prev_cov = np.full(n, np.nan)
-        if isinstance(factor, DenseFactor):
-            cov = factor.inverse()
-            prev_cov[linked] = cov[linked, tl.prev[linked]]
-            return np.diag(cov).copy(), cov, prev_cov, "dense"
-        if factor is not None:
-            var, prev_cov[linked] = factor.selected_inverse(linked, tl.prev[linked])
-            return var, SparseCovariance(factor, var), prev_cov, "selected inverse"
-        # per-competitor blocks: tridiagonal (the chain plus the games' curvature on the diagonal)
-        diag, off, link = _chains.chains(H, tl.prev)
-        var = _chains.tridiagonal_inverse_diag(diag, off, link)
-        d, l = _chains.chain_factor(diag, off, link)
-        # in a chain's L D L^T the previous node's column holds only l_k: Z[k, k-1] = -l_k Z[k, k]
-        prev_cov[linked] = -l[linked] * var[linked]
-        return var, None, prev_cov, "blocks"
-
-    def _log_evidence(self, games, tl, model, x, H, factor: "DenseFactor | SparseFactor | None") -> float:
-        Q, lin, prior_const, logdet_q = self._prior(tl, model)
-        E = self._objective(games, tl, model, Q, lin, x)
-        logdet_h = _chains.logdet(H, tl.prev, factor)  # exact, or the per-competitor blocks' as the variances
-        return -E - prior_const + 0.5 * logdet_q - 0.5 * logdet_h
 
     def _type2(self, games, tl, model, x0, plan, system=None):
         lo, hi = self.drift_bounds
@@ -677,12 +379,3 @@ class LaplaceSmoother(Smoother):
                               options={"xatol": 1e-3})
         best = dataclasses.replace(model, drift=float(math.exp(res.x)))
         return best, cache["x"], {"drift_trace": trace}
-
-
-def __getattr__(name):
-    # BradleyTerry and ford_groups live in smoothers.bradley_terry (which imports this module)
-    if name in ("BradleyTerry", "ford_groups"):
-        from . import bradley_terry
-
-        return getattr(bradley_terry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,9 +44,10 @@ from statespace import ELO_SCALE, Games, SkillModel
 from statespace.model import metrics
 from smoothers import BradleyTerry, LaplaceSmoother, SmootherFit
 from smoothers.base import Timeline
-from smoothers._sparse import SparseCovariance, SparsePlan
+from smoothers._sparse import SparsePlan
+from smoothers._sparse_factor import SparseCovariance
 import smoothers._chains as chains_module
-import smoothers.laplace as laplace_module
+import smoothers._laplace_factor as factor_module
 
 
 # ---------------------------------------------------------------- independent references
@@ -520,7 +521,7 @@ def test_variances_option_budget_and_sparse_covariance(small_dynamic, monkeypatc
     # type II: the evidence at each drift from the sparse factor, or (over the budget, a small fit)
     # from the dense Cholesky factor: the same drift
     auto_sparse = LaplaceSmoother(model, drift="auto").fit(train)
-    monkeypatch.setattr(laplace_module, "_FACTOR_FLOPS", 1.0)
+    monkeypatch.setattr(factor_module, "_FACTOR_FLOPS", 1.0)
     auto_dense = LaplaceSmoother(model, drift="auto").fit(train)
     trace_sparse, trace_dense = np.array(auto_sparse.info["drift_trace"]), np.array(auto_dense.info["drift_trace"])
     np.testing.assert_allclose(trace_dense, trace_sparse, rtol=1e-10)

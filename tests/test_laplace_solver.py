@@ -25,9 +25,11 @@ import statespace as ss
 from statespace import SkillModel
 from smoothers import BradleyTerry, LaplaceSmoother
 from smoothers.base import timeline
+import smoothers._laplace_factor as factor_module
+import smoothers._laplace_newton as newton_module
 import smoothers._sparse as sparse_module
-import smoothers.laplace as laplace_module
-from smoothers._sparse import NewtonSystem, SparsePlan
+from smoothers._newton_system import NewtonSystem
+from smoothers._sparse import SparsePlan
 
 
 # ---------------------------------------------------------------- independent references
@@ -171,8 +173,7 @@ def test_factor_steps_give_the_cg_mode(monkeypatch):
     games, model = league(1500)
     cg = LaplaceSmoother(model, dense_cov_limit=0).fit(games)
     assert set(cg.info["newton_solves"]) == {"cg"}
-    monkeypatch.setattr(sparse_module, "CG_FLOPS_PER_ITEM", 1e12)
-    monkeypatch.setattr(laplace_module, "CG_FLOPS_PER_ITEM", 1e12)
+    monkeypatch.setattr(newton_module, "CG_FLOPS_PER_ITEM", 1e12)
     direct = LaplaceSmoother(model, dense_cov_limit=0).fit(games)
     assert direct.info["newton_solves"][0] == "cg" and set(direct.info["newton_solves"][1:]) == {"factor"}
     np.testing.assert_allclose(direct.mean, cg.mean, rtol=0, atol=1e-9 * model.scale)
@@ -216,7 +217,7 @@ def test_a_refit_on_a_grown_history_keeps_the_plan():
 
 def test_a_refit_remembers_that_the_factor_was_over_budget(monkeypatch):
     games, model = league(3000)
-    monkeypatch.setattr(laplace_module, "_FACTOR_FLOPS", 1.0)  # every factor over budget
+    monkeypatch.setattr(factor_module, "_FACTOR_FLOPS", 1.0)  # every factor over budget
     method = LaplaceSmoother(model, dense_cov_limit=0)
     first = method.fit(games.take(np.arange(2500)))
     assert first.info["variances"] == "blocks"
@@ -235,7 +236,7 @@ def test_warm_start_nodes_are_the_fits_node_at():
     games, model = league(2000)
     fit = LaplaceSmoother(model).fit(games.take(np.arange(1200)))
     tl = timeline(games, LaplaceSmoother(model)._node_times(games, model))
-    node, exact = laplace_module._earlier_nodes(fit, tl)
+    node, exact = factor_module.earlier_nodes(fit, tl)
     old = fit.timeline
     expected = np.full(tl.n_nodes, -1)
     for k in range(tl.n_nodes):
