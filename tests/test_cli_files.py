@@ -223,7 +223,7 @@ def test_plot_is_written_to_exactly_the_name_given(tmp_path, capsys, tiny_figure
 
 @pytest.mark.parametrize("name, fragment", [(".", "is a folder"), ("figure.nosuch", "no figure format .nosuch")])
 def test_plot_to_a_folder_or_unknown_format_fails_before_the_work(tmp_path, capsys, monkeypatch, name, fragment):
-    compare_module = sys.modules["statespace.compare"]
+    compare_module = sys.modules["statespace.evaluation.compare"]
     monkeypatch.setattr(compare_module, "compare", lambda *a, **k: pytest.fail("compared before the check"))
     target = tmp_path if name == "." else tmp_path / name
     code, out, err = run(capsys, "compare", "--scenario", "balanced", "--methods", "elo", "--plot", target)

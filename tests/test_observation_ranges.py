@@ -110,7 +110,7 @@ def test_a_margin_beyond_its_range_is_refused_naming_row_and_column():
 
 def test_errors_drop_drops_the_rows_and_counts_them_in_the_warning():
     games = table([1, 2, 1.5, 3, 1e6], [0, 1, 2, 1, 0])
-    with pytest.warns(ss.games.DroppedRowsWarning, match=r"dropped 2 rows of 5.*row 2.*row 4"):
+    with pytest.warns(ss.DroppedRowsWarning, match=r"dropped 2 rows of 5.*row 2.*row 4"):
         kept = Goals(0.3).check_games(games, scale=1.0, errors="drop")
     assert kept.row.tolist() == [0, 1, 3]
     assert sorted(kept.dropped["row"].tolist()) == [2, 4]

@@ -1,10 +1,15 @@
 """Data: the game table and where games come from.
 
 - :mod:`~statespace.data.games`: :class:`Games`, the one table every method reads (who played whom,
-  when, the result, optional scores, home flags, weights and rating periods), its readers and
-  checks (:class:`GamesError` names the rows and the column).
-- :mod:`~statespace.data.columns`, :mod:`~statespace.data.csvfile`, :mod:`~statespace.data.ids`:
-  column names, CSV reading and the competitor ids behind the table.
+  when, the result, optional scores, home flags, weights and rating periods), and its readers.
+- :mod:`~statespace.data.row_errors`: the checks behind the readers (:class:`GamesError` names the
+  rows and the column; :class:`DroppedRowsWarning` when bad rows are dropped on request);
+  :mod:`~statespace.data.clean_columns`: the fast path of a table with no bad row.
+- :mod:`~statespace.data.columns`, :mod:`~statespace.data.csvfile`,
+  :mod:`~statespace.data.csv_arrow`, :mod:`~statespace.data.ids`: column names, CSV reading (with
+  pyarrow when installed) and the competitor ids behind the table;
+  :mod:`~statespace.data.periods` and :mod:`~statespace.data.weights`: rating periods and game
+  weights.
 - :mod:`~statespace.data.datasets`: the real data sets (two shipped in this folder, two fetched
   with a checksum), with :mod:`~statespace.data.fetch` and :mod:`~statespace.data.integrity`.
 - :mod:`~statespace.data.fixed`: published forecasts (FiveThirtyEight's) scored like a method.
