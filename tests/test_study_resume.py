@@ -140,7 +140,7 @@ def test_a_real_pool_whose_worker_dies(tmp_path):
 
 
 def test_cli_broken_pool_is_one_line(tmp_path, monkeypatch):
-    study_module = sys.modules["statespace.study"]
+    study_module = sys.modules["statespace.evaluation.study"]
 
     def broken(*args, **kwargs):
         raise BrokenProcessPool("the process pool broke: a worker process ended abruptly")
