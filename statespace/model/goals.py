@@ -202,7 +202,8 @@ def goals_forecast(params, d, var):
 
 
 @dataclass(frozen=True)
-class Goals(Observation):
+class Goals(Observation, name="goals", needs_scores=True,
+            loglik=goals_loglik, derivs=goals_derivs, forecast=goals_forecast):
     r"""Each side's count, Poisson, with rates set by the skill difference :math:`d`, the scale
     :math:`\alpha` and the log-rate :math:`\eta_0` (``base``) of level sides:
 
@@ -246,12 +247,6 @@ class Goals(Observation):
 
     base: float
     dispersion: float = 0.0
-
-    name = "goals"
-    needs_scores = True
-    lik_kernel = staticmethod(goals_loglik)
-    derivs_kernel = staticmethod(goals_derivs)
-    forecast_kernel = staticmethod(goals_forecast)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", R.number("Goals", "base", self.base, BASE_MIN, BASE_MAX,

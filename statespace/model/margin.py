@@ -90,7 +90,8 @@ def _spread(values: np.ndarray, where: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Margin(Observation):
+class Margin(Observation, name="margin", needs_scores=True,
+             loglik=margin_loglik, derivs=margin_derivs, forecast=margin_forecast, moments=margin_moments):
     r"""The score difference :math:`y` = ``score_a - score_b``, Gaussian around the skill
     difference :math:`d`, with the standard deviation :math:`\sigma` (``sd``):
 
@@ -122,13 +123,6 @@ class Margin(Observation):
 
     sd: float
     draw_width: float = 0.5
-
-    name = "margin"
-    needs_scores = True
-    lik_kernel = staticmethod(margin_loglik)
-    derivs_kernel = staticmethod(margin_derivs)
-    forecast_kernel = staticmethod(margin_forecast)
-    moments_kernel = staticmethod(margin_moments)
 
     def __post_init__(self) -> None:
         # in points: their range in units of the model's scale is checked where the scale is known

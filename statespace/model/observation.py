@@ -112,11 +112,12 @@ class Observation:
     """Base of the observation models (:class:`statespace.Outcome`, :class:`statespace.Margin`,
     :class:`statespace.Goals`).
 
-    A subclass sets ``name``, ``needs_scores`` (whether it reads ``score_a`` and ``score_b``),
+    A subclass has a ``name``, ``needs_scores`` (whether it reads ``score_a`` and ``score_b``),
     the compiled ``lik_kernel``, ``derivs_kernel`` and ``forecast_kernel`` (numba functions with
     :data:`LIK_SIG`, :data:`DERIVS_SIG` and :data:`FORECAST_SIG`, stored as ``staticmethod`` so that instance access returns the
     compiled function itself), optionally ``moments_kernel`` (:data:`MOMENTS_SIG`, where the
-    tilted moments are exact) and :meth:`vector` (its numbers, in the model's skill units).
+    tilted moments are exact), all named in its class statement (:meth:`__init_subclass__`) or
+    set in its body, and :meth:`vector` (its numbers, in the model's skill units).
     Subclasses are frozen dataclasses: immutable, compared and hashed by their parameters.
 
     The NumPy methods below take arrays that broadcast against each other and ``scale``, the
@@ -129,6 +130,27 @@ class Observation:
     derivs_kernel: ClassVar[object]
     forecast_kernel: ClassVar[object]
     moments_kernel: ClassVar[object] = None
+
+    def __init_subclass__(cls, *, name: str | None = None, needs_scores: bool | None = None, loglik=None,
+                          derivs=None, forecast=None, moments=None, **kwargs) -> None:
+        """What a subclass is, said once in its class statement::
+
+            @dataclass(frozen=True)
+            class Goals(Observation, name="goals", needs_scores=True,
+                        loglik=goals_loglik, derivs=goals_derivs, forecast=goals_forecast):
+
+        sets ``name``, ``needs_scores``, ``lik_kernel``, ``derivs_kernel``, ``forecast_kernel`` and
+        ``moments_kernel`` (a kernel as a ``staticmethod``); what is not given is inherited, or set
+        in the class body."""
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.name = name
+        if needs_scores is not None:
+            cls.needs_scores = needs_scores
+        for attr, fn in (("lik_kernel", loglik), ("derivs_kernel", derivs), ("forecast_kernel", forecast),
+                         ("moments_kernel", moments)):
+            if fn is not None:
+                setattr(cls, attr, staticmethod(fn))
 
     def vector(self, scale: float) -> np.ndarray:  # pragma: no cover - abstract
         """Parameter vector of the compiled kernels for a model of skill ``scale``."""

@@ -183,7 +183,8 @@ def outcome_moments(params, score, score_a, score_b, mean, var):
 
 # ---------------------------------------------------------------- the observation
 @dataclass(frozen=True)
-class Outcome(Observation):
+class Outcome(Observation, name="outcome", needs_scores=False,
+              loglik=outcome_loglik, derivs=outcome_derivs, forecast=outcome_forecast, moments=outcome_moments):
     r"""Win/draw/loss of ``a`` through a link and a draw model.
 
     :math:`P(a \text{ wins} \mid d) = F(d / \alpha)` with :math:`\alpha` the scale and :math:`F`
@@ -210,13 +211,6 @@ class Outcome(Observation):
 
     link: str = "logistic"
     draw: Union[DrawModel, str, tuple] = "none"
-
-    name = "outcome"
-    needs_scores = False
-    lik_kernel = staticmethod(outcome_loglik)
-    derivs_kernel = staticmethod(outcome_derivs)
-    forecast_kernel = staticmethod(outcome_forecast)
-    moments_kernel = staticmethod(outcome_moments)
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
