@@ -191,6 +191,12 @@ Split = Annotated[float, BeforeValidator(_split),
                   WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1})]
 
 
+def _two_competitors(a: str, b: str) -> None:
+    """The error ``self_play`` when ``a`` and ``b`` name one competitor (a game, or odds, against itself)."""
+    if a == b:
+        raise PydanticCustomError("self_play", 'player "{name}" against itself', {"name": a})
+
+
 class _Strict(BaseModel):
     """Unknown fields are errors (a misspelt setting must not pass unnoticed)."""
 
@@ -221,8 +227,7 @@ class Game(_Strict):
 
     @model_validator(mode="after")
     def _not_self(self) -> "Game":
-        if self.player == self.opponent:
-            raise PydanticCustomError("self_play", 'player "{name}" against itself', {"name": self.player})
+        _two_competitors(self.player, self.opponent)
         return self
 
 
@@ -255,8 +260,7 @@ class Pair(_Strict):
 
     @model_validator(mode="after")
     def _two(self) -> "Pair":
-        if self.a == self.b:
-            raise PydanticCustomError("self_play", 'player "{name}" against itself', {"name": self.a})
+        _two_competitors(self.a, self.b)
         return self
 
 

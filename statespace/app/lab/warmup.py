@@ -1,13 +1,13 @@
 """Loading the lab's compiled kernels before it says it is ready.
 
-The package compiles its kernels when first used, not at import (``statespace._runtime.jit``), and keeps
-them in numba's disk cache; in a fresh install, or after the package's sources change, the
-first run of each method compiles (a minute or more on a busy machine), later processes only
-load them (seconds). :func:`warm_up` runs one tiny request through every method and every path
-the API takes (a run from starting values with draws over two periods, the odds, the history,
-``statespace.compare`` in each mode), so that cost is paid while ``statespace lab`` starts
-and the first request answers in seconds. :func:`statespace.app.lab.serve` calls it before printing
-the lab's address; nothing calls it at import.
+The package compiles its kernels when first used, not at import (``statespace._runtime.jit``),
+and keeps them in numba's disk cache; in a fresh install, or after the package's sources change,
+the first run of each method compiles them, and later processes only load them, which is much
+faster (docs/lab.md says how long each takes). :func:`warm_up` runs one tiny request through
+every method and every path the API takes (a run from starting values with draws over two
+periods, the odds, the history, ``statespace.compare`` in each mode), so that cost is paid while
+``statespace lab`` starts and not by the first request. :func:`statespace.app.lab.serve` calls
+it before printing the lab's address; nothing calls it at import.
 """
 
 from __future__ import annotations
