@@ -66,7 +66,10 @@ own.
 
 Like :mod:`statespace.auto`, this module sits on top of everything: it imports ``filters`` only
 when a member is given by name (through :mod:`statespace.methods.registry`), and nothing below it in
-``statespace`` imports it (``statespace.Blend`` loads it on first use).
+``statespace`` imports it (``statespace.Blend`` loads it on first use). The pooling rules and the
+fit of the weights are in :mod:`~statespace.ensemble.blend_pool`, the fitted result
+:class:`BlendFit` in :mod:`~statespace.ensemble.blend_fit`; this module holds the method object
+:class:`Blend` and its members.
 """
 
 from __future__ import annotations
@@ -79,150 +82,29 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from statespace.model import metrics
-from statespace.methods.display import FittedDisplay
 from statespace.data.games import Games
-from statespace.model.skillmodel import SkillModel
-from statespace.model.outcome import Davidson, Threshold
+from statespace.ensemble import blend_pool as _pool
+from statespace.ensemble.blend_fit import BlendFit
+from statespace.ensemble.blend_pool import fit_weights, forecasts_draws, pool_forecasts
 from statespace.methods.protocols import is_online
 from statespace.methods.settings import Settings, TuneResult
+from statespace.model import metrics
+from statespace.model.outcome import Davidson, Threshold
+from statespace.model.skillmodel import SkillModel
 
 __all__ = ["Blend", "BlendFit", "pool_forecasts", "POOLS", "DEFAULT_MEMBERS", "BURN_IN", "W_MAX"]
 
+# the pooling's constants live with its code (statespace.ensemble.blend_pool); their comments here
+# are what the API reference shows
 #: the pooling rules: logarithmic (the default) and linear
-POOLS = ("loglinear", "linear")
+POOLS = _pool.POOLS
 #: registry names of the members of ``Blend()`` (and of ``statespace compare --methods blend``)
 DEFAULT_MEMBERS = ("elo", "glicko2", "trueskill", "ekf")
 #: share of the earliest fitting games run through but left out of the weights' objective
 BURN_IN = 0.3
 #: upper bound of a log-linear weight: a member's forecast raised to this power is far sharper than
 #: any forecast worth having, and the bound keeps the fit finite where a few games are separable
-W_MAX = 20.0
-#: probabilities are clipped to [EPS, 1] before taking logs (as in :mod:`statespace.metrics`)
-EPS = metrics.EPS
-#: a weight at or below this is reported as zero
-ZERO = 1e-9
-
-
-# ---------------------------------------------------------------------------- pooling
-def _forecasts_draws(p: np.ndarray) -> bool:
-    return bool(np.any(p[:, 1] > 0))
-
-
-def _log_terms(probas: Sequence[np.ndarray], draws: bool) -> np.ndarray:
-    """``(K, n, m)`` logs of each member's factors: three outcomes (a draw-less member's draw
-    factor ``sqrt(p_win p_loss)``) with ``draws``, else win and loss of the expected score."""
-    out = []
-    for p in probas:
-        p = np.asarray(p, dtype=float)
-        if draws:
-            logs = np.log(np.clip(p, EPS, 1.0))
-            if not _forecasts_draws(p):
-                logs[:, 1] = 0.5 * (logs[:, 0] + logs[:, 2])
-        else:
-            e = np.clip(p[:, 0] + 0.5 * p[:, 1], EPS, 1.0 - EPS)
-            logs = np.column_stack([np.log(e), np.log1p(-e)])
-        out.append(logs)
-    return np.stack(out)
-
-
-def _linear_terms(probas: Sequence[np.ndarray], draws: bool) -> np.ndarray:
-    """``(K, n, m)`` member probabilities the linear pool mixes (expected scores without draws)."""
-    out = []
-    for p in probas:
-        p = np.asarray(p, dtype=float)
-        if draws:
-            out.append(p)
-        else:
-            e = p[:, 0] + 0.5 * p[:, 1]
-            out.append(np.column_stack([e, 1.0 - e]))
-    return np.stack(out)
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    ez = np.exp(z)
-    return ez / ez.sum(axis=1, keepdims=True)
-
-
-def _as_three(q: np.ndarray, draws: bool) -> np.ndarray:
-    if draws:
-        return q
-    return np.column_stack([q[:, 0], np.zeros(len(q)), q[:, 1]])
-
-
-def pool_forecasts(probas: Sequence[np.ndarray], weights, pool: str = "loglinear", draws: bool = True) -> np.ndarray:
-    r"""The pooled ``(n, 3)`` win/draw/loss forecast of the members' ``probas`` (each ``(n, 3)``).
-
-    ``pool="loglinear"``: :math:`p \propto \prod_k q_k^{w_k}`; ``"linear"``:
-    :math:`\sum_k w_k q_k / \sum_k w_k`. With ``draws`` the :math:`q_k` are the members' three
-    outcomes (a member with no draw forecast in ``probas`` gets the draw factor
-    :math:`\sqrt{p_\text{win}\, p_\text{loss}}` in the log-linear pool), without them
-    each member's expected score and its complement, and the pool forecasts no draw.
-    """
-    w = np.asarray(weights, dtype=float)
-    if w.ndim != 1 or w.size != len(probas):
-        raise ValueError(f"pool_forecasts: {w.size} weights for {len(probas)} members")
-    if pool == "loglinear":
-        return _as_three(_softmax(np.tensordot(w, _log_terms(probas, draws), axes=1)), draws)
-    if pool == "linear":
-        total = w.sum()
-        if not total > 0:
-            raise ValueError("pool_forecasts: the linear pool's weights sum to 0")
-        return _as_three(np.tensordot(w / total, _linear_terms(probas, draws), axes=1), draws)
-    raise ValueError(f"pool must be one of {', '.join(POOLS)}, got {pool!r}")
-
-
-def _outcome_index(score: np.ndarray, draws: bool) -> np.ndarray:
-    if draws:
-        return np.where(score == 1.0, 0, np.where(score == 0.5, 1, 2))
-    return np.where(score == 1.0, 0, 1)
-
-
-def _objective(pool: str, terms: np.ndarray, obs: np.ndarray):
-    """``f(w) -> (mean negative log-likelihood, gradient)`` of the pool over ``terms`` (``(K, n,
-    m)``: logs for the log-linear pool, probabilities for the linear one)."""
-    n = terms.shape[1]
-    rows = np.arange(n)
-    at_obs = terms[:, rows, obs]  # (K, n)
-    if pool == "loglinear":
-        def f(w):
-            z = np.tensordot(w, terms, axes=1)
-            zmax = z.max(axis=1, keepdims=True)
-            lse = np.log(np.exp(z - zmax).sum(axis=1)) + zmax[:, 0]
-            p = np.exp(z - lse[:, None])
-            value = -np.mean(z[rows, obs] - lse)
-            grad = -(at_obs - np.einsum("knm,nm->kn", terms, p)).mean(axis=1)
-            return float(value), grad
-    else:
-        def f(w):
-            total = max(float(w.sum()), 1e-300)
-            s = np.maximum(w @ at_obs / total, EPS)
-            value = -np.mean(np.log(s))
-            grad = -(at_obs / (s * total)).mean(axis=1) + 1.0 / total
-            return float(value), grad
-    return f
-
-
-def _fit(pool: str, probas: list[np.ndarray], score: np.ndarray, draws: bool, maxiter: int):
-    """The fitted weights (the linear pool's summing to 1), the optimiser's result and its start."""
-    from scipy.optimize import minimize  # here, so that importing statespace does not load the optimiser
-
-    k = len(probas)
-    terms = _log_terms(probas, draws) if pool == "loglinear" else _linear_terms(probas, draws)
-    f = _objective(pool, terms, _outcome_index(score, draws))
-    starts = [np.full(k, 1.0 / k)] + [np.eye(k)[j] for j in range(k)]
-    values = [f(s)[0] for s in starts]
-    start = starts[int(np.nanargmin(values))]
-    bounds = [(0.0, W_MAX if pool == "loglinear" else 1.0)] * k
-    res = minimize(f, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
-    w = np.clip(res.x, 0.0, None)
-    if not f(w)[0] <= min(values):  # the optimiser ends at its best point; keep the start if not
-        w = start.copy()
-    w[w <= ZERO] = 0.0
-    if pool == "linear":
-        w = w / w.sum()
-    return w, res, start
+W_MAX = _pool.W_MAX
 
 
 # ---------------------------------------------------------------------------- members
@@ -382,7 +264,7 @@ class Blend(Settings):
         return dict(self.weights or {})
 
     # ------------------------------------------------------------------ the method's face
-    def fit(self, games: Games) -> "BlendFit":
+    def fit(self, games: Games) -> BlendFit:
         """Fit the weights on ``games`` (or their first ``split``; nothing with fixed weights), run
         every member through ``games`` and return the :class:`BlendFit`."""
         _check_games(games)
@@ -400,7 +282,7 @@ class Blend(Settings):
             fitting_runs = {label: SimpleNamespace(proba=run.proba[first]) for label, run in runs.items()}
         return BlendFit(self, games, runs, self._weigh(fitting, fitting_runs))
 
-    def run(self, games: Games) -> "BlendFit":
+    def run(self, games: Games) -> BlendFit:
         """:meth:`fit`, for ``compare``'s online modes: needs fixed weights or a ``split`` (else a
         ``ValueError``: the weights would be fitted on every game, held-out ones included)."""
         if self.weights is None and self.split is None:
@@ -425,11 +307,11 @@ class Blend(Settings):
         if self.weights is not None:
             w, res, start_w = np.array(list(self.weights.values())), None, None
         else:
-            w, res, start_w = _fit(self.pool, probas, y, draws, self.maxiter)
+            w, res, start_w = fit_weights(self.pool, probas, y, draws, self.maxiter)
         pooled = pool_forecasts(probas, w, self.pool, draws)
         objective = "log_loss_3" if draws else "log_loss"
         score = getattr(metrics, objective)
-        members = {label: (score(y, p) if (not draws or _forecasts_draws(p)) else float("nan"))
+        members = {label: (score(y, p) if (not draws or forecasts_draws(p)) else float("nan"))
                    for label, p in zip(self.members, probas)}
         return {"weights": dict(zip(self.members, map(float, w))), "draws": draws, "objective": objective,
                 "train_score": score(y, pooled), "member_scores": members, "n_games": len(games),
@@ -495,118 +377,6 @@ class Blend(Settings):
 def _check_games(games) -> None:
     if not isinstance(games, Games):
         raise TypeError(f"blend: expected statespace.Games, got {type(games).__name__}")
-
-
-# ---------------------------------------------------------------------------- the fitted blend
-class BlendFit(FittedDisplay):
-    """What :meth:`Blend.fit` and :meth:`Blend.run` return.
-
-    - ``method``: the :class:`Blend` fitted; ``blend``: the same blend with its weights (and
-      ``draws``) fixed, to run online through other games; ``games``;
-    - ``weights``: a Series by member label; ``zero_weight``: the members whose weight is 0 (they
-      add nothing to the forecasts); ``objective`` (``"log_loss_3"`` or ``"log_loss"``) and
-      ``train_score``: the pooled forecasts' mean log loss on the fitting games after the burn-in;
-      ``table``: per member its weight, its own score on the same games and objective
-      (NaN for a member that forecasts no draws where the objective is three-outcome) and whether
-      its weight is zero, then the row ``blend``; ``info``: the whole record;
-    - ``proba``: the pooled one-step-ahead forecasts of ``games`` (input row order); ``runs``:
-      each member's run;
-    - the fitted face: ``predict_proba(games)`` (frozen: each member's frozen forecasts, pooled);
-      ``ratings()``, ``trajectories()``, ``state`` and ``model``: the first member's;
-    - in Jupyter: the one-line summary (the blend, games, competitors, span), the weights and the
-      first member's leaderboard; ``plot(players=...)``: the first member's trajectories.
-    """
-
-    def __init__(self, method: Blend, games: Games, runs: dict, info: dict):
-        self.method = method
-        self.games = games
-        self.runs = runs
-        self.info = info
-        self.draws: bool = info["draws"]
-        self.blend = method.with_params(weights=info["weights"], draws=self.draws, split=None)
-        self._w = np.array(list(info["weights"].values()))
-        self.proba = pool_forecasts([runs[k].proba for k in method.members], self._w, method.pool, self.draws)
-
-    @property
-    def weights(self) -> pd.Series:
-        return pd.Series(self.info["weights"], name="weight", dtype=float)
-
-    @property
-    def zero_weight(self) -> list[str]:
-        return [k for k, w in self.info["weights"].items() if w <= ZERO]
-
-    @property
-    def objective(self) -> str:
-        return self.info["objective"]
-
-    @property
-    def train_score(self) -> float:
-        return float(self.info["train_score"])
-
-    @property
-    def table(self) -> pd.DataFrame:
-        rows = [{"member": k, "weight": w, "train_score": self.info["member_scores"][k], "zero_weight": w <= ZERO}
-                for k, w in self.info["weights"].items()]
-        rows.append({"member": "blend", "weight": float(self._w.sum()), "train_score": self.train_score,
-                     "zero_weight": False})
-        t = pd.DataFrame(rows).set_index("member")
-        t.attrs.update(objective=self.objective, pool=self.method.pool, n_games=self.info["n_games"],
-                       n_scored=self.info["n_scored"], draws=self.draws, fitted=self.info["fitted"])
-        return t
-
-    @property
-    def _first(self):
-        return next(iter(self.runs.values()))
-
-    @property
-    def model(self) -> SkillModel:
-        return self.method.model
-
-    @property
-    def state(self):
-        return self._first.state
-
-    def predict_proba(self, games: Games) -> np.ndarray:
-        """Frozen forecasts ``(n, 3)`` of ``games``: each member's from the end of the fitted games,
-        pooled with the weights."""
-        return pool_forecasts([self.runs[k].predict_proba(games) for k in self.method.members], self._w,
-                              self.method.pool, self.draws)
-
-    def ratings(self) -> pd.DataFrame:
-        """The first member's leaderboard (a pool of forecasts has no ratings of its own)."""
-        return self._first.ratings()
-
-    def trajectories(self) -> pd.DataFrame:
-        """The first member's trajectories."""
-        return self._first.trajectories()
-
-    def summary(self) -> str:
-        """The weights and each member's score on the fitting games, as text."""
-        t = self.table
-        what = "fitted" if self.info["fitted"] else "fixed"
-        lines = [f"statespace.Blend, {self.method.pool} pool of {len(self.method.members)} members; weights {what} on "
-                 f"{t.attrs['n_games']:,} games ({t.attrs['n_scored']:,} scored after the burn-in), one-step-ahead "
-                 f"{self.objective} (lower is better)"]
-        width = max(len(str(k)) for k in t.index)
-        for k, r in t.iterrows():
-            score = "-" if not np.isfinite(r["train_score"]) else f"{r['train_score']:.5f}"
-            weight = f"{r['weight']:.4f}" + ("  (sum)" if k == "blend" else "")
-            lines.append(f"  {str(k).ljust(width)}  {score:>9}  weight {weight}")
-        if self.zero_weight:
-            lines.append(f"  weight 0 (adds nothing to the forecasts): {', '.join(self.zero_weight)}")
-        return "\n".join(lines)
-
-    def _notes(self) -> list[str]:
-        """Under the leaderboard in Jupyter: the weights, the training score, whose leaderboard."""
-        shown = ", ".join(f"{k} {w:.3g}" for k, w in self.info["weights"].items())
-        return [f"{self.method.pool} pool, weights {shown}; training {self.objective} {self.train_score:.5f} on "
-                f"{self.info['n_scored']:,} games", f"leaderboard and trajectories: the first member's, "
-                                                      f"{next(iter(self.runs))}"]
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k} {w:.3g}" for k, w in self.info["weights"].items())
-        return (f"BlendFit({self.method.pool}: {shown}; training {self.objective} {self.train_score:.5f} on "
-                f"{self.info['n_scored']:,} games)")
 
 
 #: the registry's entry (:mod:`statespace.methods.registry` lists this module with the built-in packages):
