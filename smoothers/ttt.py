@@ -112,6 +112,7 @@ import warnings
 import numpy as np
 
 from filters.draws import LearnedDraws, has_draws
+from filters import trueskill
 from statespace.data.games import Games
 from statespace.model.skillmodel import SkillModel
 from statespace.model.outcome import Threshold
@@ -257,18 +258,14 @@ class TrueSkillThroughTime(FitLayout, LearnedDraws, Smoother):
         r"""One-vs-one draw margin :math:`\varepsilon = \sqrt{2}\,\beta\,\Phi^{-1}\bigl((p_\text{draw} + 1) / 2\bigr)`
         (skill units; at 0.10 while ``draw_probability`` is left to the games: :meth:`resolved`
         fixes it)."""
-        from filters.trueskill import draw_margin
-
-        return draw_margin(self._draw_value, self.beta_kernel, 2)
+        return trueskill.draw_margin(self._draw_value, self.beta_kernel, 2)
 
     def _forward_filter(self):
         """The filter this smoother's first forward pass is: ``filters.TrueSkill`` with the same
         ``mu``, ``sigma``, ``beta``, ``tau``, ``draw_probability``, ``home`` and ``period_days`` and
         ``dynamics="time"`` (``max_iter=0`` gives its states)."""
-        from filters import TrueSkill
-
-        return TrueSkill(self.mu, self.sigma, self.beta, self.tau, self.draw_probability, dynamics="time",
-                         home=self.home, period_days=self.period_days)
+        return trueskill.TrueSkill(self.mu, self.sigma, self.beta, self.tau, self.draw_probability,
+                                   dynamics="time", home=self.home, period_days=self.period_days)
 
     def resolved(self, games: Games) -> "TrueSkillThroughTime":
         """This method with ``draw_probability`` fixed as :meth:`fit` fixes it on ``games`` when it
