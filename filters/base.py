@@ -18,6 +18,17 @@ and on whole tables::
     fitted.proba                                 # one-step-ahead forecasts, input row order
     fitted.predict_proba(test)                   # frozen forecasts from the final state
     fitted.ratings(); fitted.trajectories()
+
+Where the parts live (each module imports only those above it here; none imports this one):
+
+- :mod:`filters.state`: :class:`FilterState` and ``GameArrays``, the records a run reads and
+  writes; :mod:`filters.kernels`: the compiled loops;
+- ``filters._loops``: the calls into those loops (a run, a rating period, frozen forecasts);
+  ``filters._initial``: reading ``initial=`` values; :mod:`filters.run`: :class:`FilterRun`;
+- :mod:`filters.objectives`, :mod:`filters.grid`, :mod:`filters.tuning`: the scores, the batched
+  grid and tuning, functions over any method with the members they use;
+- this module: the :class:`Filter` class, whose methods call the modules above (``grid`` and
+  ``tune`` included), so that a filter module needs only this one and :mod:`filters.kernels`.
 """
 
 from __future__ import annotations
@@ -25,7 +36,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -34,120 +44,18 @@ import pandas as pd
 from statespace.data.games import Games
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges as R
+from statespace.methods.registry import collect
 from statespace.methods.settings import Settings
 
+from . import _loops
 from . import kernels as K
+from ._initial import read_initial
+from .grid import grid as _grid
 from .run import FilterRun
+from .state import FilterState, GameArrays  # noqa: F401  (GameArrays: read from here by smoothers.rts)
+from .tuning import tune as _tune
 
 __all__ = ["Filter", "FilterState", "FilterRun"]
-
-
-@dataclass(frozen=True)
-class FilterState:
-    """A filter's belief about every competitor: rows of ``values`` in the method's units.
-
-    ``count`` is the number of games each competitor has played; ``last`` the time of its
-    last appearance (NaN before the first), in the filter's time units. After the competitors'
-    rows come the ``shared`` rows, one per latent state every game sees (the EKF's drifting home
-    advantage), named by ``shared``: not competitors, so not in ``players`` or leaderboards.
-    ``time_base`` is the :attr:`statespace.Games.time_base` of the games that set ``last``
-    (``None`` before any run): games on the other base are refused, their times not comparable.
-    """
-
-    players: np.ndarray
-    values: np.ndarray
-    count: np.ndarray
-    last: np.ndarray
-    columns: tuple[str, ...]
-    shared: tuple[str, ...] = ()
-    time_base: str | None = None
-
-    def frame(self) -> pd.DataFrame:
-        """The competitors' rows (see :meth:`shared_row` for the shared ones)."""
-        n = len(self.players)
-        df = pd.DataFrame(self.values[:n], columns=list(self.columns))
-        df.insert(0, "player", self.players)
-        df["games"] = self.count[:n]
-        return df
-
-    def shared_row(self, name: str) -> np.ndarray:
-        """The state row of the shared latent state ``name``."""
-        if name not in self.shared:
-            raise ValueError(f"this state has no shared row {name!r} (shared rows: {list(self.shared)})")
-        return self.values[len(self.players) + self.shared.index(name)]
-
-    def index(self) -> dict:
-        """``{name: row}`` of the competitors, built once per state (a state is not changed in
-        place), so that forecasting a few games from a big state costs in proportion to them."""
-        cached = self.__dict__.get("_index")
-        if cached is None:
-            cached = {p: i for i, p in enumerate(self.players)}
-            object.__setattr__(self, "_index", cached)
-        return cached
-
-    def copy(self) -> "FilterState":
-        return FilterState(self.players.copy(), self.values.copy(), self.count.copy(), self.last.copy(),
-                           self.columns, self.shared, self.time_base)
-
-    def split(self) -> tuple["FilterState", "FilterState"]:
-        """(the competitors' rows, the shared rows) as two states."""
-        n = len(self.players)
-        return (FilterState(self.players, self.values[:n], self.count[:n], self.last[:n], self.columns,
-                            time_base=self.time_base),
-                FilterState(np.array(self.shared, dtype=object), self.values[n:], self.count[n:], self.last[n:],
-                            self.columns, time_base=self.time_base))
-
-    @staticmethod
-    def join(core: "FilterState", shared: "FilterState") -> "FilterState":
-        """Competitors' rows followed by shared rows (the inverse of :meth:`split`)."""
-        return FilterState(core.players, np.ascontiguousarray(np.vstack([core.values, shared.values])),
-                           np.concatenate([core.count, shared.count]), np.concatenate([core.last, shared.last]),
-                           core.columns, tuple(shared.players), core.time_base)
-
-
-@dataclass(frozen=True)
-class GameArrays:
-    """A table's columns as the compiled loops take them: contiguous, in time order (the rows'
-    own order when they are already sorted, the usual case, so no permutation is paid)."""
-
-    a: np.ndarray
-    b: np.ndarray
-    score: np.ndarray
-    score_a: np.ndarray
-    score_b: np.ndarray
-    home: np.ndarray
-    weight: np.ndarray
-    t: np.ndarray
-    order: np.ndarray
-    in_order: bool
-
-    @classmethod
-    def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None,
-           scores: bool = True) -> "GameArrays":
-        """``ids`` maps the games' competitor ids to state rows (None: the same); ``times`` in the
-        filter's unit (None: a single period, all at time 0, kept in the given order); ``scores``:
-        whether the kernels read ``score_a`` and ``score_b`` (else they get the ``score`` column in
-        their place, which no kernel of such an observation reads)."""
-        order = games.order if times is not None else np.arange(len(games))
-        in_order = bool(np.all(order[1:] > order[:-1]))
-
-        def by_time(x, dtype=np.float64):
-            """The column in time order; the table's own array when it already is (the loops only
-            read it)."""
-            if in_order and x.dtype == dtype and x.flags.c_contiguous:
-                return x
-            return np.array(x if in_order else x[order], dtype=dtype, order="C")
-
-        n = len(games)
-        score = by_time(games.score)
-        return cls(a=by_time(games.a if ids is None else ids[games.a], np.int64),
-                   b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
-                   score_a=by_time(games.score_a) if scores else score,
-                   score_b=by_time(games.score_b) if scores else score,
-                   home=by_time(np.subtract(1.0, games.neutral, dtype=np.float64)),
-                   weight=by_time(games.weight),
-                   t=by_time(np.zeros(n) if times is None else times),
-                   order=order, in_order=in_order)
 
 
 class Filter(Settings):
@@ -254,10 +162,8 @@ class Filter(Settings):
         starts the optimiser from the best of a coarse grid over the search box scored in one
         batched compiled pass (:meth:`grid`), ``"current"`` from this method's settings.
         """
-        from .tuning import tune
-
-        return tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
-                    standard_errors=standard_errors, start=start)[0]
+        return _tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
+                     standard_errors=standard_errors, start=start)[0]
 
     def grid(self, games: Games, *, objective: str | None = None, burn_in: float = 0.0, **values) -> pd.DataFrame:
         """One-step-ahead scores of every setting of the Cartesian product of ``values`` on
@@ -268,9 +174,7 @@ class Filter(Settings):
         the ``burn_in`` share of the earliest. The settings run as an extra axis of one compiled
         pass, in parallel over settings (:mod:`filters.grid`); ``df.attrs["best"]`` is the setting
         with the lowest ``objective`` (default: the one :meth:`tune` would use)."""
-        from .grid import grid
-
-        return grid(self, games, objective=objective, burn_in=burn_in, **values)
+        return _grid(self, games, objective=objective, burn_in=burn_in, **values)
 
     #: whether the update tempers each game's likelihood by the games' weights
     honours_weights: ClassVar[bool] = False
@@ -305,6 +209,36 @@ class Filter(Settings):
         forecast = o.forecast_kernel if self._forecast_override is None else self._forecast_override
         return o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
 
+    def _batch_structure(self, games: Games, times_memo: dict):
+        """``(key, kernels)``: what must be equal for settings to share one batched loop of
+        :mod:`filters.grid` (the kernels, the times, the state's shape and the observation's vector
+        length: settings differing only in ``theta``, the observation's numbers and the starting
+        state share it), and :meth:`observation_kernels`. ``times_memo`` keeps each distinct time
+        axis once (the base class's times depend only on the time unit and the period length)."""
+        cls = type(self)
+        if cls.observation_kernels is Filter.observation_kernels and cls._reads_scores is Filter._reads_scores:
+            # both read the model, which is built anew at each read: read it once
+            model = self.model
+            o = model.observation
+            forecast = o.forecast_kernel if self._forecast_override is None else self._forecast_override
+            kernels = (o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64))
+            reads = self.needs_scores or o.needs_scores
+        else:
+            kernels = self.observation_kernels()
+            reads = self._reads_scores()
+        derivs, forecast, obs = kernels
+        site, apply, rule = self.site_kernels()
+        if cls.times is Filter.times:
+            tkey = (self.time_unit, self.period_days)
+            if tkey not in times_memo:
+                times_memo[tkey] = self.times(games).tobytes()
+            times = times_memo[tkey]
+        else:
+            times = self.times(games).tobytes()
+        prior = self.prior_row()
+        return (cls, cls._predict, cls._proba, cls._update, site, apply, rule, derivs, forecast, obs.size,
+                self.params, self.shared_names(), self.scratch_width, prior.size, reads, times), kernels
+
     def _forecasting_with(self, forecast) -> "Filter":
         """A copy of this filter whose loops call ``forecast`` (:data:`~statespace.model.observation.FORECAST_SIG`)
         where they would call the observation's forecast kernel; the updates are unchanged (they
@@ -337,29 +271,7 @@ class Filter(Settings):
         values = np.tile(self.prior_row(), (players.size, 1)).astype(np.float64)
         count = np.zeros(players.size, np.int64)
         if initial:
-            if not isinstance(initial, Mapping):
-                raise TypeError(f"{self.name}: initial must map competitor names to values, "
-                                f"got {type(initial).__name__}")
-            index = {p: i for i, p in enumerate(players)}
-            for name, value in initial.items():
-                i = index.get(str(name))
-                if i is None:
-                    continue  # a competitor who does not play here: nothing to start
-                if isinstance(value, Mapping):
-                    value = dict(value)
-                    games = value.pop("games", 0)
-                    if not (float(games) == int(games) and int(games) >= 0):
-                        raise ValueError(f"{self.name}: initial games of {name!r} must be a whole number >= 0")
-                    count[i] = int(games)
-                    unknown = set(value) - set(self.columns)
-                    if unknown:
-                        raise ValueError(f"{self.name}: initial value of {name!r} has unknown keys "
-                                         f"{sorted(unknown)}; known: {list(self.columns)} and 'games'")
-                    row = self.initial_row([value[c] for c in self.columns[: 1 + max(
-                        [self.columns.index(c) for c in value] or [0])]] if value else [])
-                else:
-                    row = self.initial_row(value)
-                values[i] = row
+            read_initial(self, players, initial, values, count)
         core = FilterState(players, np.ascontiguousarray(values), count, np.full(players.size, np.nan),
                            tuple(self.columns))
         names = self.shared_names()
@@ -394,18 +306,7 @@ class Filter(Settings):
         self.check_games(batch)
         self._check_time_base(state, batch)
         out, ids = self._aligned(state, batch)
-        g = GameArrays.of(batch, ids, None, self._reads_scores())
-        derivs, forecast, obs = self.observation_kernels()
-        cls = type(self)
-        theta = self.theta()
-        if cls._update is not None:
-            cls._update(derivs, obs, out.values, out.count, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home,
-                        g.weight, 0, len(batch))
-        else:
-            site, apply, rule = self.site_kernels()
-            K.period(site, apply, rule, derivs, forecast, obs, out.values, out.count, theta, g.a, g.b,
-                     g.score, g.score_a, g.score_b, g.home, g.weight, 0, len(batch), np.empty((len(batch), 3)),
-                     K.empty_scratch(out.values.shape[0], self.scratch_width), self.shared_row(out.values.shape[0]))
+        _loops.period(self, out, ids, batch)
         self.check_results(out)
         return out
 
@@ -424,13 +325,7 @@ class Filter(Settings):
     def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
         """Forecasts of games (ids ``a``, ``b``) from ``values`` without learning, each
         competitor moved forward from ``last`` to the game's time ``t``."""
-        cls = type(self)
-        out = np.empty((a.size, 3))
-        shared = self.shared_row(values.shape[0])
-        _, forecast, obs = self.observation_kernels()
-        K.forecast_loop(cls._predict, cls._proba, forecast, obs, values, last, self.theta(), a, b, home, t, out,
-                        np.empty((2 if shared < 0 else 3, values.shape[1])), shared)
-        return out
+        return _loops.frozen_proba(self, values, last, a, b, home, t)
 
     def shared_names(self) -> tuple[str, ...]:
         """Names of the latent states shared by all games (at most one today: the EKF's drifting
@@ -478,36 +373,9 @@ class Filter(Settings):
             st, ids = self._aligned(state, games, initial)
         # the state's last-appearance times are now in this table's time base
         st = dataclasses.replace(st, time_base=games.time_base)
-        g = GameArrays.of(games, None if state is None else ids, self.times(games), self._reads_scores())
-        n, k = len(games), self.record_columns or st.values.shape[1]
-        out_p = np.empty((n, 3))
-        out_post = np.empty((n, 2 * k if record else 0))
-        cls = type(self)
-        theta = self.theta()
-        shared = self.shared_row(st.values.shape[0])
-        derivs, forecast, obs = self.observation_kernels()
-        site, apply, rule = self.site_kernels()
-        if cls._update is not None:
-            K.period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, st.values, st.count, st.last,
-                          theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), out_p,
-                          out_post, shared)
-        elif games.period is None:  # every game its own period: no period bookkeeping
-            K.game_loop(cls._predict, site, apply, derivs, forecast, cls._predict is not K.no_predict, rule,
-                        obs, st.values, st.count, st.last, theta, g.a, g.b, g.score, g.score_a,
-                        g.score_b, g.home, g.weight, g.t, out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width),
-                        shared)
-        else:
-            K.site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, st.values, st.count,
-                        st.last, theta, g.a, g.b, g.score, g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(),
-                        out_p, out_post, K.empty_scratch(st.values.shape[0], self.scratch_width), shared)
+        proba, post = _loops.run(self, games, st, None if state is None else ids, record)
         self.check_results(st)
-        order, in_order = g.order, g.in_order
-        if in_order:
-            proba = out_p
-        else:
-            proba = np.empty_like(out_p)
-            proba[order] = out_p
-        return FilterRun(self, games, st, proba, out_post if record else None, (initial, state))
+        return FilterRun(self, games, st, proba, post, (initial, state))
 
     # ------------------------------------------------------------------ helpers
     def check_results(self, state: FilterState) -> None:
@@ -572,10 +440,11 @@ class Filter(Settings):
 
 
 def weighted_filters() -> list[str]:
-    """Names of the filter classes users construct (``filters.__all__``) whose update honours game
-    weights (read from each class's ``honours_weights`` flag, so the list in error messages cannot
-    go stale)."""
-    import filters
-
-    return sorted(n for n in filters.__all__ if isinstance(getattr(filters, n), type)
-                  and issubclass(getattr(filters, n), Filter) and getattr(filters, n).honours_weights)
+    """Names of the filter classes users construct by name (the ``METHODS`` of this package's
+    modules, :func:`statespace.methods.registry.collect`) whose update honours game weights (read
+    from each class's ``honours_weights`` flag, so the list in error messages cannot go stale).
+    The registry finds the filter modules by name when asked, so this module, which they import,
+    imports none of them."""
+    methods, _ = collect(__package__)
+    return sorted({f.__name__ for f in methods.values()
+                   if isinstance(f, type) and issubclass(f, Filter) and f.honours_weights})

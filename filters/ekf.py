@@ -58,25 +58,32 @@ advantage :math:`h` is one more state row, the last (:data:`HOME_ROW`), a third 
 every game at :math:`a`'s home: :math:`J = e_a - e_b + e_h`, so :math:`S = v_a + v_b + v_h` and
 :math:`h` moves by :math:`v_h g / (1 + \kappa S)`; between rating periods its variance grows by
 ``home_drift`` :math:`\times\,\Delta t`.
+
+The compiled kernels of the diagonal and scalar forms are in :mod:`filters._ekf_kernels`, the
+order of ``theta`` and of the state's columns in :mod:`filters._ekf_layout`. The full form
+(:mod:`filters.ekf_full`) imports this module; ``EKF(covariance="full")`` finds it by the name it
+registers, so this module imports no form's module.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
 import numpy as np
-from numba import njit
 
 from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import numeric as nx
-
 from statespace.model import ranges as R
 
 from . import _checks as C
 from . import kernels as K
-from .base import Filter, FilterState
+from ._ekf_kernels import _predict, _predict_scalar, _proba, _proba_scalar, _site, _site_scalar
+from ._ekf_layout import _MEAN, _SD, PARAMS
+from .base import Filter
+from .state import FilterState
 
 __all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW"]
 
@@ -84,177 +91,12 @@ __all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW"]
 #: the last row of the EKF's state, never a competitor (``ratings()`` leaves it out).
 HOME_ROW = "(home advantage)"
 
-#: the kernels' parameters, in ``theta`` order (shared by the three covariance forms): the
-#: model's drift, home advantage, mean reversion, prior mean and home drift; the Newton
-#: iterations and their tolerance; the scalar filter's fixed variance and frozen curvature
-PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0")
-_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0 = range(len(PARAMS))
-_MEAN, _SD = 0, 1
 #: the most Newton steps of the iterated EKF (they converge in a handful; a bound keeps a game's cost bounded)
 MAX_ITERATIONS = 10_000
 #: the default model: Elo's logistic scale (400 / ln 10 points per logistic unit), a newcomer at
 #: N(1500, 350^2) as in Glicko, drift 100 points^2 per day (a 10-point sd a day, about 190 a
 #: year), draws as half a win
 DEFAULT_MODEL = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
-
-
-@njit(cache=True)
-def gains(kappa, S):
-    """``(1 / (1 + kappa S), kappa / (1 + kappa S))`` for ``kappa >= 0`` (up to inf) and ``S > 0``: the
-    share of the innovation the update keeps and the variance-shrink rate; once ``kappa S`` passes
-    1e300 they are their limits ``0`` and ``1 / S`` (written out, ``inf / inf`` would be NaN)."""
-    ks = kappa * S
-    if ks < 1e300:
-        den = 1.0 + ks
-        return 1.0 / den, kappa / den
-    return 0.0, 1.0 / S
-
-
-@njit(cache=True)
-def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
-    """Linearisation point ``d`` (``d0`` for the EKF, the mode for the iterated EKF), ``g = l'(d)``
-    and ``kappa = -l''(d) >= 0`` there, for the observation's log-likelihood ``l`` tempered by the
-    game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method, the
-    step ``((d0 - d) + S g) / (1 + S kappa)`` taken through :func:`gains` (so that a huge ``kappa``
-    or ``S g`` gives no inf / inf); a step that is not finite ends the iteration where it is. The
-    gradient is kept within ``+-MEAN_MAX`` (on a tiny scale it overflows, and ``inf * 0`` is NaN)."""
-    iters = int(theta[_ITERS])
-    d = d0
-    g, h = derivs(obs, score, ya, yb, d)
-    g = K.clamp_mean(g * w)
-    h *= w
-    if iters > 1:
-        for _ in range(iters - 1):   # the k-th linearisation point is k - 1 Newton steps from d0
-            kappa = max(-h, 0.0)
-            keep, _ = gains(kappa, S)
-            step = (d0 - d) * keep + g * (S * keep if keep > 0.0 else 1.0 / kappa)  # S / (1 + kappa S)
-            if not abs(step) < math.inf:
-                break
-            d += step
-            g, h = derivs(obs, score, ya, yb, d)
-            g = K.clamp_mean(g * w)
-            h *= w
-            if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
-                break
-    return d, g, max(-h, 0.0)
-
-
-@njit(cache=True)
-def transition(theta, dt):
-    """``(a, v)`` of the skill's transition over ``dt``: ``s' = mu_0 + a (s - mu_0) + N(0, v)``;
-    the random walk ``(1, q dt)``, or Ornstein-Uhlenbeck ``(e^(-lambda dt), q (1 - a^2) / (2 lambda))``
-    (:meth:`statespace.SkillModel.transition`)."""
-    lam = theta[_REV]
-    if lam > 0.0:
-        return math.exp(-lam * dt), theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
-    return 1.0, theta[_DRIFT] * dt
-
-
-@K.predict_kernel
-def _predict(x, i, theta, dt):
-    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent home advantage (the last
-    row, ``home_drift > 0``) is a random walk of its own. Variances are kept at most ``VAR_MAX``
-    (a long idle time overflows ``q dt``)."""
-    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:
-        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt, K.VAR_MAX))
-        return
-    a, add = transition(theta, dt)
-    if theta[_REV] > 0.0:
-        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
-    x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
-
-
-@njit(cache=True)
-def _home(x, at_home, theta):
-    """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
-    with a latent home advantage (``home_drift > 0``) the last state row's mean and variance."""
-    if theta[_HDRIFT] > 0.0:
-        k = x.shape[0] - 1
-        return x[k, _MEAN] * at_home, x[k, _SD] * x[k, _SD] * at_home * at_home
-    return theta[_HOME] * at_home, 0.0
-
-
-@K.proba_kernel
-def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``."""
-    h, vh = _home(x, at_home, theta)
-    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
-
-
-@njit(cache=True)
-def _home_site(scratch, i, v, sign, g, dd, kappa, rest):
-    """The latent home advantage's site, the posterior ``N(m + sign v shift, v - f v^2 sign^2)`` over
-    its prior ``N(m, v)`` in natural parameters: precision ``f sign^2 / (1 - f v sign^2)``, gradient
-    ``sign shift / (1 - f v sign^2)`` (always summed: it takes part in every game at home). With
-    ``shift = (g + kappa dd) / (1 + kappa S)``, ``f = kappa / (1 + kappa S)`` and ``rest = S - v sign^2``
-    (the two competitors' variances) these are ``kappa sign^2 / (1 + kappa rest)`` and
-    ``sign (g + kappa dd) / (1 + kappa rest)``, taken in that form through :func:`gains` (``1 - f v``
-    rounds to 0 when the home advantage's variance dwarfs the competitors')."""
-    keep, rate = gains(kappa, rest)
-    # the gradient within +-MEAN_MAX: (d - d0) over a tiny variance may overflow, and two games at home
-    # of one period could sum an inf and a -inf
-    K.gaussian_site(scratch, i, v, sign * sign * rate, K.clamp_mean(sign * (g * keep + dd * rate)))
-
-
-@K.site_kernel
-def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
-    """One Newton step on the game's log posterior from the prior ``N(m, diag(v))``: with
-    ``S = v_a + v_b (+ v_h)`` and ``g``, ``kappa`` at the linearisation point ``d``, the
-    difference's posterior mean moves by ``S * shift``, ``shift = (g + kappa (d - d0)) / (1 + kappa S)``;
-    each participant ``i`` (sign ``+1`` for a, ``-1`` for b, ``at_home`` for the latent home
-    advantage) moves by ``sign v_i shift`` to variance ``v_i - kappa v_i^2 sign^2 / (1 + kappa S)``.
-
-    Guards: ``S`` is at least ``VAR_MIN``, and ``shift`` is taken as
-    ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
-    that overflowed (a heavy game on a tiny scale)."""
-    p = _proba(forecast, obs, x, a, b, at_home, theta)
-    h, vh = _home(x, at_home, theta)
-    d0 = x[a, _MEAN] - x[b, _MEAN] + h
-    va = x[a, _SD] * x[a, _SD]
-    vb = x[b, _SD] * x[b, _SD]
-    S = max(va + vb + vh, K.VAR_MIN)  # > 0: a prior_var of 0 gives skills known exactly
-    d, g, kappa = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
-    keep, f = gains(kappa, S)
-    dd = d - d0
-    shift = g * keep + dd * f
-    K.moment_site(scratch, a, va, va * shift, va - f * va * va)
-    K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
-    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        k = x.shape[0] - 1
-        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, g, dd, kappa, va + vb)
-        scratch[k, 0] += 1.0
-    return p
-
-
-@K.predict_kernel
-def _predict_scalar(x, i, theta, dt):
-    """The fixed variance does not grow; mean reversion still pulls the mean."""
-    if theta[_REV] > 0.0:
-        a, _ = transition(theta, dt)
-        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
-
-
-@K.proba_kernel
-def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast with the fixed variance: ``Var(d) = 2 v``."""
-    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home, 2.0 * theta[_FIXED_VAR])
-
-
-@K.site_kernel
-def _site_scalar(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
-    """The diagonal site with every variance fixed at ``v`` and the curvature frozen at its
-    steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters.kernels.RULE_SHIFT`)."""
-    p = _proba_scalar(forecast, obs, x, a, b, at_home, theta)
-    d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
-    v = theta[_FIXED_VAR]
-    S = 2.0 * v
-    d, g, _ = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
-    kappa = weight * theta[_KAPPA0]
-    keep, f = gains(kappa, S)  # (g + kappa (d - d0)) / (1 + kappa S), finite for any kappa
-    shift = min(max(v * (g * keep + (d - d0) * f), -K.STEP_MAX), K.STEP_MAX)  # see RULE_SHIFT
-    scratch[a, 1] += shift
-    scratch[b, 1] -= shift
-    return p
 
 
 def expected_curvature(model: SkillModel) -> float:
@@ -367,14 +209,21 @@ class EKF(Filter):
     _site = _site
     rule = K.RULE_GAUSSIAN
 
+    #: the class of each covariance form but the diagonal, by name: a form registers itself where
+    #: it is defined (``class FullEKF(EKF, covariance="full")``), so this factory imports no module
+    #: of a form (:mod:`filters.ekf_full` imports this one; the package imports both)
+    _forms: ClassVar[dict[str, type]] = {}
+
+    def __init_subclass__(cls, covariance: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if covariance is not None:
+            EKF._forms[covariance] = cls
+
     def __new__(cls, model: SkillModel | None = None, covariance: str = "diagonal", **kwargs):
         """``EKF(covariance=...)`` builds the class of that covariance form: :class:`EKF` itself
         (diagonal), :class:`ScalarEKF` or :class:`filters.ekf_full.FullEKF`."""
-        if cls is EKF and covariance == "scalar":
-            cls = ScalarEKF
-        elif cls is EKF and covariance == "full":
-            from .ekf_full import FullEKF
-            cls = FullEKF
+        if cls is EKF and covariance in EKF._forms:
+            cls = EKF._forms[covariance]
         return super().__new__(cls)
 
     def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
@@ -572,7 +421,7 @@ class EKF(Filter):
         return self.variance / (1.0 + 2.0 * self.variance * expected_curvature(self.skill_model))
 
 
-class ScalarEKF(EKF):
+class ScalarEKF(EKF, covariance="scalar"):
     """``EKF(model, covariance="scalar")``: every competitor keeps the same fixed variance and the
     curvature is frozen at its steady-state value, so the gain is fixed: Elo's filter (see the
     module docstring and :attr:`gain`)."""

@@ -2,11 +2,11 @@ r"""The extended Kalman filter with one full covariance over all competitors.
 
 The state is :math:`\mathcal{N}(m, P)` over every competitor, so that playing a common opponent
 correlates two competitors (:math:`O(n^2)` memory and work per game for :math:`n` competitors).
-Predict: :math:`P \leftarrow A P A^\top + Q` with the transition of :func:`filters.ekf.transition`
-on the idle competitor's row and column. Update: the :math:`G` games of a rating period are
-linearised from the pre-period state (:func:`filters.ekf.linearise`), each a Gaussian site of
-precision :math:`\kappa_j` on :math:`d_j = J_j s + h_j`; their product with the prior is the
-rank-:math:`G` Woodbury update
+Predict: :math:`P \leftarrow A P A^\top + Q` with the transition of
+:func:`filters._ekf_kernels.transition` on the idle competitor's row and column. Update: the
+:math:`G` games of a rating period are linearised from the pre-period state
+(:func:`filters._ekf_kernels.linearise`), each a Gaussian site of precision :math:`\kappa_j` on
+:math:`d_j = J_j s + h_j`; their product with the prior is the rank-:math:`G` Woodbury update
 
 .. math::
 
@@ -37,8 +37,10 @@ from numba import njit
 from statespace.data.games import Games
 
 from . import kernels as K
-from .base import FilterState
-from .ekf import _HOME, _MEAN, _MU0, _REV, _SD, EKF, linearise, transition
+from ._ekf_kernels import linearise, transition
+from ._ekf_layout import _HOME, _MEAN, _MU0, _REV, _SD
+from .ekf import EKF
+from .state import FilterState
 
 __all__ = ["FullEKF"]
 
@@ -207,7 +209,7 @@ def _frozen(forecast, obs, x, last, theta, a, b, home, t):
     return out
 
 
-class FullEKF(EKF):
+class FullEKF(EKF, covariance="full"):
     r"""``EKF(model, covariance="full")``: the extended Kalman filter with one :math:`n \times n` covariance
     (see the module docstring); state columns ``mean``, ``sd`` and the covariance row
     ``cov_0 .. cov_{n-1}``. Practical up to a few thousand competitors."""

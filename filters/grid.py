@@ -34,6 +34,10 @@ grid over such a setting costs a batched loop per value of it. A method that is 
 :class:`~filters.base.Filter` has no kernels to batch: its settings are scored by a Python loop
 over ``run`` (:func:`evaluate_by_runs`, also the reference the tests compare against).
 
+This module needs nothing of :mod:`filters.base`, which imports it for :meth:`Filter.grid
+<filters.base.Filter.grid>`: a method is batched when it says what its loops are made of
+(:func:`batchable`), and the objectives and the burn-in rule come from :mod:`filters.objectives`.
+
 :func:`grid` is :meth:`Filter.grid <filters.base.Filter.grid>`: the Cartesian product of value
 lists, one row per setting.
 """
@@ -52,55 +56,29 @@ from statespace.model.ranges import ResultRangeError
 
 from . import kernels as K
 from . import _lanes as _L
+from .objectives import OBJECTIVES, first_scored, resolve_objective
+from .state import GameArrays
 
 __all__ = ["evaluate", "evaluate_by_runs", "grid", "SCORES"]
 
-#: the scores :func:`evaluate` returns, in its columns' order
-SCORES = ("log_loss", "log_loss_3", "brier")
+#: the scores :func:`evaluate` returns, in its columns' order: the objectives of tuning
+SCORES = OBJECTIVES
 
 
-def first_scored(games: Games, burn_in: float) -> int:
-    """How many of the earliest games (time order) a ``burn_in`` share leaves out of the scores, as
-    :func:`filters.tuning.tune` counts them; ``ValueError`` unless ``0 <= burn_in < 1``."""
-    if not 0 <= burn_in < 1:
-        raise ValueError(f"burn_in must be in [0, 1), got {burn_in!r}")
-    return int(round(burn_in * len(games)))
+def batchable(method) -> bool:
+    """Whether ``method``'s settings can share the batched loops: a filter, which says what its
+    loops are made of (:meth:`Filter._batch_structure <filters.base.Filter._batch_structure>`);
+    any other method has no kernels to batch."""
+    return callable(getattr(method, "_batch_structure", None))
 
 
 def _structure(method, games: Games, times_memo: dict):
-    """What must be equal for settings to share one batched loop: the kernels, the times, the
-    state's shape and the observation's vector length (settings differing only in ``theta``, the
-    observation's numbers and the starting state share it), and the observation kernels' triple.
-    ``(None, None)``: not batchable. ``times_memo`` keeps each distinct time axis once (the base
-    class's times depend only on the time unit and the period length)."""
-    from .base import Filter
-
-    if not isinstance(method, Filter):
+    """What must be equal for settings to share one batched loop, and the observation kernels'
+    triple (the filter's ``_batch_structure``); ``(None, None)``: not batchable. ``times_memo``
+    keeps each distinct time axis once."""
+    if not batchable(method):
         return None, None
-    cls = type(method)
-    if cls.observation_kernels is Filter.observation_kernels and cls._reads_scores is Filter._reads_scores:
-        # both read the model, which costs about 20 microseconds to build: build it once
-        model = method.model
-        o = model.observation
-        forecast = o.forecast_kernel if method._forecast_override is None else method._forecast_override
-        kernels = (o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64))
-        reads = method.needs_scores or o.needs_scores
-    else:
-        kernels = method.observation_kernels()
-        reads = method._reads_scores()
-    derivs, forecast, obs = kernels
-    site, apply, rule = method.site_kernels()
-    if cls.times is Filter.times:
-        tkey = (method.time_unit, method.period_days)
-        if tkey not in times_memo:
-            times_memo[tkey] = method.times(games).tobytes()
-        times = times_memo[tkey]
-    else:
-        times = method.times(games).tobytes()
-    prior = method.prior_row()
-    return (cls, cls._predict, cls._proba, cls._update, site, apply, rule, derivs, forecast, obs.size,
-            method.params, method.shared_names(), method.scratch_width, prior.size, reads,
-            times), kernels
+    return method._batch_structure(games, times_memo)
 
 
 def evaluate_by_runs(methods: Sequence, games: Games, burn_in: float = 0.0) -> np.ndarray:
@@ -164,8 +142,6 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
     class has a lanes kernel: :func:`filters._lanes.lanes_usable`); ``obs`` their observation vectors."""
     from numba import get_num_threads
 
-    from .base import GameArrays
-
     m0 = methods[0]
     for m in methods:
         m.check_games(games)
@@ -186,8 +162,6 @@ def _lanes(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarr
 def _batched(methods: list, obs: np.ndarray, games: Games, first: int) -> np.ndarray:
     """The batched loop over ``methods``, which share one structure (:func:`_structure`); ``obs``
     their observation vectors."""
-    from .base import GameArrays
-
     m0 = methods[0]
     for m in methods:
         m.check_games(games)
@@ -244,8 +218,6 @@ def grid(method, games: Games, *, objective: str | None = None, burn_in: float =
     Settings the method learns from the games (TrueSkill's ``draw_probability=None``) are fixed
     on ``games`` first, as :func:`filters.tuning.tune` does. An unknown name or a value out of
     its range is the ``ValueError`` the method's own constructor raises for it."""
-    from .tuning import resolve_objective
-
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
     if not values:

@@ -1,6 +1,10 @@
 """The fitted interface of a filter run: one-step-ahead forecasts, frozen forecasts of new
 games, the predictive distribution of each game's skill difference, leaderboards and
-trajectories (the same face as every method's fitted result)."""
+trajectories (the same face as every method's fitted result).
+
+A run holds the filter that made it and calls back into it (to replay itself, forecast new games,
+read its columns) through the members of the filter protocol, :class:`filters.base.Filter`, which
+builds runs: this module does not import that one, so the dependency runs one way."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from statespace.model.observation import FORECAST_SIG
 from statespace.methods.seen import check_not_past, warn_seen
 
 if TYPE_CHECKING:
-    from .base import Filter, FilterState
+    from .state import FilterState
 
 __all__ = ["FilterRun", "moments_kernel"]
 
@@ -40,15 +44,15 @@ def moments_kernel(params, d, var):
 class FilterRun(FittedDisplay):
     """A filter run over a table of games: the fitted interface shared by every method.
 
-    Attributes: ``method``, ``games``, ``state`` (final :class:`FilterState`), ``proba``
-    (one-step-ahead win/draw/loss forecasts, input row order).
+    Attributes: ``method`` (the :class:`~filters.base.Filter` that ran), ``games``, ``state`` (final
+    :class:`FilterState`), ``proba`` (one-step-ahead win/draw/loss forecasts, input row order).
 
     In Jupyter a run shows itself as its one-line summary (the filter with its settings, games,
     competitors, span) above its leaderboard's best competitors; ``plot(players=...)`` draws
     their rating trajectories (:class:`statespace.methods.display.FittedDisplay`).
     """
 
-    def __init__(self, method: Filter, games: Games, state: FilterState, proba: np.ndarray,
+    def __init__(self, method, games: Games, state: FilterState, proba: np.ndarray,
                  post: np.ndarray | None, start: tuple = (None, None)):
         # ``post``: both competitors' state rows after each game, in time order (games.order), or
         # None until asked for: then the run is replayed from ``start`` (its initial and state)
@@ -168,7 +172,7 @@ class FilterRun(FittedDisplay):
                                       f"forecasts of the score)")
         return out[:, 0].copy(), out[:, 1].copy()
 
-    def _frozen(self, method: Filter, games: Games) -> np.ndarray:
+    def _frozen(self, method, games: Games) -> np.ndarray:
         """:meth:`Filter._frozen_proba` of ``games`` from the final state (``method``: this run's
         filter, or a copy of it with another forecast kernel)."""
         self._check_time_basis(games)

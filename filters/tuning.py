@@ -38,6 +38,11 @@ search box is named in :attr:`TuneResult.on_bound` and reported with a
 Standard errors come from the curvature of the summed loss at the optimum (the inverse of the
 numerical Hessian of ``n * objective``), which is the usual asymptotic standard error when the
 objective is a log-likelihood (``"log_loss_3"``, or ``"log_loss"`` on data without draws).
+
+:func:`tune` works on any method with ``name``, ``tunable``, ``param_value``, ``with_params`` and
+``run``; only a filter's grid start is scored in the batched pass (:func:`filters.grid.batchable`).
+It imports :mod:`filters.grid` and :mod:`filters.objectives`, never :mod:`filters.base`, which
+imports it for :meth:`Filter.tune <filters.base.Filter.tune>`.
 """
 
 from __future__ import annotations
@@ -49,47 +54,16 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from statespace.model.outcome import Davidson, Threshold
 from statespace.data.games import Games
 from statespace.model import metrics
 from statespace.model.ranges import ResultRangeError
 from statespace.methods.settings import BoundWarning, DrawWarning, TuneResult
 
 from .draws import caller_stacklevel
+from .grid import SCORES, batchable, box_grid, evaluate
+from .objectives import OBJECTIVES, default_objective, first_scored, resolve_objective
 
 __all__ = ["tune", "OBJECTIVES", "default_objective", "resolve_objective", "at_bound", "BoundWarning"]
-
-OBJECTIVES = ("log_loss", "log_loss_3", "brier")
-
-
-def default_objective(method, games: Games | None = None) -> str:
-    """The objective :func:`tune` uses when none is given: ``"log_loss_3"`` (the three-outcome
-    log-likelihood) when ``method.model`` has a threshold or Davidson draw model, whose parameter
-    only the three-outcome likelihood identifies, and ``games`` (when given) have a draw;
-    ``"log_loss"`` (expected score, a draw as 0.5) for every other method (no draws, draws as half
-    a win, or no ``model`` at all) and on games without a draw, where it is the two-outcome
-    log-likelihood and no draw parameter is tuned.
-
-    The rule looks at the draw model's type, not its parameter: a threshold margin of 0 still
-    gets ``"log_loss_3"`` on games with draws, since tuning starts it inside its bounds."""
-    draw = getattr(getattr(method, "model", None), "draw", None)
-    if not isinstance(draw, (Threshold, Davidson)):
-        return "log_loss"
-    if games is not None and not np.any(games.score == 0.5):
-        return "log_loss"
-    return "log_loss_3"
-
-
-def resolve_objective(method, objective: str | None = None, games: Games | None = None) -> str:
-    """``objective`` checked against :data:`OBJECTIVES`, or :func:`default_objective` of
-    ``method`` (on ``games``, when given) when it is ``None``: the one place where a default
-    objective is chosen."""
-    if objective is None:
-        return default_objective(method, games)
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (or None for the "
-                         f"method's default); got {objective!r}")
-    return objective
 
 
 def _score(method, games: Games, objective: str, scored=None) -> tuple[float, np.ndarray]:
@@ -170,8 +144,6 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
         v = float(method.param_value(p))
         current[p] = min(max(v, lo), hi)
     logs = {p: box[p][0] > 0 for p in names}
-    from .grid import first_scored
-
     scored = None
     if burn_in > 0:  # first_scored checks 0 <= burn_in < 1 (and counts the burn-in as the grid does)
         scored = np.sort(games.order[first_scored(games, burn_in):])
@@ -180,7 +152,7 @@ def tune(method, games: Games, params=None, bounds=None, *, objective: str | Non
     trace_rows = []
     begin = current
     t0 = time.perf_counter()
-    if start == "grid" and _batchable(method):
+    if start == "grid" and batchable(method):
         begin = _grid_start(method, games, objective, burn_in, box, logs, current, trace_rows)
 
     def to_x(values):
@@ -243,19 +215,10 @@ def _minimize(f, x0, x_bounds, maxiter):
 GRID_POINTS = 128
 
 
-def _batchable(method) -> bool:
-    """Whether ``method``'s settings can be scored by the batched pass (:mod:`filters.grid`)."""
-    from .base import Filter
-
-    return isinstance(method, Filter)
-
-
 def _grid_start(method, games, objective, burn_in, box, logs, current, trace_rows) -> dict:
     """The best of the coarse grid over ``box`` and the ``current`` settings by ``objective``, all
     scored in one batched pass; each evaluation added to ``trace_rows``. A non-finite score counts
     as 1e6, as in the optimisation."""
-    from .grid import SCORES, box_grid, evaluate
-
     points = box_grid(box, logs, GRID_POINTS) + [current]
     built = [_built(method, p) for p in points]
     ok = [i for i, m in enumerate(built) if m is not None]

@@ -1,0 +1,178 @@
+r"""The compiled kernels of the extended Kalman filter's diagonal and scalar forms (the equations:
+:mod:`filters.ekf`), and the two pieces the full-covariance form (:mod:`filters.ekf_full`) shares
+with them: the linearisation of a game's log-likelihood (:func:`linearise`, one Newton step or the
+iterated EKF's several) and the skill's transition over a gap (:func:`transition`).
+
+Each kernel reads the parameter vector ``theta`` and the state columns by the indices of
+:mod:`filters._ekf_layout`; the latent home advantage (``home_drift > 0``) is the state's last row.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from . import kernels as K
+from ._ekf_layout import _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _REV, _SD, _TOL
+
+__all__ = ["gains", "linearise", "transition"]
+
+
+@njit(cache=True)
+def gains(kappa, S):
+    """``(1 / (1 + kappa S), kappa / (1 + kappa S))`` for ``kappa >= 0`` (up to inf) and ``S > 0``: the
+    share of the innovation the update keeps and the variance-shrink rate; once ``kappa S`` passes
+    1e300 they are their limits ``0`` and ``1 / S`` (written out, ``inf / inf`` would be NaN)."""
+    ks = kappa * S
+    if ks < 1e300:
+        den = 1.0 + ks
+        return 1.0 / den, kappa / den
+    return 0.0, 1.0 / S
+
+
+@njit(cache=True)
+def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
+    """Linearisation point ``d`` (``d0`` for the EKF, the mode for the iterated EKF), ``g = l'(d)``
+    and ``kappa = -l''(d) >= 0`` there, for the observation's log-likelihood ``l`` tempered by the
+    game's weight ``w``. The iterated EKF solves ``d - d0 - S l'(d) = 0`` by Newton's method, the
+    step ``((d0 - d) + S g) / (1 + S kappa)`` taken through :func:`gains` (so that a huge ``kappa``
+    or ``S g`` gives no inf / inf); a step that is not finite ends the iteration where it is. The
+    gradient is kept within ``+-MEAN_MAX`` (on a tiny scale it overflows, and ``inf * 0`` is NaN)."""
+    iters = int(theta[_ITERS])
+    d = d0
+    g, h = derivs(obs, score, ya, yb, d)
+    g = K.clamp_mean(g * w)
+    h *= w
+    if iters > 1:
+        for _ in range(iters - 1):   # the k-th linearisation point is k - 1 Newton steps from d0
+            kappa = max(-h, 0.0)
+            keep, _ = gains(kappa, S)
+            step = (d0 - d) * keep + g * (S * keep if keep > 0.0 else 1.0 / kappa)  # S / (1 + kappa S)
+            if not abs(step) < math.inf:
+                break
+            d += step
+            g, h = derivs(obs, score, ya, yb, d)
+            g = K.clamp_mean(g * w)
+            h *= w
+            if abs(step) <= theta[_TOL] * (1.0 + abs(d)):
+                break
+    return d, g, max(-h, 0.0)
+
+
+@njit(cache=True)
+def transition(theta, dt):
+    """``(a, v)`` of the skill's transition over ``dt``: ``s' = mu_0 + a (s - mu_0) + N(0, v)``;
+    the random walk ``(1, q dt)``, or Ornstein-Uhlenbeck ``(e^(-lambda dt), q (1 - a^2) / (2 lambda))``
+    (:meth:`statespace.SkillModel.transition`)."""
+    lam = theta[_REV]
+    if lam > 0.0:
+        return math.exp(-lam * dt), theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
+    return 1.0, theta[_DRIFT] * dt
+
+
+@K.predict_kernel
+def _predict(x, i, theta, dt):
+    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent home advantage (the last
+    row, ``home_drift > 0``) is a random walk of its own. Variances are kept at most ``VAR_MAX``
+    (a long idle time overflows ``q dt``)."""
+    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:
+        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt, K.VAR_MAX))
+        return
+    a, add = transition(theta, dt)
+    if theta[_REV] > 0.0:
+        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
+    x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
+
+
+@njit(cache=True)
+def _home(x, at_home, theta):
+    """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
+    with a latent home advantage (``home_drift > 0``) the last state row's mean and variance."""
+    if theta[_HDRIFT] > 0.0:
+        k = x.shape[0] - 1
+        return x[k, _MEAN] * at_home, x[k, _SD] * x[k, _SD] * at_home * at_home
+    return theta[_HOME] * at_home, 0.0
+
+
+@K.proba_kernel
+def _proba(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``."""
+    h, vh = _home(x, at_home, theta)
+    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
+
+
+@njit(cache=True)
+def _home_site(scratch, i, v, sign, g, dd, kappa, rest):
+    """The latent home advantage's site, the posterior ``N(m + sign v shift, v - f v^2 sign^2)`` over
+    its prior ``N(m, v)`` in natural parameters: precision ``f sign^2 / (1 - f v sign^2)``, gradient
+    ``sign shift / (1 - f v sign^2)`` (always summed: it takes part in every game at home). With
+    ``shift = (g + kappa dd) / (1 + kappa S)``, ``f = kappa / (1 + kappa S)`` and ``rest = S - v sign^2``
+    (the two competitors' variances) these are ``kappa sign^2 / (1 + kappa rest)`` and
+    ``sign (g + kappa dd) / (1 + kappa rest)``, taken in that form through :func:`gains` (``1 - f v``
+    rounds to 0 when the home advantage's variance dwarfs the competitors')."""
+    keep, rate = gains(kappa, rest)
+    # the gradient within +-MEAN_MAX: (d - d0) over a tiny variance may overflow, and two games at home
+    # of one period could sum an inf and a -inf
+    K.gaussian_site(scratch, i, v, sign * sign * rate, K.clamp_mean(sign * (g * keep + dd * rate)))
+
+
+@K.site_kernel
+def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """One Newton step on the game's log posterior from the prior ``N(m, diag(v))``: with
+    ``S = v_a + v_b (+ v_h)`` and ``g``, ``kappa`` at the linearisation point ``d``, the
+    difference's posterior mean moves by ``S * shift``, ``shift = (g + kappa (d - d0)) / (1 + kappa S)``;
+    each participant ``i`` (sign ``+1`` for a, ``-1`` for b, ``at_home`` for the latent home
+    advantage) moves by ``sign v_i shift`` to variance ``v_i - kappa v_i^2 sign^2 / (1 + kappa S)``.
+
+    Guards: ``S`` is at least ``VAR_MIN``, and ``shift`` is taken as
+    ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
+    that overflowed (a heavy game on a tiny scale)."""
+    p = _proba(forecast, obs, x, a, b, at_home, theta)
+    h, vh = _home(x, at_home, theta)
+    d0 = x[a, _MEAN] - x[b, _MEAN] + h
+    va = x[a, _SD] * x[a, _SD]
+    vb = x[b, _SD] * x[b, _SD]
+    S = max(va + vb + vh, K.VAR_MIN)  # > 0: a prior_var of 0 gives skills known exactly
+    d, g, kappa = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
+    keep, f = gains(kappa, S)
+    dd = d - d0
+    shift = g * keep + dd * f
+    K.moment_site(scratch, a, va, va * shift, va - f * va * va)
+    K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
+    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
+        k = x.shape[0] - 1
+        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, g, dd, kappa, va + vb)
+        scratch[k, 0] += 1.0
+    return p
+
+
+@K.predict_kernel
+def _predict_scalar(x, i, theta, dt):
+    """The fixed variance does not grow; mean reversion still pulls the mean."""
+    if theta[_REV] > 0.0:
+        a, _ = transition(theta, dt)
+        x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
+
+
+@K.proba_kernel
+def _proba_scalar(forecast, obs, x, a, b, at_home, theta):
+    """The model's forecast with the fixed variance: ``Var(d) = 2 v``."""
+    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home, 2.0 * theta[_FIXED_VAR])
+
+
+@K.site_kernel
+def _site_scalar(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
+    """The diagonal site with every variance fixed at ``v`` and the curvature frozen at its
+    steady-state value ``kappa_0``: a fixed gain, as Elo's (mean shifts, :data:`~filters.kernels.RULE_SHIFT`)."""
+    p = _proba_scalar(forecast, obs, x, a, b, at_home, theta)
+    d0 = x[a, _MEAN] - x[b, _MEAN] + theta[_HOME] * at_home
+    v = theta[_FIXED_VAR]
+    S = 2.0 * v
+    d, g, _ = linearise(derivs, obs, d0, S, theta, score, score_a, score_b, weight)
+    kappa = weight * theta[_KAPPA0]
+    keep, f = gains(kappa, S)  # (g + kappa (d - d0)) / (1 + kappa S), finite for any kappa
+    shift = min(max(v * (g * keep + (d - d0) * f), -K.STEP_MAX), K.STEP_MAX)  # see RULE_SHIFT
+    scratch[a, 1] += shift
+    scratch[b, 1] -= shift
+    return p
