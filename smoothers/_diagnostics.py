@@ -7,14 +7,20 @@ Analysis 16(2)), vectorised over the variables: ArviZ evaluates them one variabl
 Python (docs/benchmarks.md has the timings that keep this module), and
 ``tests/test_pymc_smoother.py`` checks both against ArviZ to 1e-10. Arrays are ``(variable,
 chain, draw)``.
+
+:func:`diagnose` reads a :class:`smoothers.pymc_smoother.PyMCSmoother` sample with them:
+divergences, the largest r-hat and the smallest bulk ESS, and a :class:`ConvergenceWarning` when
+one is beyond the smoother's bounds.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["rhat_rank", "ess_bulk", "split_chains", "z_scale"]
+__all__ = ["rhat_rank", "ess_bulk", "split_chains", "z_scale", "diagnose", "ConvergenceWarning"]
 
 
 def split_chains(x: np.ndarray) -> np.ndarray:
@@ -152,4 +158,55 @@ def ess_bulk(x: np.ndarray, z_bulk: np.ndarray | None = None) -> np.ndarray:
     flat = z.reshape(v, -1)
     out[np.ptp(flat, axis=1) < np.finfo(float).resolution] = m * n  # constant (as ArviZ)
     out[np.isnan(flat).any(axis=1)] = np.nan
+    return out
+
+
+class ConvergenceWarning(UserWarning):
+    """MCMC diagnostics are off: divergences, r-hat above the bound or a low effective sample size."""
+
+
+def diagnose(smoother, idata, free, tl) -> dict:
+    """Divergences, the largest r-hat and the smallest bulk ESS over the sampled parameters
+    (the scalars and every node's ``z``); warns with :class:`ConvergenceWarning` when off."""
+    out = {}
+    stats = idata.sample_stats
+    div = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
+    out["divergences"] = div
+    problems = []
+    if div:
+        problems.append(f"{div} divergent transition{'s' if div > 1 else ''} after tuning "
+                        f"(raise target_accept, now {smoother.target_accept:g})")
+    post = idata.posterior
+    chains = post.sizes["chain"]
+    min_ess = smoother.min_ess if smoother.min_ess is not None else 100.0 * chains
+
+    def label(i):  # a scalar parameter, or a node's z named by competitor and time
+        if i < len(free):
+            return free[i]
+        k = i - len(free)
+        return f"z[{k}] ({tl.players[tl.node_player[k]]} at t={tl.node_time[k]:g})"
+
+    x = np.concatenate([np.asarray(post[name], dtype=float)[None] for name in free]
+                       + [np.moveaxis(np.asarray(post["z"], dtype=float), -1, 0)], axis=0)
+    z_bulk = z_scale(split_chains(x)) if x.shape[2] >= 4 else None
+    rhat = rhat_rank(x, z_bulk)
+    ess = ess_bulk(x, z_bulk)
+    if np.all(np.isnan(rhat)):
+        out["max_rhat"], out["max_rhat_at"] = float("nan"), None
+    else:
+        i = int(np.nanargmax(rhat))
+        out["max_rhat"], out["max_rhat_at"] = float(rhat[i]), label(i)
+        if rhat[i] > smoother.max_rhat:
+            problems.append(f"r_hat {rhat[i]:.3f} for {label(i)} (> {smoother.max_rhat:g})")
+    if np.all(np.isnan(ess)):
+        out["min_ess"], out["min_ess_at"] = float("nan"), None
+    else:
+        i = int(np.nanargmin(ess))
+        out["min_ess"], out["min_ess_at"] = float(ess[i]), label(i)
+        if ess[i] < min_ess:
+            problems.append(f"bulk ESS {ess[i]:.0f} < {min_ess:.0f} for {label(i)}")
+    if problems:
+        warnings.warn(f"{smoother.name}: sampling diagnostics are off: " + "; ".join(problems)
+                      + " (see fit.idata and fit.info; more tune/draws or chains may help)",
+                      ConvergenceWarning, stacklevel=3)
     return out

@@ -77,19 +77,18 @@ different lengths: a partial fit keeps the draws every kept chain has.
 PyTensor compile cache: :func:`statespace._runtime.pytensor_config.configure_pytensor` points it at
 ``compile_dir`` (default: ``statespace/pytensor`` in the user's cache directory, created private,
 or a private temporary folder when that cannot be written) before PyTensor is first imported.
+
+Where the parts live: the model and its Laplace start in ``smoothers._pymc_model``, running the
+samplers and watching for Ctrl-C in ``smoothers._pymc_sampling``, what a fit holds in
+``smoothers._pymc_posterior``, r-hat, ESS and the :class:`ConvergenceWarning` in
+``smoothers._diagnostics``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import math
 import os
-import signal
-import threading
 import time
-import warnings
-from contextlib import contextmanager
 from importlib.util import find_spec
 
 import numpy as np
@@ -101,14 +100,18 @@ from statespace.model import ranges
 from statespace.model import numeric as nx
 from statespace.model.outcome import Davidson, Threshold
 
-from ._diagnostics import ess_bulk, rhat_rank, split_chains, z_scale
-from ._pymc_model import build_model, laplace_start, nutpie_model, segment_cumsum, segment_starts
+from ._diagnostics import ConvergenceWarning, diagnose, ess_bulk, rhat_rank
+from ._pymc_model import segment_cumsum, segment_starts
+from ._pymc_posterior import posterior_summary
+# the interrupt watch is reached here by tests/test_interrupts.py
+from ._pymc_sampling import PartialSampleWarning, SamplingInterrupted, _InterruptWatch, _watch_interrupts  # noqa: F401
+from ._pymc_sampling import sample_or_interrupt
 from statespace._runtime.pytensor_config import configure_pytensor, default_compile_dir
 from statespace._runtime.progress import interactive
 from .base import Smoother, SmootherFit, timeline
 
-__all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor", "default_compile_dir", "segment_cumsum",
-           "segment_starts", "rhat_rank", "ess_bulk"]
+__all__ = ["PyMCSmoother", "ConvergenceWarning", "SamplingInterrupted", "PartialSampleWarning", "configure_pytensor",
+           "default_compile_dir", "segment_cumsum", "segment_starts", "rhat_rank", "ess_bulk"]
 
 SAMPLERS = ("nuts", "auto", "nutpie", "numpyro", "advi")
 #: How PyMC's NUTS starts: "laplace" (from :class:`smoothers.LaplaceSmoother`'s fit), or one of
@@ -120,107 +123,9 @@ INITS = ("laplace", "jitter+adapt_diag", "adapt_diag", "jitter+adapt_diag_grad",
 DEFAULT_PRIOR_SCALES = {"drift_sd": 0.5, "prior_sd": 2.0, "home": 1.0, "margin": 1.0, "nu": 2.0}
 
 
-class ConvergenceWarning(UserWarning):
-    """MCMC diagnostics are off: divergences, r-hat above the bound or a low effective sample size."""
-
-
-class SamplingInterrupted(KeyboardInterrupt):
-    """The sampler was interrupted (Ctrl-C) or stopped short: the sample is not the one asked for.
-
-    A ``KeyboardInterrupt``, so that whatever stops on Ctrl-C stops on it too (the command line
-    exits with status 130). ``chains`` and ``draws`` say what the sampler returned (0 when
-    nothing)."""
-
-    def __init__(self, message: str, chains: int = 0, draws: int = 0):
-        super().__init__(message)
-        self.chains, self.draws = int(chains), int(draws)
-
-
-class PartialSampleWarning(UserWarning):
-    """``keep_partial=True`` kept a sample cut short: fewer chains or draws than asked for."""
-
-
-class _InterruptWatch:
-    """Whether Ctrl-C (SIGINT) arrived while the watch was on (:func:`_watch_interrupts`)."""
-
-    interrupted = False
-
-    def stop_sampler(self, *args, **kwargs) -> None:
-        """PyMC's per-draw ``callback``: ends the chain being sampled once Ctrl-C has arrived.
-        (Sampling chains one after another, PyMC ends only the current chain on Ctrl-C and goes
-        on with the next one; with this each following chain stops at its first draw.)"""
-        if self.interrupted:
-            raise KeyboardInterrupt
-
-
-@contextmanager
-def _watch_interrupts():
-    """Record SIGINT while the block runs, then let the handler in place act as before (Python's
-    default raises ``KeyboardInterrupt``). Only from the main thread, and only over a Python-level
-    handler (an ignored SIGINT stays ignored)."""
-    watch = _InterruptWatch()
-    if threading.current_thread() is not threading.main_thread():
-        yield watch
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):
-        yield watch
-        return
-
-    def handler(signum, frame):
-        watch.interrupted = True
-        previous(signum, frame)
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield watch
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _as_seed(seed):
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(2**31 - 1))
-    return seed
-
-
-@contextmanager
-def _quiet_pymc(quiet: bool):
-    """PyMC logs its progress at INFO level; keep it quiet when no progress bar is wanted."""
-    logger = logging.getLogger("pymc")
-    old = logger.level
-    if quiet:
-        logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(old)
-
-
 def _fixed(value, check) -> float | None:
     """``None`` (the parameter gets a prior) or ``check(value)``, the number it is fixed at."""
     return None if value is None else check(value)
-
-
-def _complete_draws(idata):
-    """nutpie stopped early (Ctrl-C) returns chains of different lengths, padded with NaN: keep
-    the chains with at least one draw, each cut to the draws they all have (what a partial fit
-    holds, as PyMC's own partial traces)."""
-    post = idata.posterior
-    if "z" not in post or post.sizes["draw"] == 0:
-        return idata
-    done = np.isfinite(np.asarray(post["z"])).all(axis=-1)  # (chain, draw)
-    if done.all():
-        return idata
-    lengths = np.where(done.all(axis=1), done.shape[1], np.argmin(done, axis=1))
-    chains = np.flatnonzero(lengths > 0)
-    keep = int(lengths[chains].min()) if chains.size else 0
-    sel = {"chain": chains, "draw": np.arange(keep)}
-    for group in idata.groups():
-        data = idata[group]
-        if "chain" in data.dims and "draw" in data.dims:
-            idata[group] = data.isel(sel)
-    return idata
 
 
 class PyMCSmoother(Smoother):
@@ -248,10 +153,10 @@ class PyMCSmoother(Smoother):
     sampler:
         ``"nuts"`` (default: PyMC's NUTS), ``"nutpie"`` (nutpie's NUTS, the optional extra
         ``fast``: for win/draw/loss models on the compiled log density, nothing compiled per fit,
-        about twice as fast here; see "Speed"), ``"auto"`` (nutpie when it is installed and the
-        model is a win/draw/loss one, else PyMC's NUTS; :meth:`sampler_for` says which, and
-        ``fit.info["sampler"]`` which ran), ``"numpyro"`` (NUTS in JAX, if installed) or
-        ``"advi"`` (mean-field ADVI, then draws from the approximation: fast, but it
+        less CPU per fit; see "Speed" and docs/benchmarks.md), ``"auto"`` (nutpie when it is
+        installed and the model is a win/draw/loss one, else PyMC's NUTS; :meth:`sampler_for`
+        says which, and ``fit.info["sampler"]`` which ran), ``"numpyro"`` (NUTS in JAX, if
+        installed) or ``"advi"`` (mean-field ADVI, then draws from the approximation: fast, but it
         underestimates posterior variances).
     draws, tune, chains, cores, target_accept, seed:
         Passed to the sampler (``tune`` is ignored by ADVI; ``advi_iterations`` sets its length).
@@ -453,97 +358,6 @@ class PyMCSmoother(Smoother):
         fast = isinstance(self._base.observation, Outcome) and self.likelihood != "graph"
         return "nutpie" if fast and find_spec("nutpie") is not None else "nuts"
 
-    def _nutpie_fast(self) -> bool:
-        """nutpie on the compiled log density (:func:`smoothers._pymc_model.nutpie_model`) rather
-        than on PyMC's model compiled by PyTensor's numba backend (``likelihood="graph"``)."""
-        return isinstance(self._base.observation, Outcome) and self.likelihood != "graph"
-
-    def _sample_nutpie(self, pmodel, free, progress: bool, games: Games, tl, seed):
-        """nutpie's NUTS on the compiled log density: nothing compiled per fit, chains in threads
-        (``cores`` at a time), every chain started from the Laplace approximation."""
-        import nutpie
-
-        compiled = nutpie_model(self, games, tl, pmodel, free, seed)
-        t0 = time.perf_counter()
-        idata = nutpie.sample(compiled, draws=self.draws, tune=self.tune_steps, chains=self.chains, cores=self.cores,
-                              seed=seed, target_accept=self.target_accept, progress_bar=progress, save_warmup=False)
-        elapsed = time.perf_counter() - t0
-        idata = _complete_draws(idata)
-        idata.posterior.attrs["sampling_time"] = elapsed
-        idata.posterior.attrs["tuning_steps"] = self.tune_steps
-        return idata
-
-    def _sample(self, pmodel, progress: bool, games: Games, tl, watch: _InterruptWatch | None = None, free=()):
-        import pymc as pm
-
-        seed = _as_seed(self.seed)
-        sampler = self.sampler_for()
-        if sampler == "nutpie" and self._nutpie_fast():
-            return self._sample_nutpie(pmodel, list(free), progress, games, tl, seed), None
-        with pmodel, _quiet_pymc(not progress):
-            if sampler == "advi":
-                approx = pm.fit(n=self.advi_iterations, method="advi", random_seed=seed, progressbar=progress)
-                return approx.sample(self.draws, random_seed=seed), approx
-            kw = {}
-            if sampler in ("nutpie", "numpyro"):
-                kw["nuts_sampler"] = sampler
-            else:
-                if watch is not None:
-                    kw["callback"] = watch.stop_sampler
-                if self.init == "laplace":
-                    kw["step"], kw["initvals"] = laplace_start(self, games, tl, pmodel, np.random.default_rng(seed))
-                else:
-                    kw["init"] = self.init
-            if "step" not in kw:  # a given step has its own
-                kw["target_accept"] = self.target_accept
-            idata = pm.sample(draws=self.draws, tune=self.tune_steps, chains=self.chains, cores=self.cores,
-                              random_seed=seed, progressbar=progress,
-                              compute_convergence_checks=False, return_inferencedata=True, **kw)
-            return idata, None
-
-    def _sample_or_interrupt(self, games: Games, tl, progress: bool):
-        """Build the model and sample it, watching for Ctrl-C (see "Interrupts" in the module
-        docstring). Returns ``(idata, approx, free, partial)``: ``free`` the inferred scalar
-        parameters, ``partial`` the ``info`` of a sample cut short and kept (``keep_partial=True``),
-        else ``None``; raises :class:`SamplingInterrupted` for an interrupted or short sample
-        otherwise."""
-        what = "ADVI" if self.sampler == "advi" else "sampling"
-        with _watch_interrupts() as watch:
-            try:
-                pmodel, free = build_model(self, games, tl)
-                idata, approx = self._sample(pmodel, progress, games, tl, watch, free)
-            except KeyboardInterrupt as exc:
-                if isinstance(exc, SamplingInterrupted):
-                    raise
-                raise SamplingInterrupted(f"{self.name}: {what} interrupted") from exc
-            except Exception as exc:  # PyMC's "Not enough samples" (Ctrl-C during tuning), a broken compile...
-                if watch.interrupted:
-                    raise SamplingInterrupted(f"{self.name}: {what} interrupted before any draw to keep, "
-                                              f"during compilation or tuning ({type(exc).__name__}: {exc})") from exc
-                raise
-        post = idata.posterior
-        chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
-        if approx is not None:  # ADVI: the draws come from the approximation; its iterations may be short
-            hist = getattr(approx, "hist", None)  # the loss of each iteration run
-            done = self.advi_iterations if hist is None else len(hist)
-            short = watch.interrupted or done < self.advi_iterations
-            partial = {"advi_iterations": int(done)}
-            said = f"ADVI stopped after {done:,} of {self.advi_iterations:,} iterations"
-        else:
-            short = watch.interrupted or chains < self.chains or draws < self.draws
-            partial = {"chains": chains, "draws": draws}
-            said = (f"the sample holds {chains} of {self.chains} chain{'s' if self.chains > 1 else ''} and "
-                    f"{draws:,} of {self.draws:,} draws per chain")
-        if not short:
-            return idata, approx, free, None
-        cause = "interrupted" if watch.interrupted else "cut short"
-        if not self.keep_partial or min(chains, draws) == 0:
-            raise SamplingInterrupted(f"{self.name}: {what} {cause}: {said}; not a complete fit "
-                                      f"(keep_partial=True keeps such a sample)", chains, draws)
-        warnings.warn(f"{self.name}: {what} {cause}: {said}; kept as a partial fit (keep_partial=True; "
-                      f"fit.info['partial'] is True)", PartialSampleWarning, stacklevel=3)
-        return idata, approx, free, {"partial": True, "interrupted": bool(watch.interrupted), **partial}
-
     def fit(self, games: Games) -> SmootherFit:
         """Sample the posterior of every node (and of the inferred parameters) for ``games``."""
         if not isinstance(games, Games):
@@ -553,53 +367,22 @@ class PyMCSmoother(Smoother):
         t0 = time.perf_counter()
         tl = timeline(games, self.times(games))
         progress = interactive() if self.progressbar is None else bool(self.progressbar)
-        idata, _, free, partial = self._sample_or_interrupt(games, tl, progress)
+        idata, _, free, partial = sample_or_interrupt(self, games, tl, progress)
         t_sampled = time.perf_counter()
 
+        mean, var, draws, fitted = posterior_summary(self, idata, tl)
         post = idata.posterior
-        m = self._base
-        first = tl.prev < 0
-        start = segment_starts(first)
-        nchain, ndraw = post.sizes["chain"], post.sizes["draw"]
-
-        def param(name, fixed):
-            if name in post:
-                return np.asarray(post[name]).reshape(nchain, ndraw, 1)
-            return np.full((nchain, ndraw, 1), fixed)
-
-        drift_sd = param("drift_sd", math.sqrt(self.drift) if self.drift is not None else 0.0)
-        prior_sd = param("prior_sd", math.sqrt(self.prior_var) if self.prior_var is not None else 0.0)
-        z = np.asarray(post["z"])
-        inc = (first * prior_sd + drift_sd * np.sqrt(tl.dt)) * z + first * m.prior_mean  # as in the model
-        skill = segment_cumsum(inc, start)
-        post["skill"] = (("chain", "draw", "node"), skill)
-        post["drift"] = (("chain", "draw"), drift_sd[..., 0] ** 2)
-        post["prior_var"] = (("chain", "draw"), prior_sd[..., 0] ** 2)
-
-        flat = skill.reshape(nchain * ndraw, tl.n_nodes)
-        mean = flat.mean(axis=0)
-        var = flat.var(axis=0)
-        keep = np.unique(np.linspace(0, flat.shape[0] - 1, min(self.keep_draws, flat.shape[0])).round().astype(int))
-        draws = np.ascontiguousarray(flat[keep])
-
-        home = float(post["home"].mean()) if "home" in post else (self.home if self.home is not None else m.home)
-        draw = m.draw
-        if isinstance(draw, Threshold):
-            draw = Threshold(float(post["margin"].mean()) if "margin" in post else self.draw_param)
-        elif isinstance(draw, Davidson):
-            draw = Davidson(float(post["nu"].mean()) if "nu" in post else self.draw_param)
-        fitted = dataclasses.replace(m, prior_var=float(post["prior_var"].mean()), drift=float(post["drift"].mean()),
-                                     draw=draw, home=home)
 
         import pytensor
 
-        info = {"sampler": self.sampler_for(), "n_nodes": tl.n_nodes, "n_games": len(games), "chains": int(nchain),
-                "draws": int(ndraw), "free": tuple(free), "compile_dir": str(pytensor.config.base_compiledir),
+        info = {"sampler": self.sampler_for(), "n_nodes": tl.n_nodes, "n_games": len(games),
+                "chains": int(post.sizes["chain"]), "draws": int(post.sizes["draw"]), "free": tuple(free),
+                "compile_dir": str(pytensor.config.base_compiledir),
                 "sampling_seconds": post.attrs.get("sampling_time"), "partial": False}
         if partial is not None:
             info.update(partial)
         if self.sampler != "advi":
-            info.update(self._diagnose(idata, free, tl))
+            info.update(diagnose(self, idata, free, tl))
         info["seconds"] = time.perf_counter() - t0
         # where the time went: before sampling (model, compilation or the compile cache, Laplace
         # start, worker processes), the sampler's own clock, and the summaries and diagnostics
@@ -609,50 +392,3 @@ class PyMCSmoother(Smoother):
         fit = SmootherFit(self, games, tl, mean, var, fitted, self.times, draws=draws, info=info)
         fit.idata = idata
         return fit
-
-    # ------------------------------------------------------------------ diagnostics
-    def _diagnose(self, idata, free, tl) -> dict:
-        """Divergences, the largest r-hat and the smallest bulk ESS over the sampled parameters
-        (the scalars and every node's ``z``); warns with :class:`ConvergenceWarning` when off."""
-        out = {}
-        stats = idata.sample_stats
-        div = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
-        out["divergences"] = div
-        problems = []
-        if div:
-            problems.append(f"{div} divergent transition{'s' if div > 1 else ''} after tuning "
-                            f"(raise target_accept, now {self.target_accept:g})")
-        post = idata.posterior
-        chains = post.sizes["chain"]
-        min_ess = self.min_ess if self.min_ess is not None else 100.0 * chains
-
-        def label(i):  # a scalar parameter, or a node's z named by competitor and time
-            if i < len(free):
-                return free[i]
-            k = i - len(free)
-            return f"z[{k}] ({tl.players[tl.node_player[k]]} at t={tl.node_time[k]:g})"
-
-        x = np.concatenate([np.asarray(post[name], dtype=float)[None] for name in free]
-                           + [np.moveaxis(np.asarray(post["z"], dtype=float), -1, 0)], axis=0)
-        z_bulk = z_scale(split_chains(x)) if x.shape[2] >= 4 else None
-        rhat = rhat_rank(x, z_bulk)
-        ess = ess_bulk(x, z_bulk)
-        if np.all(np.isnan(rhat)):
-            out["max_rhat"], out["max_rhat_at"] = float("nan"), None
-        else:
-            i = int(np.nanargmax(rhat))
-            out["max_rhat"], out["max_rhat_at"] = float(rhat[i]), label(i)
-            if rhat[i] > self.max_rhat:
-                problems.append(f"r_hat {rhat[i]:.3f} for {label(i)} (> {self.max_rhat:g})")
-        if np.all(np.isnan(ess)):
-            out["min_ess"], out["min_ess_at"] = float("nan"), None
-        else:
-            i = int(np.nanargmin(ess))
-            out["min_ess"], out["min_ess_at"] = float(ess[i]), label(i)
-            if ess[i] < min_ess:
-                problems.append(f"bulk ESS {ess[i]:.0f} < {min_ess:.0f} for {label(i)}")
-        if problems:
-            warnings.warn(f"{self.name}: sampling diagnostics are off: " + "; ".join(problems)
-                          + " (see fit.idata and fit.info; more tune/draws or chains may help)",
-                          ConvergenceWarning, stacklevel=3)
-        return out
