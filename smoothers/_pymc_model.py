@@ -288,7 +288,8 @@ def nutpie_model(smoother, games: Games, tl, pmodel, free, seed):
     :func:`smoothers._walk_logp.posterior_logp` (the whole log posterior and its gradient, one
     cached numba function, the GIL released) through ``nutpie.from_pyfunc``, so nothing is
     compiled per fit (``nutpie.compile_pymc_model`` compiles the PyTensor graph to numba on every
-    fit, 6-13 s here). :class:`statespace.Outcome` observations only, as the compiled Op.
+    fit; docs/benchmarks.md has the cost). :class:`statespace.Outcome` observations only, as the
+    compiled Op.
 
     With ``init="laplace"`` the sampler's coordinates are standardised by the Laplace
     approximation (:func:`laplace_point`: PyMC's value variables ``x = mean + sd u``) and every

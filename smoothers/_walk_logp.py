@@ -34,9 +34,9 @@ log transforms, N(0, 1) on z, the games) and its gradient in one cached numba ca
 the GIL: nutpie's Rust sampler calls it through ``nutpie.from_pyfunc``
 (``_pymc_model.nutpie_model``), so a fit compiles nothing and runs no Python between leapfrog
 steps. Its Bradley-Terry path (:func:`bt_games_logp`) evaluates ``exp`` and ``log1p`` in loops
-the compiler vectorises (:func:`exp_log1p_neg_abs`): about 60 us per gradient on 5,000 games,
-against about 130 us for numba's scalar libm calls and 75-130 us for the Op's NumPy path
-(``tests/test_pymc_nutpie.py`` checks it against the PyMC model's own log density).
+the compiler vectorises (:func:`exp_log1p_neg_abs`), faster than numba's scalar libm calls and
+the Op's NumPy path (docs/benchmarks.md measures the three; ``tests/test_pymc_nutpie.py`` checks
+it against the PyMC model's own log density).
 
 Importing this module imports PyTensor: ``pymc_smoother`` imports it only after pointing
 PyTensor's compile directory where it belongs (``statespace._runtime.pytensor_config``).
@@ -138,13 +138,28 @@ def walk_scatter_backward(gd, node_a, node_b, at_home, z, prior_sd, drift_sd, fi
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (fdlibm): k ln2 exact in the first
 _LN2_LO = 1.90821492927058770002e-10
+#: exp(r)'s Taylor coefficients from the highest power: 1/13!, 1/12!, ..., 1/1!, 1/0!
+_EXP_TAYLOR = np.array([1.0 / math.factorial(k) for k in range(13, -1, -1)])
+#: atanh(u) / u = sum_j v^j / (2j + 1) in v = u^2, from the highest power: 1/31, 1/29, ..., 1/3, 1
+_ATANH_SERIES = np.array([1.0 / k for k in range(31, 0, -2)])
+
+
+@njit(cache=True, inline="always")
+def _horner(coeffs, x):
+    """The polynomial with coefficients ``coeffs`` (highest power first) at ``x``, by Horner's
+    rule. Inlined into its caller, whose compiler flags (contraction into fused multiply-adds) it
+    takes; a global array of coefficients is a constant there, so the loop unrolls."""
+    p = coeffs[0]
+    for j in range(1, coeffs.size):
+        p = p * x + coeffs[j]
+    return p
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 def exp_log1p_neg_abs(x, e, l, bits):
     """``e = exp(-|x|)`` and ``l = log1p(e)`` elementwise, in loops the compiler vectorises
-    (numba calls libm's scalar ``exp`` and ``log1p`` one element at a time, about five times
-    slower: the Bradley-Terry likelihood spends most of its time there). ``exp(-t) = 2^-k
+    (numba calls libm's scalar ``exp`` and ``log1p`` one element at a time, a loop the compiler
+    cannot vectorise: the Bradley-Terry likelihood spends most of its time there). ``exp(-t) = 2^-k
     exp(k ln 2 - t)`` with ``|k ln 2 - t| <= ln 2 / 2`` and the exponential's Taylor polynomial of
     degree 13 (truncation below 5e-18); ``2^-k`` from its bits (``bits``, an int64 work array);
     ``log1p(e) = 2 atanh(u)``, ``u = e / (2 + e) <= 1/3``, by its series to ``u^31`` (truncation
@@ -155,43 +170,14 @@ def exp_log1p_neg_abs(x, e, l, bits):
         t = min(abs(x[i]), 708.0)
         k = math.floor(t * _LOG2E + 0.5)
         r = k * _LN2_HI - t + k * _LN2_LO
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        e[i] = p * r + 1.0
+        e[i] = _horner(_EXP_TAYLOR, r)
         bits[i] = (1023 - np.int64(k)) << 52
     two_k = bits.view(np.float64)
     for i in range(n):
         ei = e[i] * two_k[i]
         e[i] = ei
         u = ei / (2.0 + ei)
-        v = u * u
-        q = 1.0 / 31.0
-        q = q * v + 1.0 / 29.0
-        q = q * v + 1.0 / 27.0
-        q = q * v + 1.0 / 25.0
-        q = q * v + 1.0 / 23.0
-        q = q * v + 1.0 / 21.0
-        q = q * v + 1.0 / 19.0
-        q = q * v + 1.0 / 17.0
-        q = q * v + 1.0 / 15.0
-        q = q * v + 1.0 / 13.0
-        q = q * v + 1.0 / 11.0
-        q = q * v + 1.0 / 9.0
-        q = q * v + 1.0 / 7.0
-        q = q * v + 1.0 / 5.0
-        q = q * v + 1.0 / 3.0
-        l[i] = 2.0 * u * (q * v + 1.0)
+        l[i] = 2.0 * u * _horner(_ATANH_SERIES, u * u)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -227,13 +213,8 @@ def bt_games_logp(z, prior_sd, drift_sd, home, prior_mean, first, sqrt_dt, node_
         factor[i] = weight[i] * sign[i] * inv_scale
     gd = np.empty(m)
     ll = _log_f_and_grad(x, e, l, weight, factor, gd)  # gd: d logL / d diff of every oriented game
-    g_z[:] = 0.0
-    g_home = 0.0
-    for i in range(m):
-        g_z[node_a[i]] += gd[i]
-        g_z[node_b[i]] -= gd[i]
-        g_home += gd[i] * at_home[i]
-    g_prior, g_drift = walk_backward(g_z, z, prior_sd, drift_sd, first, sqrt_dt, g_z)
+    g_prior, g_drift, g_home = walk_scatter_backward(gd, node_a, node_b, at_home, z, prior_sd, drift_sd, first,
+                                                     sqrt_dt, g_z)
     return ll, g_prior, g_drift, g_home
 
 
