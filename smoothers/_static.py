@@ -38,6 +38,7 @@ by block in ``walk_forward`` mode) the link never sees a held-out result.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -52,26 +53,24 @@ from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges
 from statespace.methods.display import Ratings, as_ratings
 from statespace.model.outcome import Threshold
+from filters.state import GameArrays
 
 from .base import Smoother, SmootherFit, Timeline
 
 __all__ = ["StaticRanking", "StaticFit", "Table", "Link", "fit_link", "components"]
 
 
-@dataclass(frozen=True)
-class Table:
-    """A table of games with its competitors numbered ``0..n-1`` (only those with games):
-    ``a``, ``b`` (ids), ``score`` (1, 0.5, 0 for ``a``), ``score_a``, ``score_b`` (points; NaN
-    without scores), ``home`` (1.0 where ``a`` plays at home), ``weight``, ``n``."""
+class Table(GameArrays):
+    """A table of games with its competitors numbered ``0..n-1`` (only those with games): the
+    columns of :class:`filters.state.GameArrays` in the rows' own order (``a``, ``b`` the
+    competitors' numbers, ``score`` 1, 0.5, 0 for ``a``, ``score_a``, ``score_b`` points, NaN
+    without scores, ``home`` 1.0 where ``a`` plays at home, ``weight``; no times), built by
+    ``Table.of(games, numbers, None)`` with ``numbers`` mapping competitor ids to ``0..n-1``."""
 
-    a: np.ndarray
-    b: np.ndarray
-    score: np.ndarray
-    score_a: np.ndarray
-    score_b: np.ndarray
-    home: np.ndarray
-    weight: np.ndarray
-    n: int
+    @cached_property
+    def n(self) -> int:
+        """The number of competitors (each number has a game)."""
+        return int(max(self.a.max(), self.b.max())) + 1
 
     def pair_matrix(self, values: np.ndarray | None = None) -> sp.csr_matrix:
         """:math:`N` with :math:`N_{ij}` the sum of ``values`` (default: the weights) over games
@@ -283,15 +282,11 @@ class StaticRanking(Smoother):
     # ------------------------------------------------------------ fitting
     def _table(self, games: Games, rows: np.ndarray) -> tuple[Table, np.ndarray]:
         """The compact table of ``games``' rows ``rows`` and the competitor id of each compact id."""
-        a, b = games.a[rows], games.b[rows]
-        ids, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
-        m = rows.size
-        home = (~games.neutral[rows]).astype(float)
-        sa = games.score_a[rows] if games.has_scores else np.full(m, np.nan)
-        sb = games.score_b[rows] if games.has_scores else np.full(m, np.nan)
-        t = Table(inv[:m].astype(np.int64), inv[m:].astype(np.int64), games.score[rows].astype(float),
-                  np.asarray(sa, float), np.asarray(sb, float), home, games.weight[rows].astype(float), int(ids.size))
-        return t, ids
+        sub = games.take(rows)
+        ids = np.unique(np.concatenate([sub.a, sub.b]))
+        numbers = np.zeros(games.players.size, dtype=np.int64)
+        numbers[ids] = np.arange(ids.size)
+        return Table.of(sub, numbers, None), ids
 
     def _ratings_of(self, games: Games, rows: np.ndarray) -> tuple[np.ndarray, dict]:
         """Ratings of every competitor of ``games`` (the ``newcomer`` rating for those without games

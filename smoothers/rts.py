@@ -336,7 +336,7 @@ class RTSSmoother(Smoother):
 
     def _fit_full(self, games: Games, tl: Timeline, old: SmootherFit | None, start: int, static: bool,
                   info: dict):
-        from filters.base import GameArrays
+        from filters.state import GameArrays
 
         ekf = self._ekf
         model = self.skill_model
