@@ -14,12 +14,26 @@ All are :class:`smoothers.base.Smoother` objects (the filters' ``get_params``, `
 ``tunable``, ``tune``) and return a :class:`smoothers.base.SmootherFit` with the filters' fitted
 interface (``predict_proba``, ``ratings``, ``trajectories``).
 
-Modules: ``base`` (the fitted interface), ``_timeline`` (the nodes of the whole-history layout and
-how they grow for a refit), ``laplace`` (Newton and the evidence), ``_laplace_checks`` (what a Laplace fit refuses), ``bradley_terry`` (the static fit, Ford's
-condition), ``_sparse`` (the sparse factor and selected inverse), ``_chains`` (each competitor's
-tridiagonal block), ``pymc_smoother`` (the PyMC method), ``_pymc_model`` (its model and Laplace
-start), ``_walk_logp`` (its compiled likelihood), ``_diagnostics`` (r-hat and ESS), ``rts`` (the
-RTS smoother), ``ttt`` (TrueSkill Through Time), ``statespace._runtime.pytensor_config`` (PyTensor's compile directory).
+Modules, by method: ``base`` (the fitted interface) and ``_timeline`` (the nodes of the
+whole-history layout and how they grow for a refit); the Laplace smoother: ``laplace`` (the method:
+settings, tune, fit, the drift search), ``_laplace_newton`` (Newton on the whole history),
+``_laplace_factor`` (variances and the evidence at the mode), ``_laplace_run`` (thread limits,
+progress), ``_laplace_checks`` (what a fit refuses), ``_sparse`` (the plan: fill-reducing order and
+symbolic pattern), ``_sparse_factor`` (the numeric factor and selected inverse), ``_newton_system``
+(Newton's systems by deflated conjugate gradients), ``_chains`` (each competitor's tridiagonal
+block); ``bradley_terry`` (the static fit, Ford's condition); the PyMC smoother:
+``pymc_smoother`` (the method), ``_pymc_model`` (its model and Laplace start), ``_walk_logp`` (its
+compiled likelihood), ``_pymc_sampling`` (the samplers and Ctrl-C), ``_pymc_posterior`` (what a fit
+holds), ``_diagnostics`` (r-hat, ESS and the warning); the RTS smoother: ``rts`` (the method),
+``_rts_chains`` (the diagonal backward pass), ``_rts_full`` (the full-covariance recursion);
+TrueSkill Through Time: ``ttt`` (the method), ``_ttt_messages`` (EP message passing),
+``_ttt_fit`` (the fit's arrays and refits); the static rankings: ``_static`` (the shared fit and
+its link), ``colley``, ``massey``, ``keener``.
+
+Imports: ``filters`` (the EKF and TrueSkill whose smoothers these are, the run loop),
+:mod:`statespace.methods`, :mod:`statespace.model`, :mod:`statespace.data` and
+:mod:`statespace._runtime`, by their public names; never the facade ``statespace``,
+:mod:`statespace.evaluation`, :mod:`statespace.ensemble` or the application.
 """
 
 from .base import Smoother, SmootherFit, Timeline, timeline
