@@ -59,6 +59,16 @@ from .base import Smoother, SmootherFit, Timeline
 
 __all__ = ["StaticRanking", "StaticFit", "Table", "Link", "fit_link", "components"]
 
+#: The largest slope of the link on standardised rating differences. Results that the ratings
+#: separate perfectly (every game won by the higher rating) have no finite maximum-likelihood slope:
+#: the fit would run the slope up until the optimiser stops (a scale of 1e-18 rating units), and
+#: the model's scale with it. At a slope of 30 a difference of one standard deviation is already a
+#: win with probability 1 - 1e-13, so the cap changes no forecast that data could tell apart.
+MAX_SLOPE = 30.0
+#: Rating differences below this fraction of the largest rating are the rounding of the rating
+#: solve (double precision, a few hundred operations), not a difference of skill.
+ROUNDING = 1e-10
+
 
 class Table(GameArrays):
     """A table of games with its competitors numbered ``0..n-1`` (only those with games): the
@@ -167,7 +177,8 @@ def fit_link(diff: np.ndarray, home: np.ndarray, y: np.ndarray, w: np.ndarray, *
     rate = np.average(y == 0.5, weights=w) if free_draw else 0.0
     # at beta = 0, P(draw) = tanh(delta / 2)
     start = np.array([0.0, 0.0, 2.0 * np.arctanh(min(max(rate, 1e-3), 0.99)) if free_draw else 0.0])
-    bounds = [(0.0, None), (None, None) if free_home else (0.0, 0.0), (1e-8, None) if free_draw else (0.0, 0.0)]
+    bounds = [(0.0, MAX_SLOPE), (None, None) if free_home else (0.0, 0.0),
+              (1e-8, None) if free_draw else (0.0, 0.0)]
     res = minimize(_nll, start, args=(x, home, y, w, free_home, free_draw), jac=True, method="L-BFGS-B",
                    bounds=bounds)
     b, g, dl = res.x
@@ -338,7 +349,10 @@ class StaticRanking(Smoother):
             if n_before == 0:
                 continue
             r, _ = self._ratings_of(games, self._recent(np.sort(order[:n_before]), days, t_sorted[cuts[j]]))
-            diffs.append(r[games.a[block]] - r[games.b[block]])
+            d = r[games.a[block]] - r[games.b[block]]
+            # ratings equal up to the rounding of their solve differ by noise, which would separate
+            # results by its sign alone
+            diffs.append(np.where(np.abs(d) <= ROUNDING * np.abs(r).max(initial=0.0), 0.0, d))
             homes.append((~games.neutral[block]).astype(float))
             ys.append(games.score[block])
             ws.append(games.weight[block])
