@@ -59,12 +59,6 @@ from .base import Smoother, SmootherFit, Timeline
 
 __all__ = ["StaticRanking", "StaticFit", "Table", "Link", "fit_link", "components"]
 
-#: The largest slope of the link on standardised rating differences. Results that the ratings
-#: separate perfectly (every game won by the higher rating) have no finite maximum-likelihood slope:
-#: the fit would run the slope up until the optimiser stops (a scale of 1e-18 rating units), and
-#: the model's scale with it. At a slope of 30 a difference of one standard deviation is already a
-#: win with probability 1 - 1e-13, so the cap changes no forecast that data could tell apart.
-MAX_SLOPE = 30.0
 #: Rating differences below this fraction of the largest rating are the rounding of the rating
 #: solve (double precision, a few hundred operations), not a difference of skill.
 ROUNDING = 1e-10
@@ -177,8 +171,7 @@ def fit_link(diff: np.ndarray, home: np.ndarray, y: np.ndarray, w: np.ndarray, *
     rate = np.average(y == 0.5, weights=w) if free_draw else 0.0
     # at beta = 0, P(draw) = tanh(delta / 2)
     start = np.array([0.0, 0.0, 2.0 * np.arctanh(min(max(rate, 1e-3), 0.99)) if free_draw else 0.0])
-    bounds = [(0.0, MAX_SLOPE), (None, None) if free_home else (0.0, 0.0),
-              (1e-8, None) if free_draw else (0.0, 0.0)]
+    bounds = [(0.0, None), (None, None) if free_home else (0.0, 0.0), (1e-8, None) if free_draw else (0.0, 0.0)]
     res = minimize(_nll, start, args=(x, home, y, w, free_home, free_draw), jac=True, method="L-BFGS-B",
                    bounds=bounds)
     b, g, dl = res.x
