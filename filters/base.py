@@ -204,10 +204,14 @@ class Filter(Settings):
     def observation_kernels(self):
         """``(derivs, forecast, obs)``: the compiled log-likelihood derivatives and forecast of the model's
         observation and its parameter vector, which the loops hand to every kernel."""
-        model = self.model
+        return self._observation_of(self.model)[0]
+
+    def _observation_of(self, model: SkillModel):
+        """(:meth:`observation_kernels`, :meth:`_reads_scores`) of ``model``."""
         o = model.observation
         forecast = o.forecast_kernel if self._forecast_override is None else self._forecast_override
-        return o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64)
+        kernels = (o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64))
+        return kernels, self.needs_scores or o.needs_scores
 
     def _batch_structure(self, games: Games, times_memo: dict):
         """``(key, kernels)``: what must be equal for settings to share one batched loop of
@@ -217,12 +221,7 @@ class Filter(Settings):
         axis once (the base class's times depend only on the time unit and the period length)."""
         cls = type(self)
         if cls.observation_kernels is Filter.observation_kernels and cls._reads_scores is Filter._reads_scores:
-            # both read the model, which is built anew at each read: read it once
-            model = self.model
-            o = model.observation
-            forecast = o.forecast_kernel if self._forecast_override is None else self._forecast_override
-            kernels = (o.derivs_kernel, forecast, np.ascontiguousarray(model.obs_vector(), dtype=np.float64))
-            reads = self.needs_scores or o.needs_scores
+            kernels, reads = self._observation_of(self.model)  # both read the model, built anew at each read
         else:
             kernels = self.observation_kernels()
             reads = self._reads_scores()
