@@ -1,6 +1,6 @@
 """Many settings of one filter advanced together, the settings as the innermost, contiguous axis.
 
-The batched loops of :mod:`filters.kernels` (``grid_game_loop`` and its kin) run a filter's loop
+The batched loops of :mod:`filters.batched` (``grid_game_loop`` and its kin) run a filter's loop
 once per setting, so a setting costs about what a run does. Here a filter instead supplies a
 *lanes* kernel that advances one game for a whole block of settings at once (a *lane* is one
 setting), written as a plain loop over the lanes that LLVM vectorises (AVX2/AVX-512 registers hold
@@ -19,8 +19,10 @@ rule is :data:`~filters.kernels.RULE_SHIFT`: the shifts are summed over the peri
 to ``x[i, 0, lane]``, as :func:`filters.kernels._combine` does for one setting (where every period
 is one game they go straight into the state: ``x + r`` either way), so the numbers are those of the
 filter's own site in the shared run loop (same operations in the same order, apart from the
-logistic below). Today the lanes path covers filters with no time update, no shared state row and
-this rule (Elo without FIDE's rules).
+logistic below). The filter writes its update once, for plain numbers, and both its site and its
+lanes kernel call it (Elo's ``_update``, handed the logistic each path computes with), so the two
+paths cannot drift apart. Today the lanes path covers filters with no time update, no shared state
+row and this rule (Elo without FIDE's rules).
 
 **Blocks.** One block of lanes a thread (:func:`lane_width`, up to :data:`MAX_WIDTH`): the work
 outside the loop over lanes (reading the game, the branch on its result) is paid once a block, and
@@ -46,7 +48,7 @@ libm (numba here has no vector math library), which stop LLVM from vectorising t
   ``log(prod) = log(mantissa) + exponent * ln 2``. A factor is at least about ``EPS = 1e-15``, so
   16 of them times a mantissa in ``[1, 2)`` stay a normal float.
 
-The scores are :func:`filters.kernels.objectives`' (the same clipped factors; equal to it within
+The scores are :func:`filters.scores.objectives`' (the same clipped factors; equal to it within
 rounding, about 1e-14 relative on real tables), so :func:`filters.grid.evaluate` gives the same
 numbers whichever path it takes. With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain Python.
 """
@@ -65,6 +67,7 @@ from numba.extending import intrinsic
 from statespace._runtime.jit import entry, kernel
 
 from . import kernels as K
+from .scores import EPS, LN2, finish_objectives
 
 __all__ = ["LANES_SITE_SIG", "LanesSiteFn", "lanes_site_kernel", "exp_nonpos", "logistic", "lanes_loop",
            "lanes_usable", "lane_width", "FOLD_EVERY", "always_inline", "wide_vectors"]
@@ -95,70 +98,58 @@ def lanes_site_kernel(fn):
 
 
 # ---------------------------------------------------------------------------- bits of a float
-if numba.config.DISABLE_JIT:
-    def _bits(x):
-        """The IEEE-754 bits of the float ``x`` as an int64."""
-        return int(np.array(x, dtype=np.float64).view(np.int64))
+def _bitcast(name: str, src, dst, llvm_dst, view):
+    """An intrinsic ``name(v)``: the value of type ``dst`` with the IEEE-754 bits of ``v`` of type
+    ``src`` (an LLVM bit cast: one register move, vectorisable); without the compiler, numpy's
+    ``view`` to the dtype ``view``."""
+    if numba.config.DISABLE_JIT:
+        def cast(v):
+            return np.array(v, dtype=str(src)).view(view).item()
+    else:
+        def cast(typingctx, v):
+            if v != src:
+                return None
 
-    def _from_bits(i):
-        """The float whose IEEE-754 bits are the int64 ``i``."""
-        return float(np.array(i, dtype=np.int64).view(np.float64))
-else:
-    @intrinsic
-    def _bits(typingctx, x):
-        """The IEEE-754 bits of the float ``x`` as an int64 (a bit cast: one register move, vectorisable)."""
-        if x != types.float64:
+            def codegen(context, builder, sig, args):
+                return builder.bitcast(args[0], llvm_dst)
+            return dst(src), codegen
+    cast.__name__ = cast.__qualname__ = name
+    return cast if numba.config.DISABLE_JIT else intrinsic(cast)
+
+
+#: the IEEE-754 bits of a float as an int64, and the float of an int64's bits
+_bits = _bitcast("_bits", types.float64, types.int64, ir.IntType(64), np.int64)
+_from_bits = _bitcast("_from_bits", types.int64, types.float64, ir.DoubleType(), np.float64)
+
+
+def _function_attribute(name: str, add):
+    """An intrinsic ``name()`` that marks the compiled function calling it with an LLVM function
+    attribute (``add(attributes)``; no code); nothing without the compiler."""
+    if numba.config.DISABLE_JIT:
+        def mark():
             return None
-
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], ir.IntType(64))
-        return types.int64(types.float64), codegen
-
-    @intrinsic
-    def _from_bits(typingctx, i):
-        """The float whose IEEE-754 bits are the int64 ``i`` (a bit cast)."""
-        if i != types.int64:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], ir.DoubleType())
-        return types.float64(types.int64), codegen
+    else:
+        def mark(typingctx):
+            def codegen(context, builder, sig, args):
+                add(builder.function.attributes)
+                return context.get_dummy_value()
+            return types.none(), codegen
+    mark.__name__ = mark.__qualname__ = name
+    return mark if numba.config.DISABLE_JIT else intrinsic(mark)
 
 
 #: the LLVM function attribute asking for 512-bit vectors where the CPU has them (LLVM's default on
-#: AVX-512 CPUs is 256-bit vectors, to spare the clock; a loop over lanes of exps gains about 2x)
+#: AVX-512 CPUs is 256-bit vectors, to spare the clock; a loop over lanes of exps does more a cycle in wider ones)
 _WIDE = '"prefer-vector-width"="512"'
 
-if numba.config.DISABLE_JIT:
-    def wide_vectors():
-        """Nothing without the compiler."""
-        return None
-else:
-    @intrinsic
-    def wide_vectors(typingctx):
-        """Mark the compiled function that calls this to vectorise with 512-bit registers where the
-        CPU has them (an LLVM function attribute; no code). llvmlite's attribute set accepts only
-        the names it knows, so the string attribute goes in through ``set.add``."""
-        def codegen(context, builder, sig, args):
-            set.add(builder.function.attributes, _WIDE)
-            return context.get_dummy_value()
-        return types.none(), codegen
-
-
-if numba.config.DISABLE_JIT:
-    def always_inline():
-        """Nothing without the compiler."""
-        return None
-else:
-    @intrinsic
-    def always_inline(typingctx):
-        """Mark the compiled function that calls this to be inlined into every compiled caller (the
-        LLVM attribute ``alwaysinline``; no code): a lanes kernel is called once per lane inside the
-        loop over lanes, which vectorises only with the kernel's body in it."""
-        def codegen(context, builder, sig, args):
-            builder.function.attributes.add("alwaysinline")
-            return context.get_dummy_value()
-        return types.none(), codegen
+#: ``wide_vectors()``: vectorise the calling function with 512-bit registers where the CPU has them.
+#: llvmlite's attribute set accepts only the names it knows, so the string attribute goes in
+#: through ``set.add``.
+wide_vectors = _function_attribute("wide_vectors", lambda attributes: set.add(attributes, _WIDE))
+#: ``always_inline()``: inline the calling function into every compiled caller (``alwaysinline``): a
+#: lanes kernel is called once per lane inside the loop over lanes, which vectorises only with the
+#: kernel's body in it.
+always_inline = _function_attribute("always_inline", lambda attributes: attributes.add("alwaysinline"))
 
 
 # ---------------------------------------------------------------------------- e^x without libm
@@ -255,12 +246,12 @@ def _game_lanes(site, x, th, ob, tgt, st, a, b, y, ya, yb, at_home, w, scored):
     """One game in every lane of a block: the filter's lane kernel ``site`` (inlined, so that the
     loop over lanes is one vectorised loop), its shifts added to ``tgt[a, 0, lane]`` and
     ``tgt[b, 0, lane]`` (the state itself for a one-game period, the period's accumulators
-    otherwise), and, when ``scored``, the forecast's factors of :func:`filters.kernels.objectives`
+    otherwise), and, when ``scored``, the forecast's factors of :func:`filters.scores.objectives`
     added to the lane's accumulators ``st`` (``E`` clipped for the log loss, ``P(observed)`` for
     the three-outcome loss, ``(E - y)^2``). The result is the same in every lane, so the branch on it
     is taken once for the block, outside the loop over lanes."""
     W = x.shape[2]
-    eps = K.EPS
+    eps = EPS
     if not scored:
         for s in range(W):
             pw, pd, pl, ra, rb = site(x, th, ob, a, b, s, y, ya, yb, at_home, w)
@@ -295,6 +286,21 @@ def _fold_lanes(st):
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
+def _games_lanes(site, x, th, ob, tgt, st, a, b, score, ya, yb, home, weight, g0, g1, first, scored):
+    """Games ``g0:g1`` in every lane of a block (:func:`_game_lanes`, their shifts into ``tgt``), those
+    from ``first`` on scored; returns ``scored``, the count of games scored so far, with these, and
+    folds the running products every :data:`FOLD_EVERY` of them (:func:`_fold_lanes`)."""
+    for g in range(g0, g1):
+        _game_lanes(site, x, th, ob, tgt, st, a[g], b[g], score[g], ya[g], yb[g], home[g],
+                    min(weight[g], K.WEIGHT_MAX), g >= first)
+        if g >= first:
+            scored += 1
+            if scored % FOLD_EVERY == 0:
+                _fold_lanes(st)
+    return scored
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=FLAGS)
 def _combine_lanes(x, acc, i):
     """Row ``i``'s accumulated shifts into its state, in every lane (:data:`~filters.kernels.RULE_SHIFT`)."""
     for s in range(x.shape[2]):
@@ -313,7 +319,7 @@ def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight,
     straight into the state: ``x + r`` either way), ``width`` settings a block (the last block
     padded with copies of the last setting, so that every block is a whole number of vectors),
     blocks in parallel; ``out[s]`` gets the objectives of its forecasts of games ``first:``
-    (:func:`filters.kernels.objectives`; ``n_draws``: how many of them are draws, one number)."""
+    (:func:`filters.scores.objectives`; ``n_draws``: how many of them are draws, one number)."""
     wide_vectors()
     n_set = theta.shape[0]
     cols = prior.shape[1]
@@ -340,33 +346,23 @@ def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight,
         st[_PWIN:_PWIN + 3, :] = 1.0
         scored = 0
         if one_game:
-            for g in range(a.shape[0]):
-                _game_lanes(site, x, th, ob, x, st, a[g], b[g], score[g], ya[g], yb[g], home[g],
-                            min(weight[g], K.WEIGHT_MAX), g >= first)
-                if g >= first:
-                    scored += 1
-                    if scored % FOLD_EVERY == 0:
-                        _fold_lanes(st)
+            scored = _games_lanes(site, x, th, ob, x, st, a, b, score, ya, yb, home, weight, 0, a.shape[0], first,
+                                  scored)
         else:
             acc = np.zeros((rows, 1, W))
             for j in range(starts.shape[0] - 1):
                 g0 = starts[j]
                 g1 = starts[j + 1]
-                for g in range(g0, g1):
-                    _game_lanes(site, x, th, ob, acc, st, a[g], b[g], score[g], ya[g], yb[g], home[g],
-                                min(weight[g], K.WEIGHT_MAX), g >= first)
-                    if g >= first:
-                        scored += 1
-                        if scored % FOLD_EVERY == 0:
-                            _fold_lanes(st)
+                scored = _games_lanes(site, x, th, ob, acc, st, a, b, score, ya, yb, home, weight, g0, g1, first,
+                                      scored)
                 for g in range(g0, g1):
                     _combine_lanes(x, acc, a[g])
                     _combine_lanes(x, acc, b[g])
         for s in range(hi - lo):
-            K.finish_objectives(st[_EWIN, s] * K.LN2 + math.log(st[_PWIN, s]),
-                                st[_EDRAW, s] * K.LN2 + math.log(st[_PDRAW, s]),
-                                st[_EOBS, s] * K.LN2 + math.log(st[_POBS, s]), st[_BRIER, s], st[_CHECK, s],
-                                n_draws, st[_MOSTDRAW, s], m, out, lo + s)
+            finish_objectives(st[_EWIN, s] * LN2 + math.log(st[_PWIN, s]),
+                              st[_EDRAW, s] * LN2 + math.log(st[_PDRAW, s]),
+                              st[_EOBS, s] * LN2 + math.log(st[_POBS, s]), st[_BRIER, s], st[_CHECK, s],
+                              n_draws, st[_MOSTDRAW, s], m, out, lo + s)
 
 
 #: the widest block: 512 lanes keep a block's state of a few hundred competitors within a core's L2

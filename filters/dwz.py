@@ -48,7 +48,7 @@ from statespace.model.numeric import LOGISTIC, PROBIT, cdf
 
 from . import _checks as C
 from . import kernels as K
-from .base import Filter
+from ._point import PointRatingFilter, proba as _proba
 
 __all__ = ["DWZ"]
 
@@ -62,8 +62,9 @@ E_MIN, E_MAX, E_MAX_BRAKED, E_PER_INDEX = 5.0, 30.0, 150.0, 5.0
 #: braking applies below this rating, rising by a factor e every BRAKE_SCALE points lower
 BRAKE_BELOW, BRAKE_SCALE = 1300.0, 150.0
 
-PARAMS = ("j", "youth", "round_e", "home", "normal")
-_J, _YOUTH, _ROUND, _HOME, _NORMAL = range(len(PARAMS))
+#: the kernels' parameters, in ``theta`` order (``home`` first, as :func:`filters._point.proba` reads it)
+PARAMS = ("home", "j", "youth", "round_e", "normal")
+_HOME, _J, _YOUTH, _ROUND, _NORMAL = range(len(PARAMS))
 _R, _INDEX = 0, 1
 
 
@@ -100,12 +101,6 @@ def _expected(x, a, b, at_home, theta):
     return cdf(LOGISTIC, d / ELO_SCALE)
 
 
-@K.proba_kernel
-def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast at ``D = R_a - R_b + H`` with no skill uncertainty."""
-    return forecast(obs, x[a, _R] - x[b, _R] + theta[_HOME] * at_home, 0.0)
-
-
 @K.site_kernel
 def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
     """The game's score residual ``s - P(D)``, added to ``a``'s ``W - W_e`` and taken from ``b``'s."""
@@ -125,7 +120,7 @@ def _apply(x, count, theta, i, scratch):
     x[i, _INDEX] += 1.0
 
 
-class DWZ(Filter):
+class DWZ(PointRatingFilter):
     r"""The DSB's Deutsche Wertungszahl as a filter (see the module docstring).
 
     Parameters
@@ -155,8 +150,6 @@ class DWZ(Filter):
 
     name = "dwz"
     columns = ("rating", "index")
-    sd_column = None
-    time_unit = "game"
     params = PARAMS
     _proba = _proba
     _site = _site
@@ -178,11 +171,7 @@ class DWZ(Filter):
         self.expectation = expectation
         self.home = C.home("DWZ", home, ELO_SCALE)
         self.initial_rating = C.location("DWZ", "initial_rating", initial_rating, ELO_SCALE)
-        self.draw = draw
-        try:
-            self.model  # the draw model, checked by SkillModel
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"DWZ: draw={draw!r} is not a draw model: {exc}") from None
+        self._set_draw("DWZ", draw)
 
     def _describe(self) -> str:
         return (f"j={self.j:g}" + (", youth=True" if self.youth else "") + (

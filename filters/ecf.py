@@ -53,7 +53,7 @@ from statespace.model.skillmodel import ELO_SCALE, SkillModel
 
 from . import _checks as C
 from . import kernels as K
-from .base import Filter
+from ._point import PointRatingFilter, proba as _proba
 
 __all__ = ["ECF"]
 
@@ -67,15 +67,10 @@ INITIAL_GRADE = 100.0
 #: Elo points per grade point of the forecast's scale (25 grade points score 75%, as 200 Elo points do)
 ELO_PER_GRADE = 8.0
 
-PARAMS = ("games_required", "home")
-_N, _HOME = range(len(PARAMS))
+#: the kernels' parameters, in ``theta`` order (``home`` first, as :func:`filters._point.proba` reads it)
+PARAMS = ("home", "games_required")
+_HOME, _N = range(len(PARAMS))
 _GRADE = 0
-
-
-@K.proba_kernel
-def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast at ``d = g_a - g_b + H`` (grade points) with no skill uncertainty."""
-    return forecast(obs, x[a, _GRADE] - x[b, _GRADE] + theta[_HOME] * at_home, 0.0)
 
 
 @K.site_kernel
@@ -90,7 +85,7 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     return p
 
 
-class ECF(Filter):
+class ECF(PointRatingFilter):
     r"""The ECF grading system as a filter (see the module docstring).
 
     Parameters
@@ -116,8 +111,6 @@ class ECF(Filter):
 
     name = "ecf"
     columns = ("grade",)
-    sd_column = None
-    time_unit = "game"
     params = PARAMS
     _proba = _proba
     _site = _site
@@ -131,11 +124,7 @@ class ECF(Filter):
         alpha = ELO_SCALE / self.elo_per_grade  # the model's scale, in grade points
         self.home = C.home("ECF", home, alpha)
         self.initial_grade = C.location("ECF", "initial_grade", initial_grade, alpha)
-        self.draw = draw
-        try:
-            self.model  # the draw model, checked by SkillModel
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"ECF: draw={draw!r} is not a draw model: {exc}") from None
+        self._set_draw("ECF", draw)
 
     def _describe(self) -> str:
         return f"games_required={self.games_required:g}, elo_per_grade={self.elo_per_grade:g}" + (

@@ -46,7 +46,7 @@ from statespace.model.numeric import LOGISTIC, cdf
 from . import _checks as C
 from . import kernels as K
 from . import _lanes as L
-from .base import Filter
+from ._point import PointRatingFilter
 
 __all__ = ["Elo"]
 
@@ -59,20 +59,50 @@ K_MAX_SCALES = 10.0
 #: a newcomer's rating
 INITIAL_RATING = 1500.0
 #: a lead of SCALE points means odds of BASE to 1 (400 and 10: 400 points ahead wins 10 games in 11)
-SCALE = 400.0
-BASE = 10.0
+SCALE, BASE = 400.0, 10.0
 
-#: the kernels' parameters, in ``theta`` order (``scale`` is the model's: points / ln(base))
+#: the kernels' parameters, in ``theta`` order (``scale`` is the model's: points / ln(base)); the
+#: lanes' ``theta`` (:meth:`Elo.lanes_theta`) holds the scale's reciprocal in its place
 PARAMS = ("k", "home", "logistic_scale", "is_fide")
 _K, _HOME, _SCALE, _FIDE = range(len(PARAMS))
 # state columns
 _RATING, _REACHED = 0, 1
 
 
+@njit(cache=True, inline="always")
+def _update(logistic, r_a, r_b, at_home, k, home, scale, score, weight):
+    """Elo's update of one game, for both the run loop's site (:func:`_site`) and the grid's lanes
+    (:func:`_lanes_site`): the forecast ``E_a = F((r_a - r_b + h) / s)`` and the shift
+    ``K w (y - E_a)`` of ``a`` (``b`` moves by its opposite). ``logistic(d, scale)`` is
+    ``F(d / s)``: :func:`_logistic` in the run loop, :func:`_lanes_logistic` in the lanes."""
+    e = logistic(r_a - r_b + home * at_home, scale)
+    return e, k * weight * (score - e)
+
+
+@njit(cache=True, inline="always")
+def _logistic(d, scale):
+    """``F(d / s)``, F the logistic cdf of the model's outcome numerics."""
+    return cdf(LOGISTIC, d / scale)
+
+
+@njit(cache=True, inline="always")
+def _capped_logistic(d, scale):
+    """``F(d / s)`` with ``d`` counted as at most 400 points either way (FIDE B.02 8.3)."""
+    return cdf(LOGISTIC, min(400.0, max(-400.0, d)) / scale)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=L.FLAGS)
+def _lanes_logistic(d, inv_scale):
+    """``F(d * (1 / s))`` by :func:`filters._lanes.logistic`, which the lanes vectorise: a product
+    with the scale's reciprocal (a vector division costs as much as the rest of the game), within an
+    ulp or two of :func:`_logistic`'s quotient."""
+    return L.logistic(d * inv_scale)
+
+
 @njit(cache=True)
 def _expected(x, a, b, at_home, theta):
     """``E_a = F((r_a - r_b + h) / s)``, F the logistic cdf of the model's outcome numerics."""
-    return cdf(LOGISTIC, (x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home) / theta[_SCALE])
+    return _logistic(x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home, theta[_SCALE])
 
 
 @K.proba_kernel
@@ -84,14 +114,15 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
 
 @K.site_kernel
 def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch):
-    """``y - E_a`` (weighted): times K for :data:`~filters.kernels.RULE_SHIFT`; under FIDE
-    rules from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
-    e = _expected(x, a, b, at_home, theta)
+    """:func:`_update`'s ``K w (y - E_a)`` for :data:`~filters.kernels.RULE_SHIFT`; under FIDE
+    rules ``w (y - E_a)`` from the difference capped at 400 points, K applied by :func:`_apply_fide`."""
     if theta[_FIDE] != 0.0:
-        d = x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home
-        r = weight * (score - cdf(LOGISTIC, min(400.0, max(-400.0, d)) / theta[_SCALE]))
+        e = _expected(x, a, b, at_home, theta)
+        r = _update(_capped_logistic, x[a, _RATING], x[b, _RATING], at_home, 1.0, theta[_HOME], theta[_SCALE],
+                    score, weight)[1]
     else:
-        r = theta[_K] * weight * (score - e)
+        e, r = _update(_logistic, x[a, _RATING], x[b, _RATING], at_home, theta[_K], theta[_HOME], theta[_SCALE],
+                       score, weight)
     scratch[a, 1] += r
     scratch[b, 1] -= r
     return e, 0.0, 1.0 - e
@@ -115,24 +146,17 @@ def _apply_fide(x, count, theta, i, scratch):
         x[i, _REACHED] = 1.0
 
 
-#: the lanes kernel's parameters (:meth:`Elo.lanes_theta`): the scale as its reciprocal, so that the
-#: lanes multiply rather than divide (a vector division costs as much as the rest of the game)
-_LK, _LHOME, _LINV = range(3)
-
-
 @L.lanes_site_kernel
 def _lanes_site(x, theta, obs, a, b, s, score, score_a, score_b, at_home, weight):
-    """:func:`_site` without FIDE's rules in lane ``s`` (one setting, :mod:`filters._lanes`;
-    ``theta`` from :meth:`Elo.lanes_theta`): the same ``K w (y - E)`` in the same order, ``E`` from
-    the logistic of :func:`filters._lanes.logistic` at ``(r_a - r_b + h) * (1 / s)`` (a product with
-    the scale's reciprocal: within an ulp or two of the quotient :func:`_expected` takes)."""
+    """:func:`_site` without FIDE's rules in lane ``s`` (one setting, :mod:`filters._lanes`; ``theta``
+    from :meth:`Elo.lanes_theta`): the same :func:`_update`, its ``F`` :func:`_lanes_logistic`."""
     L.always_inline()
-    e = L.logistic((x[a, _RATING, s] - x[b, _RATING, s] + theta[_LHOME, s] * at_home) * theta[_LINV, s])
-    r = theta[_LK, s] * weight * (score - e)
+    e, r = _update(_lanes_logistic, x[a, _RATING, s], x[b, _RATING, s], at_home, theta[_K, s], theta[_HOME, s],
+                   theta[_SCALE, s], score, weight)
     return e, 0.0, 1.0 - e, r, -r
 
 
-class Elo(Filter):
+class Elo(PointRatingFilter):
     r"""Elo rating as a filter of the logistic random-walk model.
 
     Parameters
@@ -161,8 +185,6 @@ class Elo(Filter):
     honours_weights = True
     _param_aliases = {"fide": "is_fide"}
     columns = ("rating", "reached_2400")
-    sd_column = None
-    time_unit = "game"
     params = PARAMS
     _proba = _proba
     _site = _site
@@ -219,8 +241,11 @@ class Elo(Filter):
         return (_site, _apply_fide, K.RULE_CUSTOM) if self.is_fide else super().site_kernels()
 
     def lanes_theta(self) -> np.ndarray:
-        """The parameters of :func:`_lanes_site`: ``k``, ``home`` and ``1 / logistic_scale``."""
-        return np.array([self.k, self.home, 1.0 / self.logistic_scale])
+        """The parameters of :func:`_lanes_site`: :meth:`theta` with ``1 / logistic_scale`` in the
+        scale's place."""
+        theta = self.theta()
+        theta[_SCALE] = 1.0 / self.logistic_scale
+        return theta
 
     @property
     def logistic_scale(self) -> float:

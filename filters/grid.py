@@ -1,7 +1,7 @@
 r"""Many settings of one filter scored in one compiled pass over the games.
 
 :func:`evaluate` runs a filter over the same games once per setting, the settings as an extra
-axis of the shared run loop (:mod:`filters.kernels`: ``grid_game_loop``, ``grid_site_loop``,
+axis of the shared run loop (:mod:`filters.batched`: ``grid_game_loop``, ``grid_site_loop``,
 ``grid_period_loop``), in parallel over blocks of settings (numba's ``prange``, one block per
 thread at a time), and reduces each setting's one-step-ahead forecasts at once to its scores, so
 no array of every setting's forecasts is built. It works for every filter through the kernels it
@@ -54,6 +54,7 @@ from statespace.data.games import Games
 from statespace.model import metrics
 from statespace.model.ranges import ResultRangeError
 
+from . import batched as B
 from . import kernels as K
 from . import _lanes as _L
 from .objectives import OBJECTIVES, first_scored, resolve_objective
@@ -178,18 +179,18 @@ def _batched(methods: list, obs: np.ndarray, games: Games, first: int) -> np.nda
     rows = x0.shape[1]
     shared = m0.shared_row(rows)
     out = np.empty((S, 3))
-    blocks = K.grid_blocks(S)
+    blocks = B.grid_blocks(S)
     if cls._update is not None:
-        K.grid_period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, x0, theta, g.a, g.b, score,
+        B.grid_period_loop(cls._predict, cls._proba, cls._update, derivs, forecast, obs, x0, theta, g.a, g.b, score,
                            g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), shared, first, blocks, out)
     else:
         site, apply, rule = m0.site_kernels()
         if games.period is None:
-            K.grid_game_loop(cls._predict, site, apply, derivs, forecast, cls._predict is not K.no_predict, rule,
+            B.grid_game_loop(cls._predict, site, apply, derivs, forecast, cls._predict is not K.no_predict, rule,
                              obs, x0, theta, g.a, g.b, score, g.score_a, g.score_b, g.home, g.weight, g.t,
                              m0.scratch_width, shared, first, blocks, out)
         else:
-            K.grid_site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, x0, theta, g.a, g.b, score,
+            B.grid_site_loop(cls._predict, site, apply, derivs, forecast, rule, obs, x0, theta, g.a, g.b, score,
                              g.score_a, g.score_b, g.home, g.weight, g.t, games.batches(), m0.scratch_width, shared,
                              first, blocks, out)
     return out

@@ -50,7 +50,7 @@ from statespace.model.skillmodel import SkillModel
 
 from . import _checks as C
 from . import kernels as K
-from .base import Filter
+from ._point import PointRatingFilter, proba as _proba
 
 __all__ = ["Pythagorean"]
 
@@ -64,8 +64,9 @@ HALF_LIFE = 180.0
 #: the tuner's upper bound on the half-life; an untuned method without a half-life starts there
 HALF_LIFE_MAX = 36500.0
 
-PARAMS = ("exponent", "prior_points", "decay", "home")
-_X, _C, _DECAY, _HOME = range(len(PARAMS))
+#: the kernels' parameters, in ``theta`` order (``home`` first, as :func:`filters._point.proba` reads it)
+PARAMS = ("home", "exponent", "prior_points", "decay")
+_HOME, _X, _C, _DECAY = range(len(PARAMS))
 _RATING, _PF, _PA = 0, 1, 2
 
 
@@ -77,12 +78,6 @@ def _predict(x, i, theta, dt):
         x[i, _PF] *= f
         x[i, _PA] *= f
         x[i, _RATING] = theta[_X] * math.log((x[i, _PF] + theta[_C]) / (x[i, _PA] + theta[_C]))
-
-
-@K.proba_kernel
-def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast at ``d = r_a - r_b + H``: log5, logit scale 1."""
-    return forecast(obs, x[a, _RATING] - x[b, _RATING] + theta[_HOME] * at_home, 0.0)
 
 
 @K.site_kernel
@@ -104,7 +99,7 @@ def _apply(x, count, theta, i, scratch):
     x[i, _RATING] = theta[_X] * math.log((x[i, _PF] + theta[_C]) / (x[i, _PA] + theta[_C]))
 
 
-class Pythagorean(Filter):
+class Pythagorean(PointRatingFilter):
     """Pythagorean expectation with log5 (see the module docstring).
 
     Parameters
@@ -127,7 +122,6 @@ class Pythagorean(Filter):
 
     name = "pythagorean"
     columns = ("rating", "points_for", "points_against")
-    sd_column = None
     time_unit = "day"
     params = PARAMS
     _predict = _predict
@@ -145,11 +139,7 @@ class Pythagorean(Filter):
         self.half_life = None if half_life is None else C.number("Pythagorean", "half_life", half_life, 1e-6,
                                                                  1e12)
         self.home = C.home("Pythagorean", home, 1.0)  # the scale is 1: logits
-        self.draw = draw
-        try:
-            self.model  # the draw model, checked by SkillModel
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"Pythagorean: draw={draw!r} is not a draw model: {exc}") from None
+        self._set_draw("Pythagorean", draw)
 
     def _describe(self) -> str:
         out = f"exponent={self.exponent:g}, prior_points={self.prior_points:g}"
