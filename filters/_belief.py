@@ -148,6 +148,15 @@ class GaussianBeliefFilter(Filter):
     def proba_1vs1(self, a, b) -> tuple[float, float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _rate_pair(self, owner: str, a, b, posterior):
+        r"""``rate_1vs1``'s new ``((mu, sigma), (mu, sigma))`` of ``a`` and ``b``: both variances widened
+        by :math:`\tau^2` first, as ``rate`` does, then ``posterior(mu_a, var_a, mu_b, var_b) ->
+        (mu_a', var_a', mu_b', var_b')``, kept within the guards of :mod:`filters.kernels`."""
+        (a,), (b,) = C.parse_teams(owner, [[a], [b]])[0]
+        t2 = self.tau**2
+        ma, va, mb, vb = posterior(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2))
+        return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(va))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(vb))))
+
     def expected_score(self, a: tuple[float, float], b: tuple[float, float]) -> float:
         """``P(a wins) + P(draw) / 2`` for beliefs ``a = (mu, sigma)`` and ``b``."""
         pw, pd, _ = self.proba_1vs1(a, b)

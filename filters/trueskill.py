@@ -231,11 +231,8 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     def rate_1vs1(self, a, b, drawn: bool = False):
         r"""New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds
         :math:`\tau^2` first, as ``rate`` does."""
-        (a,), (b,) = C.parse_teams("TrueSkill", [[a], [b]])[0]
-        t2 = self.tau**2
-        ma, pa, mb, pb = _adf(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
-                              0.5 if drawn else 1.0, 0.0, self.beta_kernel, self.draw_margin)
-        return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(pa))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(pb))))
+        return self._rate_pair("TrueSkill", a, b, lambda ma, va, mb, vb: _adf(
+            ma, va, mb, vb, 0.5 if drawn else 1.0, 0.0, self.beta_kernel, self.draw_margin))
 
     def quality_1vs1(self, a, b) -> float:
         r"""Draw probability relative to the most even game:

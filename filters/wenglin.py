@@ -320,12 +320,9 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     def rate_1vs1(self, a, b, drawn: bool = False):
         r"""New (mu, sigma) of ``a`` (the winner, or one side of a draw) and ``b``; adds
         :math:`\tau^2` first, as ``rate`` does."""
-        (a,), (b,) = C.parse_teams("WengLin", [[a], [b]])[0]
-        t2 = self.tau**2
-        ma, va, mb, vb = _posterior(a[0], K.clamp_var(a[1] ** 2 + t2), b[0], K.clamp_var(b[1] ** 2 + t2),
-                                    0.5 if drawn else 1.0, 0.0, self.beta_kernel, self._draw_value, self.kappa,
-                                    self.model_code)
-        return ((K.clamp_mean(ma), math.sqrt(K.clamp_var(va))), (K.clamp_mean(mb), math.sqrt(K.clamp_var(vb))))
+        return self._rate_pair("WengLin", a, b, lambda ma, va, mb, vb: _posterior(
+            ma, va, mb, vb, 0.5 if drawn else 1.0, 0.0, self.beta_kernel, self._draw_value, self.kappa,
+            self.model_code))
 
     # ------------------------------------------------------------ teams and free-for-all
     def rate(self, rating_groups: Sequence[Any], ranks: Sequence[float] | None = None, weights=None):
