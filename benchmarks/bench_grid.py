@@ -1,6 +1,6 @@
 """Many settings in one compiled pass: the batched grid against one run, and tune's grid start.
 
-Default mode, on international football (``statespace.data.datasets.load("intl_football")``, shipped):
+Default mode, on international football (``statespace.datasets.load("intl_football")``, shipped):
 
 - one ``Elo().run(games)``: best of ``--repeats`` after a warm-up run;
 - ``Elo().grid(games, k=np.linspace(5, 80, --settings))`` (1,000 settings, through the lanes of

@@ -20,7 +20,7 @@ Printed, as Markdown (and written to ``benchmarks/results/blend-<date>.md``, ``-
 three-outcome log loss where the data have draws, the expected-score log loss otherwise —, and the
 held-out log loss, Brier score, accuracy and three-outcome log loss), then each blend minus its
 best member, the best by training score and the best on the held-out part, with the paired
-standard error over the held-out games (:func:`statespace.model.metrics.paired_difference`), on the
+standard error over the held-out games (:func:`statespace.metrics.paired_difference`), on the
 blend's objective and on the expected-score log loss.
 
 Usage::

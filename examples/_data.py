@@ -13,7 +13,7 @@ from statespace.data import datasets
 
 def load_or_skip(name: str, root: str | None = None) -> Games | None:
     """The games of data set ``name`` (under ``root`` if given, else where
-    :func:`statespace.data.datasets.load` looks), or ``None`` (said on stderr) when it is absent. Invalid
+    :func:`statespace.datasets.load` looks), or ``None`` (said on stderr) when it is absent. Invalid
     rows (ATP has 3 of a player against himself) are dropped and listed on stdout."""
     try:
         with warnings.catch_warnings():

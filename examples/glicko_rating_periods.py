@@ -30,7 +30,7 @@ and one line: Glicko-1 minus Glicko-2 at their defaults, paired.
 Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
 ``statespace.datasets`` (``intl_football`` and ``nfl`` ship with the package; England and ATP are
 fetched from their public sources on first use; or a data root given
-as an argument; ``statespace.data.datasets.catalogue()`` lists sources and licences; the three ATP
+as an argument; ``statespace.datasets.catalogue()`` lists sources and licences; the three ATP
 rows with a competitor against itself are dropped, with a message), and the simulated ``drifting`` scenario of ``statespace.scenarios`` (seed 0; skills
 random-walk, so the forecast at the true skills is shown as the floor). Data sets that are
 absent are skipped with a message; with none found the script exits with status 2 unless
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
                          "see statespace.datasets)")
     ap.add_argument("--datasets", default=",".join(DATASETS),
                     help=f"comma-separated data sets under the data root (default: {','.join(DATASETS)})")
-    ap.add_argument("--scenario", default="drifting", choices=statespace.model.scenarios.NAMES,
+    ap.add_argument("--scenario", default="drifting", choices=statespace.scenarios.NAMES,
                     help="simulated scenario also measured (default: drifting)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the scenario")
     ap.add_argument("--scenario-only", action="store_true", help="measure the simulated scenario only")
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
             print(f"\nno data set found under {root or 'the data home'} (looked for {args.datasets}); pass the data root as an "
                   "argument, or use --scenario-only", file=sys.stderr)
             return 2
-    sim = statespace.model.scenarios.get(args.scenario, seed=args.seed)
+    sim = statespace.scenarios.get(args.scenario, seed=args.seed)
     measure(f"scenario {sim.name} (seed {args.seed})", sim.games, args.split, truth=sim.true_proba())
     return 0
 

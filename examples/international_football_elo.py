@@ -10,7 +10,7 @@ held-out game is forecast from all games before it, then learned from. Draws (ab
 games) count as half a win in the log loss and Brier score; Elo forecasts no draws, so the
 three-outcome log loss does not apply to it.
 
-The data ship with the package: ``statespace.data.datasets.load("intl_football")`` reads them from
+The data ship with the package: ``statespace.datasets.load("intl_football")`` reads them from
 inside it; or pass a path (another copy: the CSV, its folder, or a data root).
 
 Usage::

@@ -33,7 +33,7 @@ Sections, and where each published number comes from:
    balanced, draw_heavy, sparse; seed ``--seed``, default 0): every method, time-ordered 70/30
    split, fitted on the first 70% and forecasting the rest without learning (``--mode frozen``,
    the protocol of the published table), scored by accuracy with the 0.45/0.55 band (an
-   expected score inside the band calls a draw; ``statespace.model.metrics.accuracy``), Brier score
+   expected score inside the band calls a draw; ``statespace.metrics.accuracy``), Brier score
    and log loss of the expected score (a draw is the target 0.5), with the forecast at the true
    skills as the floor. No published figures: these are this project's scenarios.
 5. The same three scenarios on elote's own data (only when ``elote`` is installed), as elote's

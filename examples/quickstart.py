@@ -7,7 +7,7 @@ rerunning it with the same ``--seed`` prints the same table.
 
 Steps:
 
-1. ``statespace.model.scenarios.get(name, seed)`` draws the games and keeps the true skills;
+1. ``statespace.scenarios.get(name, seed)`` draws the games and keeps the true skills;
 2. ``statespace.compare`` scores Elo with several gains K on the last 30% of the games (by
    time), twice: ``frozen`` (fitted on the first 70%, forecasting the rest without learning)
    and ``online`` (each held-out game forecast from everything before it, then learned from);
@@ -39,14 +39,14 @@ COLUMNS = ["n_test", "log_loss", "brier", "accuracy", "delta_log_loss", "delta_s
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Compare Elo settings on a simulated scenario.")
-    p.add_argument("--scenario", default="drifting", choices=statespace.model.scenarios.NAMES)
+    p.add_argument("--scenario", default="drifting", choices=statespace.scenarios.NAMES)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--split", type=float, default=0.7, help="share of games (by time) used to train")
     p.add_argument("--plot", metavar="PNG", default=None,
                    help="write the best setting's trajectories against the truth to this PNG")
     args = p.parse_args(argv)
 
-    sim = statespace.model.scenarios.get(args.scenario, seed=args.seed)
+    sim = statespace.scenarios.get(args.scenario, seed=args.seed)
     games = sim.games
     print(f"scenario {sim.name!r} (seed {args.seed}): {games}")
     print(" ".join(sim.description.split()))

@@ -39,7 +39,7 @@ each scored game for five of the Gaussian-belief methods (how settled their beli
 Data: ``nfl``, ``intl_football``, ``england_football`` and ``atp_tennis`` from
 ``statespace.datasets`` (``intl_football`` and ``nfl`` ship with the package; England and ATP are
 fetched from their public sources on first use; or a data root given
-as an argument; ``statespace.data.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
+as an argument; ``statespace.datasets.catalogue()`` lists sources and licences). Invalid rows are dropped with a message (the three ATP rows
 with a player against himself). Data sets that are absent are skipped with a message; with none
 found the script exits with status 2.
 

@@ -3,15 +3,15 @@ at a time, scored against the forecast at the true skills.
 
 What it measures: the **regret** of each method on a league, its held-out log loss minus the log
 loss of the true probabilities (:meth:`statespace.Simulation.true_proba`, scored by
-:func:`statespace.model.metrics.log_loss`, the expected-score log loss that ``compare`` reports) on the
+:func:`statespace.metrics.log_loss`, the expected-score log loss that ``compare`` reports) on the
 same held-out games. The true probabilities are the floor no method can beat on average, so the
 regret says how much of what is learnable each method leaves on the table. Nothing here is
 published elsewhere: every number comes from the seeded leagues of
-``statespace.model.scenarios.league`` that this script builds.
+``statespace.scenarios.league`` that this script builds.
 
 Design
 ------
-- **Leagues** (:func:`statespace.model.scenarios.league`): a base league (:data:`BASE`: 20 competitors,
+- **Leagues** (:func:`statespace.scenarios.league`): a base league (:data:`BASE`: 20 competitors,
   2 games each per weekly period over 100 periods, i.e. 2,000 games; skills N(1500, 200^2)
   drifting 20 Elo points (sd) per period; 10% draws; no home advantage; no mean reversion) and,
   one factor at a time, :data:`FACTORS`' other levels of the six factors (drift, games per
@@ -322,7 +322,7 @@ def paired(tidy: pd.DataFrame, condition: str, a: str, b: str) -> tuple[float, f
 
 
 def n_games(params: dict) -> int:
-    """A league's number of games (:func:`statespace.model.scenarios.league`'s rule)."""
+    """A league's number of games (:func:`statespace.scenarios.league`'s rule)."""
     return int(round(params["n_competitors"] * params["games_per_period"] * params["n_periods"] / 2.0))
 
 

@@ -183,8 +183,8 @@ def test_notebook_page_has_math_and_a_valid_ipynb_download(browser, site_url):
 
 #: Modules on the API page whose docstrings state equations: each must show some as math.
 API_MATH_MODULES = [
-    "statespace.model", "statespace.model.observation", "statespace.model.outcome", "statespace.model.margin",
-    "statespace.model.goals", "statespace.metrics",
+    "statespace.model.skillmodel", "statespace.model.observation", "statespace.model.outcome", "statespace.model.margin",
+    "statespace.model.goals", "statespace.model.metrics",
     "filters.elo", "filters.glicko", "filters.trueskill", "filters.wenglin", "filters.ekf_full",
     "filters.stephenson", "filters.ecf", "filters.dwz", "filters.pythagorean",
     "smoothers.laplace", "smoothers.rts", "smoothers.ttt", "smoothers.pymc_smoother",

@@ -42,7 +42,7 @@ FIT = textwrap.dedent("""
     from smoothers import LaplaceSmoother
     from statespace._runtime.pytensor_config import configure_pytensor
     imported = time.perf_counter() - t0
-    games = statespace.model.scenarios.get("balanced", seed=1).games
+    games = statespace.scenarios.get("balanced", seed=1).games
     elo = Elo().fit(games).ratings()["mean"].to_numpy()
     laplace = LaplaceSmoother().fit(games).ratings()["mean"].to_numpy()
     hits = 0

@@ -2,7 +2,7 @@
 true skills, the draw margin solves its equation, seeds repeat, bad parameters are named; and
 ``study`` passes a scenario's parameters through.
 
-Expected values come from the definitions in ``statespace.model.scenarios.league`` (the draw share as an
+Expected values come from the definitions in ``statespace.scenarios.league`` (the draw share as an
 integral of the ordered logit written out here, the Ornstein-Uhlenbeck decay ``exp(-reversion)``
 per period, the random walk's variance ``drift_sd^2`` per period), never from the code's output.
 """

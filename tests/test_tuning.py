@@ -30,7 +30,7 @@ def true_drift_model(drift):
 
 
 def test_tune_recovers_the_drift_of_the_drifting_scenario():
-    truth = 22.5  # statespace.model.scenarios.drifting: variance 22.5 per day
+    truth = 22.5  # statespace.scenarios.drifting: variance 22.5 per day
     sim = ss.scenarios.drifting(seed=0)
     tuned = EKF(model=true_drift_model(100.0)).tune(sim.games, params=["drift"], objective="log_loss_3")
     res = tuned.tuning
@@ -163,7 +163,7 @@ def test_compare_tunes_each_method_on_its_default_objective():
 
 
 def test_default_objective_recovers_the_draw_margin_of_the_draw_heavy_scenario():
-    truth = 190.0  # statespace.model.scenarios.draw_heavy: Threshold(190.0), ~45% draws
+    truth = 190.0  # statespace.scenarios.draw_heavy: Threshold(190.0), ~45% draws
     errors = {"default": [], "log_loss": []}
     se = {"default": [], "log_loss": []}
     for seed in range(4):

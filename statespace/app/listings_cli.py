@@ -71,7 +71,7 @@ def list_datasets(args, out, err) -> int:
         print(f"{row.name.ljust(width)}  {row.games:>7,} games  {row.competitors:>5,} competitors  {row.span}  "
               f"{row.where:<20}  licence: {row.licence}", file=out)
         print(f"{''.ljust(width)}  {row.title}; source {row.source}", file=out)
-    print("load one with statespace.data.datasets.load(NAME), or --dataset NAME in compare and rate; "
+    print("load one with statespace.datasets.load(NAME), or --dataset NAME in compare and rate; "
           "statespace datasets --fetch NAME downloads one now", file=out)
     return 0
 

@@ -185,7 +185,7 @@ def fetch(name: str, *, force: bool = False, progress: bool = True) -> Path:
 
 
 def _refetch(name: str) -> str:
-    return (f"fetch it again with statespace.data.datasets.fetch({name!r}) (command line: statespace datasets "
+    return (f"fetch it again with statespace.datasets.fetch({name!r}) (command line: statespace datasets "
             f"--fetch {name})")
 
 

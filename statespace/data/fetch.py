@@ -176,7 +176,7 @@ def fetch(name: str, folder: Path, progress: bool = False) -> Path:
             reason = str(exc).split(" (Caused by ")[-1].strip("()") or type(exc).__name__
             raise FetchError(f"could not download {url}: {reason[:160]}") from None
     target = folder / "games.csv"
-    again = f"they were removed; fetch again with statespace.data.datasets.fetch({name!r}, force=True)"
+    again = f"they were removed; fetch again with statespace.datasets.fetch({name!r}, force=True)"
     try:
         games = src.normalise(files)
         got = content_hash(games)

@@ -397,7 +397,7 @@ def study(grid: Grid | None = None, *, executor: cf.Executor | None = None, n_jo
     elif grid_options:
         raise TypeError(f"give a Grid or its fields, not both (got {', '.join(sorted(grid_options))})")
     if not isinstance(grid, Grid):
-        raise TypeError(f"grid must be a statespace.evaluation.study.Grid, got {type(grid).__name__}")
+        raise TypeError(f"grid must be a statespace.Grid, got {type(grid).__name__}")
     check_progress(progress, "study")
     _check_jobs(executor, n_jobs)
     tasks = grid.tasks()
