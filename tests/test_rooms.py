@@ -199,3 +199,15 @@ def test_the_rule_can_fail():
     found = edges("from filters.elo import Elo\nfrom ..data.games import _private\n", "statespace.model.made_up")
     assert found[0][0] == "filters.elo" and FLOORS[_room(found[0][0])] > FLOORS["statespace.model"]
     assert found[1] == ("statespace.data.games", ["_private"])
+
+
+def test_every_package_is_installed():
+    """A non-editable install ships only the packages pyproject.toml lists: a new room (a folder with
+    an ``__init__.py``) missing there would import from a clone and fail from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for pkg in PACKAGES
+             for p in (ROOT / pkg).rglob("__init__.py") if "__pycache__" not in p.parts}
+    assert found == listed, f"packages on disk but not in pyproject.toml: {sorted(found - listed)}; " \
+                            f"listed but absent: {sorted(listed - found)}"
