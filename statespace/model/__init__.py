@@ -12,7 +12,9 @@
 - :mod:`~statespace.model.ranges`: the one rule for the range of every setting and result;
   :mod:`~statespace.model.counts`: plausible ranges of observed counts.
 - :mod:`~statespace.model.simulate` and :mod:`~statespace.model.scenarios`: games drawn from the
-  model; :mod:`~statespace.model.metrics`: scores of forecasts (log loss, Brier, accuracy).
+  model; :mod:`~statespace.model.metrics`: scores of forecasts (log loss, Brier, accuracy);
+  :mod:`~statespace.model.ranking_metrics`: scores of forecasts of rankings of many sides (pair
+  inversion, rank deviation, pairwise log loss, top-1 accuracy).
 
 Imports: :mod:`statespace.data` and :mod:`statespace._runtime` only; never a method
 (``filters``, ``smoothers``) or a room above.
