@@ -10,6 +10,9 @@
   pyarrow when installed) and the competitor ids behind the table;
   :mod:`~statespace.data.periods` and :mod:`~statespace.data.weights`: rating periods and game
   weights.
+- :mod:`~statespace.data.matches`: :class:`Matches`, matches of two or more sides (teams,
+  free-for-all rankings, partial play) in one CSR layout, read from a long table
+  (:mod:`~statespace.data.matches_long`) or from :class:`Games`.
 - :mod:`~statespace.data.datasets`: the real data sets (two shipped in this folder, two fetched
   with a checksum), with :mod:`~statespace.data.fetch` and :mod:`~statespace.data.integrity`.
 - :mod:`~statespace.data.fixed`: published forecasts (FiveThirtyEight's) scored like a method.
@@ -22,4 +25,5 @@ from statespace._runtime.lazy import exports as _exports
 
 __getattr__, __dir__ = _exports(__name__, {
     "Games": "games", "GamesError": "games", "DroppedRowsWarning": "games", "FixedForecast": "fixed",
+    "Matches": "matches",
 })
