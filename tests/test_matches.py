@@ -199,7 +199,7 @@ def test_error_weight_outside_unit_interval_or_missing(bad):
     _names(_error(BASE.assign(weight=[1.0, 1.0, 0.5, bad, 1.0])), [3], "weight")
 
 
-@pytest.mark.parametrize("bad", [np.inf, 1.5, np.nan])
+@pytest.mark.parametrize("bad", [np.inf, 1.5, np.nan, True])  # True: pandas would read it as 1
 def test_error_rank_not_a_finite_whole_number(bad):
     _names(_error(BASE.assign(rank=[0, 1, bad, bad, 1])), [2, 3], "rank")
 

@@ -42,8 +42,6 @@ __all__ = ["Matches"]
 
 _FIELDS = ("time", "when", "match_ptr", "side_ptr", "member", "weight", "rank", "score", "names", "label",
            "side_label", "row")
-#: Ranks of a game's two sides by the score of ``a``: win, draw, loss.
-_GAME_RANKS = {1.0: (0, 1), 0.5: (0, 0), 0.0: (1, 0)}
 
 
 def _frozen(x, dtype=None) -> np.ndarray:
@@ -110,7 +108,9 @@ class Matches:
         n = order.size
         if n == 0:
             raise GamesError("the games table is empty: no matches")
-        ranks = np.array([_GAME_RANKS[float(s)] for s in games.score[order]], dtype=np.int64).reshape(-1)
+        s = games.score[order]
+        # a's side places second only on a loss, b's only on a's win; a draw ties them at 0
+        ranks = np.column_stack([s == 0.0, s == 1.0]).astype(np.int64).reshape(-1)
         member = np.column_stack([games.a[order], games.b[order]]).reshape(-1)
         score = np.column_stack([games.score_a[order], games.score_b[order]]).reshape(-1)
         label = np.array([str(r) for r in games.row[order]], dtype=object)

@@ -39,7 +39,10 @@ def _numbers(raw: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     missing = raw.isna().to_numpy()
     if pd.api.types.is_bool_dtype(raw):  # True is no rank, weight or score
         return np.full(len(raw), np.nan), missing
-    return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan), missing
+    values = np.array(pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan))
+    if raw.dtype == object:  # nor is a True among other values, which pandas reads as 1
+        values[raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)] = np.nan
+    return values, missing
 
 
 def competition_ranks(group: np.ndarray, key: np.ndarray) -> np.ndarray:
