@@ -15,6 +15,8 @@
   (:mod:`~statespace.data.matches_long`) or from :class:`Games`.
 - :mod:`~statespace.data.datasets`: the real data sets (two shipped in this folder, two fetched
   with a checksum), with :mod:`~statespace.data.fetch` and :mod:`~statespace.data.integrity`.
+- :mod:`~statespace.data.match_datasets`: data sets of matches (Halo 2, shipped; Elo-MMR's
+  Codeforces standings, fetched with checksums), read by :mod:`~statespace.data.match_sources`.
 - :mod:`~statespace.data.fixed`: published forecasts (FiveThirtyEight's) scored like a method.
 
 Imports: :mod:`statespace._runtime` only. Data knows no model: nothing here imports
