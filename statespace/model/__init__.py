@@ -15,6 +15,10 @@
   model; :mod:`~statespace.model.metrics`: scores of forecasts (log loss, Brier, accuracy);
   :mod:`~statespace.model.ranking_metrics`: scores of forecasts of rankings of many sides (pair
   inversion, rank deviation, pairwise log loss, top-1 accuracy).
+- :mod:`~statespace.model.ranking` and :mod:`~statespace.model.ranking_pairwise`: the observation of
+  a ranking of the sides of one match (Plackett-Luce; Bradley-Terry pairs; TrueSkill's Thurstonian
+  chain): compiled log-likelihood, gradient and Hessian in the sides' performance means, and
+  forecasts (P(i ahead of j), P(i wins), expected place).
 
 Imports: :mod:`statespace.data` and :mod:`statespace._runtime` only; never a method
 (``filters``, ``smoothers``) or a room above.
