@@ -38,7 +38,7 @@ from numba import njit
 from statespace.model import numeric as nx
 from statespace.model import ranges as R
 
-__all__ = ["check_match", "pl_scale", "pl_loglik", "pl_forecast", "expected_place", "rank_order"]
+__all__ = ["check_match", "pl_scale", "pl_loglik", "pl_forecast", "expected_place", "rank_order", "ratio"]
 
 #: a standardised performance beyond this counts as this (as statespace.model.numeric's limit):
 #: mu / c over a tiny c overflows to inf, and inf - inf is NaN
@@ -46,8 +46,12 @@ Z_MAX = 1e300
 
 
 @njit(cache=True)
-def _clip(x):
-    return min(max(x, -Z_MAX), Z_MAX)
+def ratio(a, c, limit):
+    """``a / c`` for ``c > 0``, kept within ``+-limit`` without overflowing on the way (a NumPy
+    float divided in Python, ``NUMBA_DISABLE_JIT=1``, warns where the compiled code gives inf)."""
+    if abs(a) >= limit * c:
+        return limit if a > 0.0 else -limit
+    return a / c
 
 
 def check_match(owner: str, mu, var, beta, rank, eps=None):
@@ -157,7 +161,7 @@ def pl_loglik(mu, var, beta, rank):
     c = pl_scale(var, beta)
     x = np.empty(n)
     for i in range(n):
-        x[i] = _clip(mu[i] / c)
+        x[i] = ratio(mu[i], c, Z_MAX)
     order = rank_order(rank)
     # group of each sorted position, and each group's start
     group = np.empty(n, np.int64)
@@ -239,16 +243,16 @@ def pl_forecast(mu, var, beta):
     P = np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            p, q = nx.cdf_pair(nx.LOGISTIC, _clip((mu[i] - mu[j]) / c))
+            p, q = nx.cdf_pair(nx.LOGISTIC, ratio(mu[i] - mu[j], c, Z_MAX))
             P[i, j] = p
             P[j, i] = q
     m = -math.inf
     for i in range(n):
-        m = max(m, _clip(mu[i] / c))
+        m = max(m, ratio(mu[i], c, Z_MAX))
     win = np.empty(n)
     total = 0.0
     for i in range(n):
-        win[i] = math.exp(_clip(mu[i] / c) - m)
+        win[i] = math.exp(ratio(mu[i], c, Z_MAX) - m)
         total += win[i]
     for i in range(n):
         win[i] /= total

@@ -25,12 +25,12 @@ import numpy as np
 from numba import njit
 
 from statespace.model import numeric as nx
-from statespace.model.ranking import Z_MAX, expected_place, rank_order
+from statespace.model.ranking import Z_MAX, expected_place, rank_order, ratio
 
 __all__ = ["pair_scale", "bt_loglik", "bt_forecast", "thurstone_loglik", "thurstone_forecast"]
 
-#: a Thurstonian pair's difference beyond this many of its scales counts as this: the probit's log-likelihood,
-#: about -z^2 / 2, overflows past 1e154 (and its draw term is then -inf - -inf), while every probability and
+#: a pair's difference beyond this many of its scales counts as this: the probit's log-likelihood, about
+#: -z^2 / 2, overflows past 1e154 (and its draw term is then -inf - -inf), while every probability and
 #: derivative has reached its limit long before; no difference of ratings in range comes near
 D_SCALES = 1e150
 
@@ -68,7 +68,7 @@ def bt_loglik(mu, var, beta, rank):
     (JMLR 12, 2011, Algorithm 1, "BT-full") and of Elo-MMR's view of a contest as the games of all
     its pairs (Ebtekar and Liu, WWW 2021); it is a composite likelihood: the pairs of one ranking
     are not independent, so it counts a ranking of :math:`n` sides as :math:`n (n - 1) / 2`
-    games.
+    games. A difference beyond :data:`D_SCALES` of its scale counts as that.
     """
     n = mu.shape[0]
     loglik = 0.0
@@ -77,7 +77,7 @@ def bt_loglik(mu, var, beta, rank):
     for i in range(n):
         for j in range(i + 1, n):
             c = pair_scale(var, beta, i, j)
-            d = mu[i] - mu[j]
+            d = ratio(mu[i] - mu[j], c, D_SCALES) * c
             s = 1.0 if rank[i] < rank[j] else (0.0 if rank[i] > rank[j] else 0.5)
             loglik += nx.loglik_grad(nx.LOGISTIC, nx.DRAW_HALF, 0.0, s, d, c)[0]
             g, h = nx.loglik_derivs(nx.LOGISTIC, nx.DRAW_HALF, 0.0, s, d, c)
@@ -105,7 +105,7 @@ def bt_forecast(mu, var, beta):
     logu = np.zeros(n)
     for i in range(n):
         for j in range(i + 1, n):
-            z = min(max((mu[i] - mu[j]) / pair_scale(var, beta, i, j), -Z_MAX), Z_MAX)
+            z = ratio(mu[i] - mu[j], pair_scale(var, beta, i, j), Z_MAX)
             p, q = nx.cdf_pair(nx.LOGISTIC, z)
             P[i, j] = p
             P[j, i] = q
@@ -159,7 +159,7 @@ def thurstone_loglik(mu, var, beta, eps, rank):
         i = order[p]
         j = order[p + 1]
         c = pair_scale(var, beta, i, j)
-        d = min(max(mu[i] - mu[j], -D_SCALES * c), D_SCALES * c)
+        d = ratio(mu[i] - mu[j], c, D_SCALES) * c
         s = 0.5 if rank[i] == rank[j] else 1.0
         loglik += nx.loglik_grad(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)[0]
         g, h = nx.loglik_derivs(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)
@@ -183,6 +183,6 @@ def thurstone_forecast(mu, var, beta, eps):
         for j in range(n):
             if i != j:
                 c = pair_scale(var, beta, i, j)
-                z = min(max((mu[i] - mu[j] - eps) / c, -Z_MAX), Z_MAX)
+                z = ratio(mu[i] - mu[j] - eps, c, Z_MAX)
                 P[i, j] = nx.cdf(nx.PROBIT, z)
     return P, expected_place(P)
