@@ -284,3 +284,14 @@ def test_thurstone_two_sides_is_openskill_predict_win():
     teams, mu, var = _openskill_match(11, model, 2, False)
     P, _ = thurstone_forecast(mu, var, model.beta, 0.0)
     assert P[0, 1] == pytest.approx(model.predict_win(teams)[0], rel=1e-12)
+
+
+def test_far_draw_terms_in_pure_python_are_the_unbounded_limit():
+    """Far in the tail a draw's window is wider than the mass: e^(u L) overflows. Compiled,
+    expm1 gives inf; Python's math.expm1 raises OverflowError, so the limit is written out (the
+    pure-Python run, NUMBA_DISABLE_JIT=1, must give the compiled numbers)."""
+    from statespace.model.gaussian import _draw_far
+
+    v, w = _draw_far.py_func(1e4, 1.0)  # u L = 2e4: e^(2e4) overflows
+    assert (v, w) == _draw_far(1e4, 1.0)
+    assert math.isfinite(v) and math.isfinite(w)

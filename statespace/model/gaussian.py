@@ -112,7 +112,9 @@ def _draw_far(u, eps):
     ``Var[y] = 1/u^2 - L^2 / ((e^a - 1)(1 - e^-a))``; ``v = -E[y]``, ``w = 1 - Var[y]``."""
     L = 2.0 * eps
     a = u * L
-    em1 = math.expm1(a)  # inf for a large: the window is wider than the mass, as if unbounded
+    # inf for a large: the window is wider than the mass, as if unbounded (compiled, expm1
+    # overflows to inf; Python's raises OverflowError, so the limit is written out)
+    em1 = math.expm1(a) if a < 709.0 else math.inf
     mean_s = 1.0 / u - L / em1
     var = 1.0 / u / u - (L / em1) * (L / -math.expm1(-a))  # in factors: L^2 and u^2 may overflow
     return -(u + mean_s), 1.0 - max(var, 0.0)
