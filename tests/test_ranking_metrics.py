@@ -129,3 +129,13 @@ def test_top1_and_paired_se():
 def test_bad_layout_names_the_side(strength, rank, ptr, fragment):
     with pytest.raises(ValueError, match=fragment):
         pair_order(strength, rank, ptr)
+
+
+def test_a_large_contest_equals_the_definition():
+    """One 300-entrant contest with many ties in strength and in the result: the counting by a
+    tree over the strengths equals the pairs counted one by one."""
+    rng = np.random.default_rng(3)
+    strength = rng.integers(0, 40, 300).astype(float)
+    rank = np.array(competition_ranks(list(rng.integers(0, 60, 300))))
+    values = pair_order(strength, rank, np.array([0, 300]))[1]
+    assert values[0] == pytest.approx(elo_mmr_pairs(strength, rank), abs=1e-9)
