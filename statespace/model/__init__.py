@@ -15,6 +15,9 @@
   model; :mod:`~statespace.model.metrics`: scores of forecasts (log loss, Brier, accuracy);
   :mod:`~statespace.model.ranking_metrics`: scores of forecasts of rankings of many sides (pair
   inversion, rank deviation, pairwise log loss, top-1 accuracy).
+- :mod:`~statespace.model.match_scenarios`: leagues of matches of many sides drawn from the model
+  (teams, free-for-all, partial play; Gumbel noise makes logistic orders Plackett-Luce) with each
+  member's true skill kept; presets ``ffa_league`` and ``team_league``.
 - :mod:`~statespace.model.ranking` and :mod:`~statespace.model.ranking_pairwise`: the observation of
   a ranking of the sides of one match (Plackett-Luce; Bradley-Terry pairs; TrueSkill's Thurstonian
   chain): compiled log-likelihood, gradient and Hessian in the sides' performance means, and
