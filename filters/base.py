@@ -52,7 +52,7 @@ from . import kernels as K
 from ._initial import read_initial
 from .grid import grid as _grid
 from .run import FilterRun
-from .state import FilterState, GameArrays  # noqa: F401  (GameArrays: read from here by smoothers.rts)
+from .state import FilterState, GameArrays  # noqa: F401  (GameArrays: its old import path)
 from .tuning import tune as _tune
 
 __all__ = ["Filter", "FilterState", "FilterRun"]

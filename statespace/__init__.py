@@ -36,8 +36,6 @@ from statespace._runtime import cache as _cache
 _cache.configure_numba_cache()  # a cache folder numba can write (read-only installs), before any kernel
 _cache.drop_stale_numba_caches()
 
-import importlib as _importlib
-
 #: public name -> the submodule that defines it (imported on first use)
 _LAZY = {
     "Observation": "model.observation",
@@ -70,16 +68,6 @@ __all__ = [
 from statespace._runtime.version import __version__  # noqa: E402
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = _importlib.import_module(f".{_SUBMODULES[name]}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+from statespace._runtime.lazy import exports as _exports  # noqa: E402
 
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _exports(__name__, _LAZY, _SUBMODULES)
