@@ -67,6 +67,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``statespace`` command's parser: the frame here, each command's options from its module
+    (``compare_cli``, ``rate_cli``, ``listings_cli``, ``study_cli``, the lab's)."""
     parser = _Parser(prog=PROG, description="Dynamic skill ratings as filters of one state-space model: "
                      "compare rating methods on held-out games, or rate competitors.")
     from statespace._runtime.version import __version__

@@ -27,6 +27,8 @@ def auto_line(choice, where: str) -> str:
 
 
 def auto_json(choice) -> dict:
+    """``--auto``'s choice as a JSON record: the chosen variant, its training objective and score,
+    the games counted and scored, the burn-in and the seconds it took."""
     table = choice.table
     return {"chosen": choice.chosen, "objective": choice.objective_name, "train_score": finite(choice.objective),
             "n_games": table.attrs["n_games"], "n_scored": table.attrs["n_scored"], "burn_in": table.attrs["burn_in"],
