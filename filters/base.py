@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from statespace.data.games import Games
+from statespace.data.matches import Matches
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges as R
 from statespace.methods.registry import collect
@@ -51,6 +52,7 @@ from . import _loops
 from . import kernels as K
 from ._initial import read_initial
 from .grid import grid as _grid
+from .match_run import run_matches
 from .run import FilterRun
 from .state import FilterState, GameArrays  # noqa: F401  (GameArrays: its old import path)
 from .tuning import tune as _tune
@@ -178,6 +180,14 @@ class Filter(Settings):
 
     #: whether the update tempers each game's likelihood by the games' weights
     honours_weights: ClassVar[bool] = False
+    #: the compiled update of one match of many sides (:mod:`filters.match_loop`); ``None``: the
+    #: filter rates games of two competitors only and refuses matches
+    _match: ClassVar[Any] = None
+
+    def match_forecast(self):
+        """The ranking observation this filter's forecast of a match means, in its units
+        (:class:`statespace.model.ranking_forecast.RankingForecast`)."""
+        raise ValueError(f"{self.name} does not rate matches of many sides")
 
     def check_games(self, games: Games) -> None:
         """Raise ``ValueError`` for games this method cannot rate: records its model's observation
@@ -354,9 +364,19 @@ class Filter(Settings):
         from an earlier run instead of starting from the prior (``initial`` then applies only
         to newcomers). Each competitor's state after each game (:meth:`FilterRun.trajectories`)
         is not kept: the run is replayed, recording it, when first asked for.
+
+        Given :class:`statespace.data.matches.Matches` (matches of many sides: teams, free-for-all)
+        it rates them one by one through the filter's match kernel and returns a
+        :class:`filters.match_run.MatchRun` (each side's one-step-ahead forecast); a filter
+        without one refuses them, naming itself and the match.
         """
         if initial is not None and isinstance(initial, Mapping):
             initial = dict(initial)  # kept for the replay: later changes to the caller's mapping do not reach it
+        if isinstance(games, Matches):
+            if state is not None:
+                raise ValueError(f"{self.name}: a run over matches starts from the prior; continuing a state is "
+                                 f"for games")
+            return run_matches(self, games, initial)
         return self._run(games, initial, state, record=False)
 
     def _run(self, games: Games, initial, state, record: bool) -> "FilterRun":

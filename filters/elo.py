@@ -42,11 +42,13 @@ from numba import njit
 
 from statespace.model.skillmodel import SkillModel
 from statespace.model.numeric import LOGISTIC, cdf
+from statespace.model.ranking_forecast import RankingForecast
 
 from . import _checks as C
 from . import kernels as K
 from . import _lanes as L
 from ._point import PointRatingFilter
+from .match_loop import match_kernel, side_moments
 
 __all__ = ["Elo"]
 
@@ -156,6 +158,37 @@ def _lanes_site(x, theta, obs, a, b, s, score, score_a, score_b, at_home, weight
     return e, 0.0, 1.0 - e, r, -r
 
 
+@match_kernel
+def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
+    r"""Multiplayer Elo by pairwise decomposition: every pair of sides of the match is an Elo game
+    and a side's gain is shared over its :math:`n - 1` opponents,
+
+    .. math::
+
+        \Delta_s = \frac{K}{n - 1} \sum_{t \ne s} (S_{st} - E_{st}), \qquad
+        E_{st} = F\bigl((r_s - r_t) / \alpha\bigr), \qquad r_s = \sum_{k \in s} w_k r_k,
+
+    :math:`S_{st}` 1, 1/2 or 0 as side :math:`s` finished ahead of, level with or behind :math:`t`;
+    each member then moves by :math:`w_k \Delta_s`. This is the generalisation of Elo to
+    multiplayer games of Cunningham ("Developing a Generalized Elo Rating System for Multiplayer
+    Games", 2019: the linear score function) and the pairwise "Elo-like" baseline of Ebtekar and
+    Liu (Elo-MMR, WWW 2021, Section 5); one competitor against one is Elo's own update. The ratings
+    are read before any member moves, so the order of the sides does not matter."""
+    side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, -1)
+    n = s1 - s0
+    gain = theta[_K] / (n - 1)
+    for s in range(s0, s1):
+        surprise = 0.0
+        for t in range(s0, s1):
+            if t != s:
+                y = 1.0 if rank[s] < rank[t] else (0.5 if rank[s] == rank[t] else 0.0)
+                surprise += y - _logistic(perf_mean[s] - perf_mean[t], theta[_SCALE])
+        shift = gain * surprise
+        for k in range(side_ptr[s], side_ptr[s + 1]):
+            i = member[k]
+            x[i, _RATING] = min(max(x[i, _RATING] + weight[k] * shift, -K.MEAN_MAX), K.MEAN_MAX)
+
+
 class Elo(PointRatingFilter):
     r"""Elo rating as a filter of the logistic random-walk model.
 
@@ -188,6 +221,7 @@ class Elo(PointRatingFilter):
     params = PARAMS
     _proba = _proba
     _site = _site
+    _match = _match
     rule = K.RULE_SHIFT
     #: many settings at once in :func:`filters.grid.evaluate` (FIDE's rules take the batched loops)
     _lanes_site = _lanes_site
@@ -235,6 +269,14 @@ class Elo(PointRatingFilter):
         if not games.neutral.all():
             out["home"] = (-400.0, 400.0)
         return out
+
+    def match_forecast(self) -> RankingForecast:
+        r"""Bradley-Terry pairs at the logistic scale: :math:`\beta = \alpha / \sqrt 2` (so that a
+        pair's scale :math:`\sqrt{2\beta^2}` is :math:`\alpha`). FIDE's rules are for games of two."""
+        if self.is_fide:
+            raise ValueError("elo_fide: FIDE's rules rate games of two players; rate matches of many sides with "
+                             "Elo(k=...)")
+        return RankingForecast("bradley_terry", self.logistic_scale / math.sqrt(2.0))
 
     def site_kernels(self):
         """FIDE rules combine a period's games by :func:`_apply_fide` (K set per player)."""

@@ -1,0 +1,149 @@
+"""A filter run over a table of matches of many sides: the driver of :func:`filters.match_loop.match_loop`
+and its result, :class:`MatchRun`.
+
+:meth:`filters.base.Filter.run` (and ``fit``) come here when given a
+:class:`statespace.data.matches.Matches`. A filter rates matches when its class has a match kernel
+(``_match``, :mod:`filters.match_loop`); any other refuses them with a ``ValueError`` naming the
+method and the first match it cannot rate (:func:`check_matches`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from statespace.data.matches import Matches
+from statespace.methods.display import Ratings, as_ratings
+
+from . import match_loop as ML
+
+__all__ = ["MatchRun", "run_matches", "check_matches", "match_times", "match_filters"]
+
+
+def match_filters() -> list[str]:
+    """Names of the filter classes users construct by name that rate matches of many sides."""
+    from statespace.methods.registry import collect
+
+    from .base import Filter
+
+    methods, _ = collect(__package__)
+    return sorted({f.__name__ for f in methods.values()
+                   if isinstance(f, type) and issubclass(f, Filter) and getattr(f, "_match", None) is not None})
+
+
+def _first_many_sided(matches: Matches) -> int:
+    """Index of the first match that is not one competitor against one (-1: none)."""
+    sides = np.diff(matches.match_ptr)
+    members = np.diff(matches.side_ptr)
+    side_of_match = np.repeat(np.arange(matches.n_matches), sides)
+    team = np.zeros(matches.n_matches, bool)
+    np.logical_or.at(team, side_of_match, members != 1)
+    bad = np.flatnonzero((sides != 2) | team)
+    return int(bad[0]) if bad.size else -1
+
+
+def check_matches(method, matches: Matches) -> None:
+    """``ValueError`` naming ``method`` and the first match when the method has no match kernel."""
+    if not isinstance(matches, Matches):
+        raise TypeError(f"expected statespace.data.matches.Matches, got {type(matches).__name__}")
+    if getattr(type(method), "_match", None) is not None:
+        return
+    m = _first_many_sided(matches)
+    what = (f"match {matches.label[m]!r} (time {matches.when[m]}) has {np.diff(matches.match_ptr)[m]} sides of "
+            f"{', '.join(str(len(s)) for s in matches.sides(m))} competitors" if m >= 0
+            else f"these {matches.n_matches} matches are all one competitor against one: rate them as games "
+                 f"(statespace.Games)")
+    raise ValueError(f"{method.name} rates games of two competitors only and cannot rate matches of many sides: "
+                     f"{what}. Methods that rate matches: {', '.join(match_filters())}")
+
+
+def match_times(method, matches: Matches) -> np.ndarray:
+    """Each match's time in ``method``'s time unit: days (``time_unit="day"``), days over
+    ``period_days`` where the filter counts periods of that length, else the match's index (each
+    match one step)."""
+    unit = getattr(method, "time_unit", "game")
+    days = np.asarray(matches.time, dtype=np.float64)
+    if unit == "day":
+        return np.ascontiguousarray(days)
+    if unit == "period" and getattr(method, "period_days", None) is not None:
+        return np.ascontiguousarray(days / method.period_days)
+    return np.arange(matches.n_matches, dtype=np.float64)
+
+
+def run_matches(method, matches: Matches, initial: Mapping[str, Any] | None = None,
+                record: bool = False) -> "MatchRun":
+    """Rate ``matches`` in time order with ``method``'s match kernel from its prior (``initial``:
+    starting values as for :meth:`filters.base.Filter.init_state`)."""
+    check_matches(method, matches)
+    method.match_forecast()  # a setting that cannot forecast a match (FIDE's rules) refuses here
+    st = method.init_state(matches.names, initial)
+    n_sides = int(matches.side_ptr.size - 1)
+    perf_mean = np.empty(n_sides)
+    perf_var = np.empty(n_sides)
+    width = st.values.shape[1]
+    post = ML.empty_post(int(matches.member.size), width, record)
+    ML.match_loop(type(method)._predict, type(method)._match, st.values, st.count, st.last, method.theta(),
+                  match_times(method, matches), matches.match_ptr, matches.side_ptr, matches.member,
+                  matches.weight, matches.rank, perf_mean, perf_var, post, record)
+    method.check_results(st)
+    return MatchRun(method, matches, st, perf_mean, perf_var, post if record else None, initial)
+
+
+class MatchRun:
+    """A filter run over matches: ``method``, ``matches``, ``state`` (the final
+    :class:`filters.state.FilterState`) and each side's one-step-ahead forecast ``perf_mean`` and
+    ``perf_var`` (its performance's mean and skill variance from the state before its match, in
+    the method's units, rows of ``matches``' side arrays); ``forecast`` says which ranking these
+    moments predict (:class:`statespace.model.ranking_forecast.RankingForecast`)."""
+
+    def __init__(self, method, matches: Matches, state, perf_mean, perf_var, post, initial=None):
+        self.method = method
+        self.matches = matches
+        self.state = state
+        self.perf_mean = perf_mean
+        self.perf_var = perf_var
+        self._post_rows = post
+        self._initial = initial
+
+    @property
+    def forecast(self):
+        return self.method.match_forecast()
+
+    def __repr__(self) -> str:
+        return f"MatchRun({self.method!r}, {self.matches.n_matches} matches, {self.matches.n_players} competitors)"
+
+    def ratings(self) -> Ratings:
+        """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``matches`` played and the
+        method's own columns, best ``mean`` first; competitors without matches left out."""
+        m = self.method
+        st = self.state.split()[0]
+        v = st.values
+        df = pd.DataFrame({"player": st.players, "mean": v[:, 0]})
+        if m.sd_column is not None:
+            df["sd"] = v[:, m.columns.index(m.sd_column)]
+        df["matches"] = st.count
+        for c in m.shown_columns:
+            df[c] = v[:, m.columns.index(c)]
+        for c, col in m.derived_columns(v).items():
+            df[c] = col
+        df = df[df["matches"] > 0]
+        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        return as_ratings(df, f"{m!r} · {self.matches.n_matches:,} matches · {int(df.shape[0]):,} competitors")
+
+    def trajectories(self) -> pd.DataFrame:
+        """Long table of each competitor's state after each of its matches (time order): ``time``,
+        ``player``, ``mean``, ``sd`` (if tracked), ``match`` (the match's label)."""
+        if self._post_rows is None:
+            self._post_rows = run_matches(self.method, self.matches, self._initial, record=True)._post_rows
+        mt = self.matches
+        m = self.method
+        members_per_match = np.diff(mt.side_ptr[mt.match_ptr])
+        match_of = np.repeat(np.arange(mt.n_matches), members_per_match)
+        out = pd.DataFrame({"time": np.asarray(mt.when)[match_of], "player": np.asarray(mt.names, dtype=object)[mt.member],
+                            "mean": self._post_rows[:, 0]})
+        if m.sd_column is not None:
+            out["sd"] = self._post_rows[:, m.columns.index(m.sd_column)]
+        out["match"] = np.asarray(mt.label, dtype=object)[match_of]
+        return out
