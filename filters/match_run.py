@@ -16,6 +16,7 @@ import pandas as pd
 
 from statespace.data.matches import Matches
 from statespace.methods.display import Ratings, as_ratings
+from statespace.methods.registry import collect
 
 from . import match_loop as ML
 
@@ -24,13 +25,9 @@ __all__ = ["MatchRun", "run_matches", "check_matches", "match_times", "match_fil
 
 def match_filters() -> list[str]:
     """Names of the filter classes users construct by name that rate matches of many sides."""
-    from statespace.methods.registry import collect
-
-    from .base import Filter
-
     methods, _ = collect(__package__)
     return sorted({f.__name__ for f in methods.values()
-                   if isinstance(f, type) and issubclass(f, Filter) and getattr(f, "_match", None) is not None})
+                   if isinstance(f, type) and getattr(f, "_match", None) is not None})
 
 
 def _first_many_sided(matches: Matches) -> int:
