@@ -33,7 +33,9 @@ when a ``manifest.json`` lies beside it. A file that differs raises :class:`Data
 datasets --fetch NAME``) fetches a damaged copy again. The hash is computed once per process and
 file, so later loads cost a ``stat``.
 :func:`catalogue` (and ``statespace datasets``) lists them with size, span, licence and where each
-is. :func:`reference` gives a data set's published forecasts (FiveThirtyEight's for the NFL) as a
+is. :func:`load_matches` loads the data sets of matches of many sides by name (:data:`MATCH_DATASETS`:
+Halo 2's head-to-head and large-team games, Codeforces' contests; :mod:`statespace.data.match_datasets`).
+:func:`reference` gives a data set's published forecasts (FiveThirtyEight's for the NFL) as a
 :class:`statespace.FixedForecast` aligned with the loaded games.
 """
 
@@ -45,14 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statespace._runtime.cache import user_cache_dir
+from statespace.data.home import ENV, GAMES_FILE, DatasetNotFound, _cache_home, data_home
 from statespace.data.integrity import MANIFEST, DatasetDamaged, read_manifest, record, verify
+from statespace.data.match_datasets import MATCH_DATASETS, load_matches
 
 __all__ = ["Dataset", "DATASETS", "DatasetNotFound", "DatasetDamaged", "ENV", "data_home", "path", "load", "reference",
-           "fetch", "catalogue", "check"]
+           "fetch", "catalogue", "check", "MATCH_DATASETS", "load_matches"]
 
-#: Environment variable naming a data root (a folder holding ``<name>/games.csv``).
-ENV = "STATESPACE_DATA"
-GAMES_FILE = "games.csv"
 #: the package folder of the shipped data sets (``<name>/games.csv.gz`` and its ``LICENSE``)
 SHIPPED = Path(__file__).resolve().parent
 
@@ -89,36 +90,11 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
 )}
 
 
-class DatasetNotFound(FileNotFoundError):
-    """A data set's file is neither where :func:`load` looked nor could be fetched; the message
-    says where to get it and where to put it."""
-
-
 def _dataset(name: str) -> Dataset:
     try:
         return DATASETS[name]
     except KeyError:
         raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}") from None
-
-
-def data_home(root: str | os.PathLike | None = None) -> Path:
-    """The data root searched before the shipped copies: ``root`` if given, else
-    ``$STATESPACE_DATA``, else ``<user cache>/statespace/datasets`` (nothing is created);
-    :class:`DatasetNotFound` when none applies (no variable and no home directory)."""
-    if root is not None:
-        return Path(root).expanduser()
-    env = os.environ.get(ENV, "").strip()
-    if env:
-        return Path(env).expanduser()
-    return _cache_home()
-
-
-def _cache_home() -> Path:
-    cache = user_cache_dir("datasets", create=False)
-    if cache is None:  # no home directory (some containers): only a path or the variable can say
-        raise DatasetNotFound(f"no data home: this user has no home directory; set {ENV} to a folder "
-                              f"holding <name>/{GAMES_FILE}, or pass its path")
-    return Path(cache)
 
 
 def _in_root(name: str, root: Path, file: str, explicit: bool) -> Path | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from statespace.data import match_sources as S
-from statespace.data.datasets import data_home
+from statespace.data.home import data_home
 
 __all__ = ["MATCH_DATASETS", "load_matches"]
 

@@ -21,6 +21,13 @@ One scenario takes parameters, for studies that vary one property of a league at
   the games and a draw margin set so that draws come at the rate ``draw_rate`` (see
   :func:`league` and :func:`league_draw_margin`).
 
+Leagues of matches of many sides (teams, free-for-all, partial play; :mod:`statespace.model.match_scenarios`),
+each a :class:`~statespace.model.match_scenarios.MatchSimulation` with every member's true skill:
+
+- ``ffa_league``: 1,000 free-for-all matches of 50 entrants among 500 competitors;
+- ``team_league``: team matches of several sides (see :func:`team_league`);
+- :func:`simulate_matches`: any size, from a :class:`~statespace.model.skillmodel.SkillModel`.
+
 Use ``scenarios.get(name, seed=..., **params)`` or the functions by name. ``scenarios.NAMES``
 lists the fixed scenarios (which take no parameters), ``scenarios.PARAMETERISED`` those that
 take some, with their defaults, and ``scenarios.ALL`` both; :func:`check_params` says whether
@@ -36,8 +43,9 @@ import numpy as np
 
 from statespace.model.skillmodel import ELO_SCALE, SkillModel, Threshold
 from statespace.model.simulate import Simulation, simulate
+from statespace.model.match_scenarios import MatchSimulation, ffa_league, simulate_matches, team_league
 
-__all__ = ["balanced", "draw_heavy", "sparse", "drifting", "league", "league_draw_margin", "get", "check_params",
+__all__ = ["ffa_league", "team_league", "simulate_matches", "MatchSimulation", "balanced", "draw_heavy", "sparse", "drifting", "league", "league_draw_margin", "get", "check_params",
            "NAMES", "PARAMETERISED", "ALL", "DEFAULT"]
 
 DEFAULT = "balanced"
