@@ -41,6 +41,17 @@ def _first_many_sided(matches: Matches) -> int:
     return int(bad[0]) if bad.size else -1
 
 
+def _shape(matches: Matches, m: int) -> str:
+    """``2 sides of 6 and 6 competitors``, ``500 sides of one competitor each``, ``40 sides of 1 to
+    4 competitors``."""
+    sizes = [len(s) for s in matches.sides(m)]
+    if max(sizes) == 1:
+        return f"{len(sizes)} sides of one competitor each"
+    if len(sizes) <= 4:
+        return f"{len(sizes)} sides of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]} competitors"
+    return f"{len(sizes)} sides of {min(sizes)} to {max(sizes)} competitors"
+
+
 def check_matches(method, matches: Matches) -> None:
     """``ValueError`` naming ``method`` and the first match when the method has no match kernel."""
     if not isinstance(matches, Matches):
@@ -48,8 +59,9 @@ def check_matches(method, matches: Matches) -> None:
     if getattr(type(method), "_match", None) is not None:
         return
     m = _first_many_sided(matches)
-    what = (f"match {matches.label[m]!r} (time {matches.when[m]}) has {np.diff(matches.match_ptr)[m]} sides of "
-            f"{', '.join(str(len(s)) for s in matches.sides(m))} competitors" if m >= 0
+    when = matches.when[m]
+    when = pd.Timestamp(when) if isinstance(when, np.datetime64) else when
+    what = (f"match {matches.label[m]!r} (time {when}) has {_shape(matches, m)}" if m >= 0
             else f"these {matches.n_matches} matches are all one competitor against one: rate them as games "
                  f"(statespace.Games)")
     raise ValueError(f"{method.name} rates games of two competitors only and cannot rate matches of many sides: "

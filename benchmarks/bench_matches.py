@@ -1,0 +1,107 @@
+"""Speed of matches of many sides through the compiled match loop: free-for-all contests of the size
+of Codeforces (1,000 contests of 3,000 entrants), rated by every filter with a match kernel.
+
+The stream: ``--contests`` free-for-all contests of ``--entrants`` entrants drawn from a pool of
+``--pool`` competitors whose skills random-walk (:func:`statespace.model.match_scenarios.simulate_matches`
+with a logistic model, so the finishing orders are Plackett-Luce), built once and excluded from
+the times. Each method runs ``method.run(matches)`` (:mod:`filters.match_run`) after a warm-up on a
+small table (numba's cache load or compilation excluded); best of ``--repeats``; one core (the
+loop is serial). The target for TrueSkill, Weng-Lin (Plackett-Luce) and Elo-MMR is under 30 s for
+the whole stream on one core (Elo-MMR's paper reports 31.4 s for Codeforces on 24 cores).
+Methods whose update is quadratic in the entrants by definition (Weng-Lin's full Bradley-Terry
+pairing, multiplayer Elo, the EKF over all pairs) run the first ``--quadratic-contests`` contests
+only, and their whole-stream time is extrapolated (reported as such).
+
+Pairwise games are unchanged by the match loop (their loops are the same code); compare their
+speed against an earlier commit with ``python benchmarks/ab_versions.py --old <commit>``.
+
+Usage::
+
+    python benchmarks/bench_matches.py                 # 1,000 x 3,000
+    python benchmarks/bench_matches.py --quick         # 50 x 500, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from _common import best_of, git_describe, print_header, versions
+
+TARGET_SECONDS = 30.0
+
+
+def _methods():
+    """(label, factory, linear in the entrants) of every filter that rates matches here."""
+    import filters
+
+    out = [("TrueSkill", lambda: filters.TrueSkill(), True),
+           ("WengLin (Plackett-Luce)", lambda: filters.WengLin(model="plackett_luce"), True)]
+    if hasattr(filters, "EloMMR") or "elo_mmr" in filters.REGISTRY:
+        out.append(("Elo-MMR", lambda: filters.REGISTRY["elo_mmr"](), True))
+    out += [("WengLin (Bradley-Terry full)", lambda: filters.WengLin(model="bradley_terry"), False),
+            ("Elo (multiplayer)", lambda: filters.Elo(), False)]
+    return out
+
+
+def _stream(contests: int, entrants: int, pool: int, seed: int):
+    from statespace.model.match_scenarios import simulate_matches
+    from statespace.model.skillmodel import SkillModel
+
+    model = SkillModel(link="logistic", scale=200.0, prior_mean=1500.0, prior_var=350.0**2, drift=5.0**2)
+    return simulate_matches(model, n_players=pool, n_matches=contests, sides=entrants, seed=seed).matches
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--contests", type=int, default=None, help="contests (1,000; --quick 50)")
+    p.add_argument("--entrants", type=int, default=None, help="entrants per contest (3,000; --quick 500)")
+    p.add_argument("--pool", type=int, default=None, help="competitors in the pool (30,000; --quick 2,000)")
+    p.add_argument("--quadratic-contests", type=int, default=None,
+                   help="contests for the methods quadratic in the entrants (50; --quick 10)")
+    p.add_argument("--repeats", type=int, default=None, help="timed repeats, best reported (2; --quick 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    a = p.parse_args(argv)
+    q = a.quick
+    contests = a.contests or (50 if q else 1000)
+    entrants = a.entrants or (500 if q else 3000)
+    pool = a.pool or (2000 if q else 30000)
+    quad = min(a.quadratic_contests or (10 if q else 50), contests)
+    repeats = a.repeats or (1 if q else 2)
+    if entrants < 2 or contests < 1 or pool < entrants:
+        p.error("need --entrants >= 2, --contests >= 1 and --pool >= --entrants")
+
+    print_header("Matches of many sides: free-for-all contests through the match loop",
+                 versions("numpy", "numba", "statespace"))
+    print(f"commit: {git_describe()}")
+    t0 = time.perf_counter()
+    matches = _stream(contests, entrants, pool, a.seed)
+    small = matches.take(range(min(3, contests)))
+    first = matches.take(range(quad))
+    print(f"stream: {contests:,} contests x {entrants:,} entrants from a pool of {pool:,} "
+          f"({matches.member.size:,} entries), built in {time.perf_counter() - t0:.1f} s")
+    print()
+    print(f"| method | contests | seconds | contests / s | entries / s | whole stream (s) | under {TARGET_SECONDS:g} s |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    failed = False
+    for label, make, linear in _methods():
+        table = matches if linear else first
+        method = make()
+        method.run(small)  # warm-up: numba's cache load or compilation
+        seconds, _ = best_of(lambda: method.run(table), repeats)
+        n = table.n_matches
+        whole = seconds * contests / n
+        verdict = ("yes" if whole < TARGET_SECONDS else "NO") if linear else "(quadratic: extrapolated)"
+        failed |= linear and whole >= TARGET_SECONDS
+        print(f"| {label} | {n:,} | {seconds:.2f} | {n / seconds:,.1f} | {table.member.size / seconds:,.0f} | "
+              f"{whole:.1f} | {verdict} |")
+        sys.stdout.flush()
+    return 1 if failed and not q else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
