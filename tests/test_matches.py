@@ -229,3 +229,19 @@ def test_error_rows_named_in_the_given_frame_not_its_index():
 def test_error_custom_column_names_are_named():
     df = BASE.rename(columns={"competitor": "player", "rank": "place"}).assign(place=[0, 1, 0.5, 0.5, 1])
     _names(_error(df, competitor="player", rank="place"), [2, 3], "place")
+
+
+def test_a_row_without_a_side_is_a_side_of_its_own():
+    frame = pd.DataFrame({"match": ["m1"] * 4 + ["m2"] * 3, "time": [0.0] * 4 + [1.0] * 3,
+                          "competitor": ["ann", "bob", "cat", "dan", "ann", "cat", "bob"],
+                          "side": ["red", "red", "blue", "blue", None, "", None], "rank": [1, 1, 2, 2, 2, 1, 3]})
+    m = Matches.from_long(frame)
+    assert [len(s) for s in m.sides(0)] == [2, 2]
+    assert [len(s) for s in m.sides(1)] == [1, 1, 1]
+    assert m.rank[m.match_ptr[1]:].tolist() == [0, 1, 2]  # cat, ann, bob
+    long = m.to_long()
+    assert sorted(long[long["match"] == "m2"]["side"]) == ["ann", "bob", "cat"]
+    # a competitor alone never merges with a side of the same name
+    clash = pd.DataFrame({"match": ["m"] * 3, "time": [0.0] * 3, "competitor": ["ann", "bob", "cat"],
+                          "side": [None, "ann", "ann"], "rank": [1, 2, 2]})
+    assert [len(s) for s in Matches.from_long(clash).sides(0)] == [1, 2]

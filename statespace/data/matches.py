@@ -81,8 +81,8 @@ class Matches:
 
         Columns (their names given by the keywords): ``match`` (the match's id), ``time`` (as
         :class:`statespace.Games` reads times; the rows of a match share it), ``competitor``,
-        optional ``side`` (the competitor's side within its match; without the column every
-        competitor is its own side: a free-for-all), ``rank`` (places: only their order counts,
+        optional ``side`` (the competitor's side within its match; without the column, or where
+        it is empty, a competitor is a side of its own: a free-for-all), ``rank`` (places: only their order counts,
         stored as competition ranks from 0) and/or ``score`` (a side's points; without ranks a
         higher score places first and equal scores tie), optional ``weight`` (partial play in
         [0, 1], default 1). The rows of one side share its rank and score.

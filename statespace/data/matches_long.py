@@ -3,8 +3,8 @@
 
 The checks come in two rounds, each collecting every problem it finds and raising them as one
 :class:`~statespace.data.columns.GamesError` worded as the game table's row errors are
-(:mod:`statespace.data.row_errors`): first the values of each row (a missing match, competitor,
-side or time; a weight outside [0, 1]; a rank that is not a whole number; a score that is not a
+(:mod:`statespace.data.row_errors`): first the values of each row (a missing match, competitor or
+time; a weight outside [0, 1]; a rank that is not a whole number; a score that is not a
 number), then, once every value reads, the matches they make (rows of a match that disagree on
 its time, a competitor twice in one match, rows of a side that disagree on its rank or score, a
 match of fewer than two sides). Nothing is dropped.
@@ -22,7 +22,20 @@ import pandas as pd
 from statespace.data.columns import TIME_RANGE, GamesError, _id_text, _Problem, _read_time, describe_rows
 from statespace.data.ids import _players
 
-__all__ = ["read_long", "competition_ranks"]
+__all__ = ["read_long", "competition_ranks", "OWN_SIDE"]
+
+#: the side label of a competitor whose ``side`` is missing or empty (a side of its own); no typed
+#: label starts with a NUL character, so it cannot merge with a named side
+OWN_SIDE = "\x00own:"
+
+
+def _shown(side_label: np.ndarray) -> np.ndarray:
+    """Side labels as shown: a competitor on its own side is labelled by its name."""
+    labels = pd.Series(side_label, dtype=object)
+    own = labels.str.startswith(OWN_SIDE, na=False)
+    if own.any():
+        labels[own] = labels[own].str.slice(len(OWN_SIDE))
+    return labels.to_numpy(dtype=object)
 
 
 def _labels(raw: pd.Series) -> tuple[pd.Series, np.ndarray]:
@@ -122,9 +135,9 @@ def read_long(frame: pd.DataFrame, names: dict[str, str | None]) -> dict:
     flag(mcol, "missing match", bad, df[mcol])
     comp_text, bad = _labels(df[ccol])
     flag(ccol, "missing competitor", bad, df[ccol])
-    if has_side:
-        side_text, bad = _labels(df[scol])
-        flag(scol, "missing side", bad, df[scol])
+    if has_side:  # a row without a side is a competitor on its own (free-for-all within a table of teams)
+        side_text, solo = _labels(df[scol])
+        side_text = side_text.where(~solo, OWN_SIDE + comp_text.astype(object).fillna(""))
     else:  # free-for-all: each competitor its own side
         side_text = comp_text
 
@@ -205,7 +218,7 @@ def _build(df, when, match_code, labels, side_code, side_text, comp_text, weight
     match_ptr = np.r_[0, np.cumsum(np.bincount(side_match, minlength=n_matches))].astype(np.int64)
     return dict(time=match_time[morder], when=match_when[morder], match_ptr=match_ptr, side_ptr=side_ptr,
                 member=member[rows], weight=weight[rows], rank=side_rank[sorder], score=score[side_row[sorder]],
-                names=names, label=labels[morder], side_label=side_text[side_row[sorder]], row=rows)
+                names=names, label=labels[morder], side_label=_shown(side_text[side_row[sorder]]), row=rows)
 
 
 def _days(when: np.ndarray) -> np.ndarray:
