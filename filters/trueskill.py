@@ -43,7 +43,8 @@ period's messages are multiplied (their precisions and precision-means add), so 
 does not depend on the order of games inside a period and equals ADF for a single game.
 
 Teams and free-for-all (:meth:`TrueSkill.rate`, :meth:`TrueSkill.quality`) use expectation
-propagation on the full factor graph (:mod:`filters._ep`).
+propagation on the full factor graph (:mod:`filters._ep_match`), as do matches of many sides
+(:meth:`TrueSkill.run` on :class:`statespace.data.matches.Matches`).
 """
 
 from __future__ import annotations
@@ -58,13 +59,14 @@ from statespace.model.skillmodel import SkillModel
 from statespace.model.outcome import Threshold
 from statespace.model.gaussian import v_draw, v_win, w_draw, w_win
 from statespace.model.numeric import DRAW_THRESHOLD, PROBIT, outcome_proba
+from statespace.model.ranking_forecast import RankingForecast
 
 from . import _checks as C
 from . import kernels as K
 from ._belief import _BETA, _EPS, _HOME, MU, PARAMS, SIGMA, GaussianBeliefFilter, prior_var
 from ._common import shape_like
 from .draws import LearnedDraws
-from ._ep import rate_teams
+from ._ep_match import ep_match, trueskill_match
 
 __all__ = ["TrueSkill", "draw_margin"]
 
@@ -190,6 +192,7 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
     params = PARAMS
     _proba = _proba
     _site = _site
+    _match = trueskill_match
     _draw_setting = "draw_probability"
     _draw_default = DRAW_PROBABILITY
 
@@ -221,6 +224,11 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         the draw margin."""
         return SkillModel("probit", math.sqrt(2.0) * self.beta_kernel, self.mu, self.sigma**2, self.tau**2,
                           Threshold(self.draw_margin), self.home)
+
+    def match_forecast(self) -> RankingForecast:
+        r"""TrueSkill's Thurstonian chain: :math:`\beta` and the one-vs-one draw margin
+        :math:`\varepsilon` (a pair of sides of :math:`n` players in all has :math:`\varepsilon \sqrt{n / 2}`)."""
+        return RankingForecast("thurstone", self.beta_kernel, self.draw_margin)
 
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
@@ -254,7 +262,7 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
         share of the game the player took part in, in ``[0, 1]`` (Herbrich et al. 2006). Returns
         the teams in the same shape with new ``(mu, sigma)``; :math:`\tau^2` is added to every
         variance first. A malformed rating or weight is a ``TypeError`` or ``ValueError`` naming the entry. The
-        messages are kept in natural parameters (:mod:`filters._ep`): where a mean over a variance
+        messages are kept in natural parameters (:mod:`filters._ep_match`): where a mean over a variance
         passes 1e308 (a mean of 1e150 with a sigma below 1e-79, say) the call raises
         ``ArithmeticError`` rather than return NaN.
         """
@@ -273,7 +281,12 @@ class TrueSkill(LearnedDraws, GaussianBeliefFilter):
             raise ValueError(f"min_delta must be a finite number > 0, got {min_delta!r}")
         w = C.parse_weights("TrueSkill", weights, teams, keys, hi=1.0)
         eps_one = draw_margin(self._draw_value, self.beta_kernel, 1)
-        out = rate_teams(teams, ranks, w, self.beta_kernel, self.tau, eps_one, min_delta, max_iter)
+        x = np.array([rating for team in teams for rating in team], dtype=np.float64).reshape(-1, 2)
+        side_ptr = np.concatenate([[0], np.cumsum([len(team) for team in teams])]).astype(np.int64)
+        places = np.unique(np.asarray(ranks), return_inverse=True)[1].astype(np.int64).reshape(-1)
+        ep_match(x, side_ptr, np.arange(x.shape[0], dtype=np.int64), np.array([v for ws in w for v in ws], np.float64),
+                 places, 0, n, self.beta_kernel, self.tau, eps_one, float(min_delta), min(int(max_iter), 2**62))
+        out = [[(float(x[k, 0]), float(x[k, 1])) for k in range(side_ptr[t], side_ptr[t + 1])] for t in range(n)]
         if not all(math.isfinite(mu) and math.isfinite(sd) for team in out for mu, sd in team):
             # the messages are kept in natural parameters, mu / sigma^2: past 1e308 they overflow
             raise ArithmeticError(f"TrueSkill.rate: the message passing overflowed: a mean over a variance "
