@@ -114,12 +114,15 @@ import numpy as np
 from filters.draws import LearnedDraws, has_draws
 from filters import trueskill
 from statespace.data.games import Games
+from statespace.data.matches import Matches
 from statespace.model.skillmodel import SkillModel
 from statespace.model.outcome import Threshold
+from statespace.model.ranking_forecast import RankingForecast
 from statespace.model import ranges
 from statespace.methods.settings import DrawWarning
 
 from ._ttt_fit import FitLayout
+from ._ttt_matches import MatchFit, check_fit_matches, fit_matches, match_draw_probability
 from ._ttt_messages import SD_MIN
 from .base import Smoother, SmootherFit, resumable
 
@@ -267,6 +270,15 @@ class TrueSkillThroughTime(FitLayout, LearnedDraws, Smoother):
         return trueskill.TrueSkill(self.mu, self.sigma, self.beta, self.tau, self.draw_probability,
                                    dynamics="time", home=self.home, period_days=self.period_days)
 
+    def match_forecast(self) -> RankingForecast:
+        r"""What a fit's side moments (``MatchFit.perf_mean``, ``perf_var``) predict: TrueSkill's
+        Thurstonian ranking with this ``beta`` per side and the one-vs-one draw margin
+        (:attr:`draw_margin`). The fit's model gives a side of members with weights :math:`w_k` the
+        performance noise :math:`\sum_k w_k^2 \beta^2` and a pair of sides the margin
+        :math:`\sqrt{n_a + n_b}\,\beta\,\Phi^{-1}((1 + p)/2)`: the forecast is exact for single
+        competitors and the shared convention for teams. A smoother's forecasts are not online."""
+        return RankingForecast("thurstone", self.beta_kernel, self.draw_margin)
+
     def resolved(self, games: Games) -> "TrueSkillThroughTime":
         """This method with ``draw_probability`` fixed as :meth:`fit` fixes it on ``games`` when it
         is left out (``None``): the value the forward pass's filter (:meth:`_forward_filter`) learns
@@ -285,8 +297,17 @@ class TrueSkillThroughTime(FitLayout, LearnedDraws, Smoother):
         return SkillModel("probit", math.sqrt(2.0) * self.beta_kernel, self.mu, max(self.sigma, SD_MIN) ** 2,
                           self.tau**2, Threshold(self.draw_margin), self.home)
 
-    def fit(self, games: Games, initial=None, *, warm_start: SmootherFit | None = None) -> SmootherFit:
+    def fit(self, games: Games | Matches, initial=None, *,
+            warm_start: SmootherFit | None = None) -> SmootherFit | MatchFit:
         """The posterior of every node given ``games`` (see the class docstring).
+
+        ``games`` may be a :class:`statespace.data.matches.Matches` table (teams, free-for-all
+        rankings, partial play): the fit is then a :class:`smoothers._ttt_matches.MatchFit`
+        (``ratings()``, ``trajectories()``, ``learning_curves()``, each side's ``perf_mean`` and
+        ``perf_var``), by the team model and schedule of :mod:`smoothers._ttt_matches`; there
+        ``draw_probability`` left out is 0 without a tie and 0.10 with one, and ``initial``,
+        ``warm_start`` and a ``home`` advantage are refused (``ValueError``). A smoother's
+        forecasts of the matches it fitted are not online (every node has read every match).
 
         ``warm_start``: an earlier fit of this method on part of the same history (e.g. the games
         before a date: a walk-forward refit).
@@ -319,8 +340,11 @@ class TrueSkillThroughTime(FitLayout, LearnedDraws, Smoother):
         run). An explicit value above 0 on games without a draw may warn (``DrawWarning``; see the
         class docstring).
         """
+        if isinstance(games, Matches):
+            check_fit_matches(self, initial, warm_start)
+            return fit_matches(self.with_params(draw_probability=match_draw_probability(self, games)), games)
         if not isinstance(games, Games):
-            raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
+            raise TypeError(f"expected statespace.Games or statespace.data.matches.Matches, got {type(games).__name__}")
         if initial is not None:
             raise ValueError(f"{self.name}: initial= values are not supported by a smoother; start from an earlier "
                              f"fit with warm_start= instead")
