@@ -1,0 +1,143 @@
+r"""Elo-MMR's belief of one competitor as a state row: its pseudo-diffusion and its rating update.
+
+Ebtekar and Liu (WWW 2021, Sections 3.2-4; the reference implementation's ``Player``) keep each
+competitor's posterior as a Gaussian prior term :math:`\mathcal N(\mu_0, 1/w_0)` times the
+logistic terms of its past performances :math:`p_k`, each of weight :math:`w_k`
+(:math:`w_k = \pi / (\sqrt 3 \beta)` when new, :math:`\beta` the performance noise). The rating
+is their robust average, the zero of
+
+.. math::
+
+    w_0 (\mu - \mu_0) + \sum_k w_k \tanh\bigl(\tfrac{\pi}{2 \sqrt 3 \beta} (\mu - p_k)\bigr) = 0,
+
+and the uncertainty is Gaussian: after a contest :math:`\sigma^{-2} \leftarrow \sigma^{-2} + \beta^{-2}`.
+
+Before each contest the belief diffuses (the paper's pseudo-diffusion, the code's
+``add_noise_best``): :math:`\sigma^2 \leftarrow \sigma^2 + \sigma_d^2` and, with
+:math:`\kappa = \sigma_\text{old}^2 / \sigma_\text{new}^2` and :math:`\rho = \kappa^{r}` (``r`` the
+transfer speed), every logistic weight becomes :math:`w_k \rho \kappa` while the weight they lose
+moves to the Gaussian term, centred at the current rating:
+:math:`w_0 \leftarrow \kappa (\rho w_0 + (1 - \rho)(w_0 + \sum_k \tilde w_k))`,
+:math:`\mu_0 \leftarrow (\rho w_0 \mu_0 + (1 - \rho)(w_0 + \sum_k \tilde w_k) \mu) / (\ldots)`, with
+:math:`\tilde w_k = w_k \cdot 2 a / (\pi^2/3)` a term's weight as a precision (:math:`a` its tanh
+argument's factor). An infinite transfer speed collapses the belief to the Gaussian
+:math:`\mathcal N(\mu, \sigma^2)` (the code's ``add_noise_and_collapse``).
+
+A row holds at most :data:`HISTORY` logistic terms: when a new one would exceed them, the oldest
+is folded into the Gaussian term keeping its weight (:math:`\mu_0 \leftarrow (w_0 \mu_0 + \tilde
+w p) / (w_0 + \tilde w)`, :math:`w_0 \leftarrow w_0 + \tilde w`), as the reference code does at its
+history limit. Each contest multiplies a term's weight by :math:`\rho\kappa`, which tends to
+:math:`(\sigma_\infty^2 / (\sigma_\infty^2 + \sigma_d^2))^2 \approx 0.69` at the default settings,
+so after :data:`HISTORY` contests a term weighs about :math:`10^{-8}` of a new one and folding it moves
+a rating by far less than :math:`10^{-6}` points.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ._elo_mmr_perf import TANH_MULTIPLIER
+
+#: how many logistic terms a state row keeps (see the module docstring)
+HISTORY = 48
+# state columns: rating, sd, continuous drift variance waiting for the next contest, the Gaussian
+# term's mean and weight, the number of logistic terms, then HISTORY (performance, weight) pairs
+MU, SIG, PENDING, PRIOR_MU, PRIOR_W, N_TERMS, FIRST = range(7)
+COLUMNS = ("mu", "sigma", "drift_var", "prior_mu", "prior_weight", "n_terms") + tuple(
+    name for k in range(HISTORY) for name in (f"perf_{k}", f"perf_weight_{k}"))
+TOL = 1e-12
+
+
+@njit(cache=True, inline="always")
+def term_precision(w_out, arg):
+    """A logistic term's weight as a precision: ``w_out * 2 arg / (pi^2 / 3)``."""
+    return w_out * 2.0 * arg / (TANH_MULTIPLIER * TANH_MULTIPLIER)
+
+
+@njit(cache=True)
+def diffuse(x, i, noise_var, transfer_speed, arg):
+    """Row ``i``'s pseudo-diffusion by ``noise_var`` (the module docstring); ``arg`` is the terms'
+    tanh factor ``pi / (2 sqrt(3) beta)``."""
+    s2 = x[i, SIG] * x[i, SIG]
+    new = s2 + noise_var
+    x[i, SIG] = math.sqrt(new)
+    n = int(x[i, N_TERMS])
+    if math.isinf(transfer_speed):
+        x[i, PRIOR_MU] = x[i, MU]
+        x[i, PRIOR_W] = 1.0 / new
+        x[i, N_TERMS] = 0.0
+        return
+    decay = s2 / new
+    transfer = decay ** transfer_speed
+    w0 = x[i, PRIOR_W]
+    moved = w0
+    for k in range(n):
+        moved += term_precision(x[i, FIRST + 2 * k + 1], arg)
+    kept = transfer * w0
+    moved *= 1.0 - transfer
+    total = kept + moved
+    x[i, PRIOR_MU] = (kept * x[i, PRIOR_MU] + moved * x[i, MU]) / total
+    x[i, PRIOR_W] = decay * total
+    for k in range(n):
+        x[i, FIRST + 2 * k + 1] *= transfer * decay
+
+
+@njit(cache=True)
+def push_term(x, i, perf, w_out, arg):
+    """Append the term ``(perf, w_out)`` to row ``i``, first folding the oldest into the Gaussian
+    term when the row already holds :data:`HISTORY`."""
+    n = int(x[i, N_TERMS])
+    if n == HISTORY:
+        wl = term_precision(x[i, FIRST + 1], arg)
+        w0 = x[i, PRIOR_W]
+        x[i, PRIOR_MU] = (w0 * x[i, PRIOR_MU] + wl * x[i, FIRST]) / (w0 + wl)
+        x[i, PRIOR_W] = w0 + wl
+        for c in range(FIRST, FIRST + 2 * (HISTORY - 1)):
+            x[i, c] = x[i, c + 2]
+        n -= 1
+    x[i, FIRST + 2 * n] = perf
+    x[i, FIRST + 2 * n + 1] = w_out
+    x[i, N_TERMS] = n + 1.0
+
+
+@njit(cache=True)
+def robust_average(x, i, arg, scale):
+    r"""Row ``i``'s rating: the zero of :math:`w_0 (\mu - \mu_0) + \sum_k w_k \tanh(a (\mu - p_k))`
+    (increasing in :math:`\mu`, its zero between the smallest and largest of :math:`\mu_0, p_k`),
+    by safeguarded Newton from the current rating."""
+    n = int(x[i, N_TERMS])
+    w0 = x[i, PRIOR_W]
+    m0 = x[i, PRIOR_MU]
+    lo = m0
+    hi = m0
+    for k in range(n):
+        p = x[i, FIRST + 2 * k]
+        lo = min(lo, p)
+        hi = max(hi, p)
+    if hi <= lo:
+        return lo
+    z = min(max(x[i, MU], lo), hi)
+    tol = TOL * scale
+    for _ in range(200):
+        f = w0 * (z - m0)
+        df = w0
+        for k in range(n):
+            t = math.tanh(arg * (z - x[i, FIRST + 2 * k]))
+            wk = x[i, FIRST + 2 * k + 1]
+            f += wk * t
+            df += wk * arg * (1.0 - t * t)
+        if f == 0.0:
+            return z
+        if f > 0.0:
+            hi = z
+        else:
+            lo = z
+        nz = z - f / df if df > 0.0 else 0.5 * (lo + hi)
+        if not (lo < nz < hi):
+            nz = 0.5 * (lo + hi)
+        if abs(nz - z) <= tol or hi - lo <= tol:
+            return nz
+        z = nz
+    return z
