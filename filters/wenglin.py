@@ -73,21 +73,18 @@ from numba import njit
 
 from statespace.model.skillmodel import SkillModel
 from statespace.model.outcome import Threshold
-from statespace.model.gaussian import v_draw, v_win, w_draw, w_win
-from statespace.model.numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, loglik_derivs, outcome_proba
+from statespace.model.numeric import DRAW_HALF, DRAW_THRESHOLD, LOGISTIC, PROBIT, outcome_proba
+from statespace.model.ranking_forecast import RankingForecast
 
 from . import _checks as C
 from . import kernels as K
-from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, PARAMS as _BELIEF_PARAMS, GaussianBeliefFilter, prior_var
+from ._belief import _BETA, _EPS, _HOME, MU, SIGMA, GaussianBeliefFilter, prior_var
 from ._common import shape_like
+from ._wenglin_match import _KAPPA, _MODEL, BT, PARAMS, PL, TM, _match, omega_delta as _omega_delta, sides_omega_delta
 from .draws import LearnedDraws
 
 __all__ = ["WengLin"]
 
-#: the kernels' parameters, in ``theta`` order: the Gaussian-belief ones, the variance-shrink
-#: floor and the variant's code
-PARAMS = _BELIEF_PARAMS + ("kappa", "model_code")
-_KAPPA, _MODEL = len(_BELIEF_PARAMS), len(_BELIEF_PARAMS) + 1
 # state columns
 _MU, _SIGMA = 0, 1
 #: the floor of the variance-shrink factor (the paper's value): sigma^2 never falls below KAPPA of
@@ -96,8 +93,6 @@ KAPPA = 1e-4
 #: Thurstone-Mosteller's classic draw margin in skill units (openskill's): used where the games have
 #: draws (and where no games are at hand) when ``epsilon`` is left out
 EPSILON = 0.1
-# model codes
-BT, TM, PL = 0, 1, 2
 MODELS = ("bradley_terry", "thurstone_mosteller", "plackett_luce")
 _ALIASES = {"bt": "bradley_terry", "tm": "thurstone_mosteller", "pl": "plackett_luce"}
 _SHORT = {"bradley_terry": "bt", "thurstone_mosteller": "tm", "plackett_luce": "pl"}
@@ -113,33 +108,6 @@ def _win_draw_loss(mu_a, s2_a, mu_b, s2_b, d_home, beta, eps, model):
     if model == TM:
         return outcome_proba(PROBIT, DRAW_THRESHOLD, eps, d, c)
     return outcome_proba(LOGISTIC, DRAW_HALF, 0.0, d, c)
-
-
-@njit(cache=True)
-def _omega_delta(t, e, s, model):
-    """``(Omega, Delta)`` before scaling, for ``i`` at ``t = (mu_i - mu_q) / c`` with score ``s``
-    (1, 0.5, 0): Bradley-Terry the logistic log-likelihood's gradient ``s - p`` and curvature
-    ``p (1 - p)`` in ``t``; Thurstone-Mosteller the truncated-Gaussian ``v`` and ``w`` at margin ``e``."""
-    if model == TM:
-        if s == 1.0:
-            return v_win(t, e), w_win(t, e)
-        if s == 0.0:
-            return -v_win(-t, e), w_win(-t, e)
-        return v_draw(t, e), w_draw(t, e)
-    grad, curv = loglik_derivs(LOGISTIC, DRAW_HALF, 0.0, s, t, 1.0)
-    return grad, -curv
-
-
-@njit(cache=True)
-def _pair(mu_i, s2_i, mu_q, s2_q, s, beta, eps, model):
-    """Contribution of opponent ``q`` to ``i``'s ``(Omega_i, Delta_i)`` in the full-pair
-    algorithms (Weng and Lin 2011, Algorithms 1 and 3): ``s`` is 1 when ``i`` ranks ahead of
-    ``q``, 0.5 for a tie, 0 behind. ``Delta_i`` includes ``gamma = sigma_i / c_iq`` (``beta`` at least
-    1e-150, so ``c > 0``)."""
-    c2 = s2_i + s2_q + 2.0 * beta * beta
-    c = math.sqrt(c2)
-    v, w = _omega_delta((mu_i - mu_q) / c, eps / c, s, model)
-    return s2_i / c * v, math.sqrt(s2_i) / c * s2_i / c2 * w
 
 
 @njit(cache=True)
@@ -242,6 +210,7 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     params = PARAMS
     _proba = _proba
     _site = _site
+    _match = _match
     _draw_setting = "epsilon"
     _draw_default = EPSILON
 
@@ -310,6 +279,13 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     def kernel_value(self, name: str) -> float:
         return self._draw_value if name == "draw_margin" else super().kernel_value(name)
 
+    def match_forecast(self) -> RankingForecast:
+        """The ranking a match's forecast means (:mod:`filters._wenglin_match`): Bradley-Terry pairs
+        or Plackett-Luce at ``beta``, Thurstone's pairs at ``beta`` with the draw margin ``epsilon``."""
+        if self.model_code == TM:
+            return RankingForecast("thurstone", self.beta_kernel, self._draw_value)
+        return RankingForecast("plackett_luce" if self.model_code == PL else "bradley_terry", self.beta_kernel)
+
     # ------------------------------------------------------------ one-vs-one helpers
     def proba_1vs1(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
         """(P(a wins), P(draw), P(b wins)) for beliefs ``a = (mu, sigma)`` and ``b`` (no home; sigma may be 0)."""
@@ -376,19 +352,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         with np.errstate(over="ignore"):  # a sum past the bounds is inf, then kept at the bound
             mu_t = np.clip(np.array([m.sum() for m in mus]), -K.MEAN_MAX, K.MEAN_MAX)
             s2_t = np.minimum(np.array([v.sum() for v in vs]), K.VAR_MAX)
-        if self.model_code == PL:
-            omega, delta = self._plackett_luce(mu_t, s2_t, r)
-        else:
-            omega, delta = np.zeros(n), np.zeros(n)
-            for i in range(n):
-                for q in range(n):
-                    if q == i:
-                        continue
-                    s = 1.0 if r[i] < r[q] else (0.5 if r[i] == r[q] else 0.0)
-                    o, d = _pair(mu_t[i], s2_t[i], mu_t[q], s2_t[q], s, self.beta_kernel, self._draw_value,
-                                 self.model_code)
-                    omega[i] += o
-                    delta[i] += d
+        omega, delta = np.empty(n), np.empty(n)
+        sides_omega_delta(mu_t, s2_t, r, self.beta_kernel, self._draw_value, self.model_code, omega, delta)
         result = []
         for i in range(len(teams)):
             share = np.asarray(w[i]) * np.minimum(vs[i] / s2_t[i], 1.0)
@@ -398,37 +363,6 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
                                             K.VAR_MIN, K.VAR_MAX))
             result.append([(float(m), float(s)) for m, s in zip(new_mu, new_sigma)])
         return shape_like(rating_groups, keys, result)
-
-    def _plackett_luce(self, mu, s2, r):
-        """(Omega_i, Delta_i) of Weng and Lin's Algorithm 4 for team strengths ``mu``, variances
-        ``s2`` and ranks ``r``: with ``c^2 = sum (s2 + beta^2)``, ``C_q = {i: r(i) >= r(q)}``,
-        ``A_q = |{s: r(s) = r(q)}|`` and ``p_iq = exp(mu_i / c) / sum_{s in C_q} exp(mu_s / c)``,
-
-            Omega_i = s2_i / c * sum_{q: r(q) <= r(i)} ([q = i] - p_iq) / A_q
-            Delta_i = gamma_i * s2_i / c^2 * sum_{q: r(q) <= r(i)} p_iq (1 - p_iq) / A_q,
-
-        ``gamma_i = sigma_i / c``. The sums over ``C_q`` are taken with the largest ``mu / c``
-        factored out, so no exponential overflows (and ``c^2`` is kept in ``[VAR_MIN, VAR_MAX]``)."""
-        with np.errstate(over="ignore"):
-            c = math.sqrt(K.clamp_var(float(np.sum(s2 + self.beta_kernel**2))))
-        with np.errstate(over="ignore"):  # mu / c past 1e300 counts as 1e300: e^(z - max z) is 0 there anyway
-            z = np.clip(mu / c, -1e300, 1e300)
-        # each ranking stage's softmax over those still in it, shifted by that stage's own largest z:
-        # shifted by the overall largest, a stage of teams far below it underflowed to 0 / 0
-        top = np.array([z[r >= r[q]].max() for q in range(mu.size)])
-        sum_q = np.array([np.exp(z[r >= r[q]] - top[q]).sum() for q in range(mu.size)])
-        a = np.array([np.sum(r == r[q]) for q in range(mu.size)], dtype=float)
-        omega = np.zeros(mu.size)
-        delta = np.zeros(mu.size)
-        for i in range(mu.size):
-            for q in range(mu.size):
-                if r[q] <= r[i]:
-                    p = math.exp(z[i] - top[q]) / sum_q[q]
-                    omega[i] += ((1.0 if q == i else 0.0) - p) / a[q]
-                    delta[i] += p * (1.0 - p) / a[q]
-        omega *= s2 / c
-        delta *= np.sqrt(s2) / c * s2 / c**2
-        return omega, delta
 
 
 #: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
