@@ -1,0 +1,234 @@
+r"""Scores of a method's own forecasts of matches: the ranking's log-likelihood and the pairwise log
+loss under the observation the method's forecast means, with the order scores of
+:mod:`statespace.model.ranking_metrics`.
+
+A method rating matches forecasts side :math:`s` of a match as :math:`p_s \sim \mathcal{N}(\mu_s,
+\beta^2 + v_s)` (``perf_mean``, ``perf_var``: :mod:`filters.match_loop`) and says which ranking
+observation that means (:class:`statespace.model.ranking_forecast.RankingForecast`: its ``kind``,
+``beta`` and ``eps``). Per match of :math:`n` sides, in :math:`O(n^2)` time and :math:`O(n)`
+memory (a Codeforces contest has 3,000 sides: no :math:`n \times n` array is made):
+
+- **Ranking log-likelihood** (:func:`ranking_loglik`, nats, higher is better): the value of the
+  observation's log-likelihood of the observed ranking, as
+  :func:`statespace.model.ranking.pl_loglik` (Plackett-Luce),
+  :func:`statespace.model.ranking_pairwise.bt_loglik` (the sum over all pairs of Bradley-Terry
+  games) and :func:`statespace.model.ranking_pairwise.thurstone_loglik` (TrueSkill's chain of
+  adjacent probit factors with draw margin :math:`\varepsilon`) give it, without their gradient
+  and Hessian. The three are log-probabilities of different things (a whole ranking; a
+  composite of :math:`n(n-1)/2` games; :math:`n - 1` adjacent factors), so they compare methods
+  of one kind only. A tie in a Thurstonian ranking at :math:`\varepsilon = 0` has no likelihood
+  and is refused (``ValueError`` naming the match).
+- **Pairwise log loss** (:func:`forecast_pair_log_loss`, nats, lower is better; comparable across
+  kinds): the mean over the match's :math:`n(n-1)/2` pairs of the binary log loss
+  :math:`-[y \log E_{ij} + (1 - y) \log(1 - E_{ij})]`, :math:`y` = 1 when i placed ahead of j, 0
+  behind and 1/2 for a tie (as :func:`statespace.model.ranking_metrics.pairwise_log_loss` and the
+  games' log loss score a draw), with the method's own expected score of i against j,
+  :math:`E_{ij} = P(i \text{ ahead of } j) + \tfrac12 P(\text{tie})`:
+
+  - ``bradley_terry``: :math:`F(d_{ij} / c_{ij})`, F the logistic cdf,
+    :math:`d_{ij} = \mu_i - \mu_j`, :math:`c_{ij} = \sqrt{2\beta^2 + v_i + v_j}`
+    (:func:`statespace.model.ranking_pairwise.bt_forecast`);
+  - ``plackett_luce``: :math:`F(d_{ij} / c)` at the match's one scale
+    :math:`c = \sqrt{\sum_k (\beta^2 + v_k)}` (:func:`statespace.model.ranking.pl_forecast`: the
+    pairwise marginals of Plackett-Luce);
+  - ``thurstone``: with :math:`P(i \text{ ahead}) = \Phi((d_{ij} - \varepsilon) / c_{ij})`
+    (:func:`statespace.model.ranking_pairwise.thurstone_forecast`) and the tie the rest,
+    :math:`E_{ij} = \tfrac12[\Phi((d_{ij} - \varepsilon) / c_{ij}) + \Phi((d_{ij} + \varepsilon) / c_{ij})]`;
+    the draw margin pulls the expected score towards 1/2, and at :math:`\varepsilon = 0` it is
+    :math:`\Phi(d_{ij} / c_{ij})`. Both :math:`E` and :math:`1 - E` are summed as two positive
+    terms in logs, so a far-off pair stays finite.
+
+- **Pair inversion**, **rank deviation** and **top-1** of :mod:`statespace.model.ranking_metrics`
+  with the sides' performance means as the strengths.
+
+Each score returns ``(score, per-match values, weights)``, the score the weighted mean of the
+values. The order scores and the pairwise log loss weight a match by its number of sides (as
+:mod:`statespace.model.ranking_metrics`, Elo-MMR's weighting). The log-likelihood is a sum over the
+match's places and so already grows with its size: it is the plain mean over matches (weights 1),
+the total log-likelihood over the number of matches, whose ordering of methods is the total's.
+Two methods' per-match values on the same matches give the paired standard error of their
+difference (:func:`statespace.model.ranking_metrics.paired_se`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from statespace.model import numeric as nx
+from statespace.model import ranking_metrics as RM
+from statespace.model.ranking import Z_MAX, ratio
+from statespace.model.ranking_forecast import RankingForecast
+from statespace.model.ranking_pairwise import D_SCALES, pair_scale
+
+__all__ = ["SCORES", "ranking_loglik", "forecast_pair_log_loss", "match_scores"]
+
+#: the scores of :func:`match_scores`: name -> which way is better ("max" or "min")
+SCORES = {"loglik": "max", "pair_log_loss": "min", "pair_inversion": "max", "rank_deviation": "min",
+          "top1": "max"}
+
+_KIND = {"plackett_luce": 0, "bradley_terry": 1, "thurstone": 2}
+_LOG_HALF = math.log(0.5)
+
+
+@njit(cache=True)
+def _pl_value(mu, var, beta, rank):
+    r"""Plackett-Luce's :math:`\ell = \sum_k (\operatorname{mean}_{G_k} x - \operatorname{lse}_{T_k} x)`,
+    the places' groups walked from the last up with a running log-sum-exp of the sides not ahead."""
+    n = mu.shape[0]
+    s2 = 0.0
+    for k in range(n):
+        s2 += beta * beta + var[k]
+    c = math.sqrt(s2)
+    order = np.argsort(rank, kind="mergesort")
+    top = -math.inf  # running lse = top + log(acc)
+    acc = 0.0
+    total = 0.0
+    hi = n - 1
+    while hi >= 0:
+        lo = hi
+        while lo > 0 and rank[order[lo - 1]] == rank[order[hi]]:
+            lo -= 1
+        group = 0.0
+        for p in range(lo, hi + 1):
+            x = ratio(mu[order[p]], c, Z_MAX)
+            group += x
+            if x > top:
+                acc = acc * math.exp(top - x) + 1.0
+                top = x
+            else:
+                acc += math.exp(x - top)
+        total += group / (hi - lo + 1) - (top + math.log(acc))
+        hi = lo - 1
+    return total
+
+
+@njit(cache=True)
+def _outcome(ri, rj):
+    """1 when the side of place ``ri`` is ahead of that of ``rj``, 0 behind, 1/2 tied."""
+    return 1.0 if ri < rj else (0.0 if ri > rj else 0.5)
+
+
+@njit(cache=True)
+def _logliks(kind, beta, eps, mu, var, rank, match_ptr, out):
+    for m in range(match_ptr.size - 1):
+        lo, hi = match_ptr[m], match_ptr[m + 1]
+        u, v, r = mu[lo:hi], var[lo:hi], rank[lo:hi]
+        n = hi - lo
+        total = 0.0
+        if kind == 0:
+            total = _pl_value(u, v, beta, r)
+        elif kind == 1:
+            for i in range(n):
+                for j in range(i + 1, n):
+                    c = pair_scale(v, beta, i, j)
+                    d = ratio(u[i] - u[j], c, D_SCALES) * c
+                    total += nx.loglik_grad(nx.LOGISTIC, nx.DRAW_HALF, 0.0, _outcome(r[i], r[j]), d, c)[0]
+        else:
+            order = np.argsort(r, kind="mergesort")
+            for p in range(n - 1):
+                i, j = order[p], order[p + 1]
+                c = pair_scale(v, beta, i, j)
+                d = ratio(u[i] - u[j], c, D_SCALES) * c
+                s = 0.5 if r[i] == r[j] else 1.0
+                total += nx.loglik_grad(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)[0]
+        out[m] = total
+
+
+@njit(cache=True)
+def _log_add(a, b):
+    """``log(e^a + e^b)``."""
+    top = max(a, b)
+    return top + math.log1p(math.exp(min(a, b) - top))
+
+
+@njit(cache=True)
+def _pair_losses(kind, beta, eps, mu, var, rank, match_ptr, out):
+    for m in range(match_ptr.size - 1):
+        lo, hi = match_ptr[m], match_ptr[m + 1]
+        u, v, r = mu[lo:hi], var[lo:hi], rank[lo:hi]
+        n = hi - lo
+        c = 0.0
+        if kind == 0:
+            for k in range(n):
+                c += beta * beta + v[k]
+            c = math.sqrt(c)
+        total = 0.0
+        for i in range(n):
+            for j in range(i + 1, n):
+                y = _outcome(r[i], r[j])
+                if kind == 2:  # E = (Phi(a) + Phi(b)) / 2, 1 - E = (Phi(-a) + Phi(-b)) / 2
+                    cij = pair_scale(v, beta, i, j)
+                    a = ratio(u[i] - u[j] - eps, cij, D_SCALES)
+                    b = ratio(u[i] - u[j] + eps, cij, D_SCALES)
+                    ahead = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, a), nx.log_cdf(nx.PROBIT, b))
+                    behind = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, -a), nx.log_cdf(nx.PROBIT, -b))
+                else:
+                    z = ratio(u[i] - u[j], c if kind == 0 else pair_scale(v, beta, i, j), D_SCALES)
+                    ahead = nx.log_cdf(nx.LOGISTIC, z)
+                    behind = nx.log_cdf(nx.LOGISTIC, -z)
+                total -= y * ahead + (1.0 - y) * behind
+        out[m] = total / (n * (n - 1) / 2.0)
+
+
+def _inputs(forecast, perf_mean, perf_var, rank, match_ptr):
+    if not isinstance(forecast, RankingForecast):
+        raise ValueError(f"forecast must be a statespace.model.ranking_forecast.RankingForecast, got "
+                         f"{type(forecast).__name__}")
+    mu, rank, match_ptr = RM._layout(perf_mean, rank, match_ptr)
+    var = np.ascontiguousarray(perf_var, dtype=np.float64)
+    if var.shape != mu.shape:
+        raise ValueError(f"perf_var must be one value a side, like perf_mean: got shapes {var.shape} and {mu.shape}")
+    bad = ~np.isfinite(var) | (var < 0)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"perf_var of side {at} must be a finite number >= 0, got {var[at]!r}")
+    return mu, var, rank, match_ptr
+
+
+def _check_ties(forecast, rank, match_ptr) -> None:
+    """A Thurstonian tie without a draw margin has no likelihood: refuse it, naming the match."""
+    if forecast.kind != "thurstone" or forecast.eps / forecast.beta > 0:
+        return
+    for m in range(match_ptr.size - 1):
+        r = rank[match_ptr[m]:match_ptr[m + 1]]
+        if np.unique(r).size < r.size:
+            raise ValueError(f"match {m} has tied sides (ranks {r.tolist()[:10]}{' ...' if r.size > 10 else ''}): "
+                             f"a tie has no likelihood under the Thurstonian forecast without a draw margin "
+                             f"(eps = {forecast.eps:g})")
+
+
+def ranking_loglik(forecast, perf_mean, perf_var, rank, match_ptr) -> tuple[float, np.ndarray, np.ndarray]:
+    """The log-likelihood of each match's observed ranking under ``forecast``'s observation (see the
+    module docstring); the mean over matches (weights 1). Returns (score, per-match values,
+    weights)."""
+    mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
+    _check_ties(forecast, rank, match_ptr)
+    out = np.empty(match_ptr.size - 1)
+    _logliks(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out)
+    weights = np.ones(out.size)
+    return float(np.mean(out)), out, weights
+
+
+def forecast_pair_log_loss(forecast, perf_mean, perf_var, rank, match_ptr) -> tuple[float, np.ndarray, np.ndarray]:
+    """The mean binary log loss over each match's pairs of ``forecast``'s own expected score (see
+    the module docstring), matches weighted by their number of sides. Returns (score, per-match
+    values, weights)."""
+    mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
+    out = np.empty(match_ptr.size - 1)
+    _pair_losses(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out)
+    weights = np.diff(match_ptr).astype(np.float64)
+    return float(np.sum(out * weights) / np.sum(weights)), out, weights
+
+
+def match_scores(forecast, perf_mean, perf_var, rank, match_ptr) -> dict[str, tuple[float, np.ndarray, np.ndarray]]:
+    """Every score of :data:`SCORES` of the forecasts ``perf_mean``/``perf_var`` of the matches
+    ``rank``/``match_ptr``: name -> (score, per-match values, weights)."""
+    mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
+    return {"loglik": ranking_loglik(forecast, mu, var, rank, match_ptr),
+            "pair_log_loss": forecast_pair_log_loss(forecast, mu, var, rank, match_ptr),
+            "pair_inversion": RM.pair_order(mu, rank, match_ptr),
+            "rank_deviation": RM.rank_deviation(mu, rank, match_ptr),
+            "top1": RM.top1_accuracy(mu, rank, match_ptr)}

@@ -1,0 +1,167 @@
+"""Scores of a method's own forecasts of matches (statespace.model.ranking_scores), against references
+written out here with math.erf / math.exp / math.log, and against the observations' own log-likelihoods."""
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from statespace.model.ranking import pl_loglik
+from statespace.model.ranking_forecast import RankingForecast
+from statespace.model.ranking_pairwise import bt_loglik, thurstone_loglik
+from statespace.model.ranking_scores import forecast_pair_log_loss, match_scores, ranking_loglik
+
+
+def phi(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def logistic(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+MU = np.array([0.3, -0.4, 1.1, 0.0, -1.2])
+VAR = np.array([0.2, 0.0, 0.5, 0.1, 0.3])
+RANK = np.array([1, 3, 0, 1, 4])  # sides 0 and 3 tied for second
+ONE = np.array([0, 5])
+
+
+def outcome(ri, rj):
+    return 1.0 if ri < rj else (0.0 if ri > rj else 0.5)
+
+
+def test_plackett_luce_loglik_of_three_sides_written_out():
+    mu, var, beta = np.array([0.5, -0.2, 0.9]), np.array([0.1, 0.3, 0.0]), 0.8
+    c = math.sqrt(sum(beta**2 + v for v in var))
+    e = [math.exp(m / c) for m in mu]
+    # ranking: side 2 first, side 0 second, side 1 last
+    expected = math.log(e[2] / (e[0] + e[1] + e[2])) + math.log(e[0] / (e[0] + e[1]))
+    got = ranking_loglik(RankingForecast("plackett_luce", beta), mu, var, np.array([1, 2, 0]), np.array([0, 3]))[0]
+    assert got == pytest.approx(expected, rel=1e-13)
+    # sides 0 and 1 tied behind side 2: each tied side's factor to the power 1/2 (Weng and Lin's ties)
+    tied = math.log(e[2] / sum(e)) + 0.5 * (math.log(e[0] / (e[0] + e[1])) + math.log(e[1] / (e[0] + e[1])))
+    got = ranking_loglik(RankingForecast("plackett_luce", beta), mu, var, np.array([1, 1, 0]), np.array([0, 3]))[0]
+    assert got == pytest.approx(tied, rel=1e-13)
+
+
+def test_bradley_terry_loglik_is_the_sum_over_pairs():
+    beta = 0.7
+    expected = 0.0
+    for i, j in combinations(range(5), 2):
+        z = (MU[i] - MU[j]) / math.sqrt(2 * beta**2 + VAR[i] + VAR[j])
+        y = outcome(RANK[i], RANK[j])
+        expected += y * math.log(logistic(z)) + (1 - y) * math.log(logistic(-z))
+    got = ranking_loglik(RankingForecast("bradley_terry", beta), MU, VAR, RANK, ONE)[0]
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_thurstone_loglik_is_the_chain_of_adjacent_places():
+    beta, eps = 0.7, 0.25
+    order = [2, 0, 3, 1, 4]  # by place, the tie in input order
+    expected = 0.0
+    for i, j in zip(order, order[1:]):
+        c = math.sqrt(2 * beta**2 + VAR[i] + VAR[j])
+        d = MU[i] - MU[j]
+        expected += math.log(phi((eps - d) / c) - phi((-eps - d) / c)) if RANK[i] == RANK[j] else \
+            math.log(phi((d - eps) / c))
+    got = ranking_loglik(RankingForecast("thurstone", beta, eps), MU, VAR, RANK, ONE)[0]
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["plackett_luce", "bradley_terry", "thurstone"])
+def test_loglik_equals_the_observations_own_value(kind):
+    rng = np.random.default_rng(3)
+    beta, eps = 0.9, 0.2
+    for n in (2, 3, 7):
+        mu, var = rng.normal(size=n), rng.uniform(0, 0.5, n)
+        rank = np.sort(rng.integers(0, n, n))
+        rank = np.searchsorted(rank, rank)[rng.permutation(n)]  # competition ranking with ties
+        ref = {"plackett_luce": lambda: pl_loglik(mu, var, beta, rank)[0],
+               "bradley_terry": lambda: bt_loglik(mu, var, beta, rank)[0],
+               "thurstone": lambda: thurstone_loglik(mu, var, beta, eps, rank)[0]}[kind]()
+        got = ranking_loglik(RankingForecast(kind, beta, eps), mu, var, rank, np.array([0, n]))[0]
+        assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("kind, eps", [("bradley_terry", 0.0), ("plackett_luce", 0.0), ("thurstone", 0.0),
+                                       ("thurstone", 0.4)])
+def test_pairwise_log_loss_over_all_pairs_with_the_methods_own_probability(kind, eps):
+    """The tie (sides 0 and 3) is target 1/2, also for the Thurstonian forecast at eps = 0, whose
+    log-likelihood refuses it."""
+    beta = 0.6
+    c_match = math.sqrt(sum(beta**2 + v for v in VAR))
+    losses = []
+    for i, j in combinations(range(5), 2):
+        d = MU[i] - MU[j]
+        c = math.sqrt(2 * beta**2 + VAR[i] + VAR[j])
+        if kind == "bradley_terry":
+            e = logistic(d / c)
+        elif kind == "plackett_luce":
+            e = logistic(d / c_match)
+        else:  # P(ahead) + P(tie) / 2; at eps = 0 this is Phi(d / c)
+            ahead, behind = phi((d - eps) / c), phi((-d - eps) / c)
+            e = ahead + (1 - ahead - behind) / 2
+            if eps == 0:
+                assert e == pytest.approx(phi(d / c), rel=1e-14)
+        y = outcome(RANK[i], RANK[j])
+        losses.append(-(y * math.log(e) + (1 - y) * math.log(1 - e)))
+    got = forecast_pair_log_loss(RankingForecast(kind, beta, eps), MU, VAR, RANK, ONE)[0]
+    assert got == pytest.approx(np.mean(losses), rel=1e-12)
+
+
+def test_weights_sides_for_pair_scores_and_matches_for_the_loglik():
+    f = RankingForecast("bradley_terry", 1.0)
+    mu = np.array([1.0, 0.0, 0.5, 0.2, -0.3])
+    var = np.zeros(5)
+    rank = np.array([0, 1, 2, 0, 1])
+    ptr = np.array([0, 3, 5])
+    out = match_scores(f, mu, var, rank, ptr)
+    a = ranking_loglik(f, mu[:3], var[:3], rank[:3], np.array([0, 3]))[0]
+    b = ranking_loglik(f, mu[3:], var[3:], rank[3:], np.array([0, 2]))[0]
+    assert out["loglik"][0] == pytest.approx((a + b) / 2)
+    la = forecast_pair_log_loss(f, mu[:3], var[:3], rank[:3], np.array([0, 3]))[0]
+    lb = forecast_pair_log_loss(f, mu[3:], var[3:], rank[3:], np.array([0, 2]))[0]
+    assert out["pair_log_loss"][0] == pytest.approx((3 * la + 2 * lb) / 5)
+    assert out["pair_log_loss"][2].tolist() == [3.0, 2.0]
+    assert out["loglik"][2].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("kind", ["plackett_luce", "bradley_terry", "thurstone"])
+def test_a_perfect_forecast_orders_every_pair_and_beats_a_flat_one(kind):
+    n = 6
+    rank = np.array([3, 0, 5, 1, 4, 2])
+    ptr = np.array([0, n])
+    f = RankingForecast(kind, 1.0, 0.1)
+    perfect = match_scores(f, -5.0 * rank.astype(float), np.zeros(n), rank, ptr)
+    flat = match_scores(f, np.zeros(n), np.zeros(n), rank, ptr)
+    assert perfect["pair_inversion"][0] == 100.0
+    assert perfect["rank_deviation"][0] == 0.0
+    assert perfect["top1"][0] == 1.0
+    assert perfect["pair_log_loss"][0] < flat["pair_log_loss"][0]
+    assert flat["pair_log_loss"][0] == pytest.approx(math.log(2.0))
+    assert perfect["loglik"][0] > flat["loglik"][0]
+
+
+def test_far_apart_sides_stay_finite():
+    mu = np.array([1e200, -1e200, 0.0])
+    rank = np.array([2, 0, 1])  # the worst possible result
+    for kind in ("plackett_luce", "bradley_terry", "thurstone"):
+        out = match_scores(RankingForecast(kind, 1.0, 0.5), mu, np.zeros(3), rank, np.array([0, 3]))
+        assert all(np.isfinite(score) for score, _, _ in out.values()), kind
+
+
+def test_thurstonian_tie_without_margin_is_refused_naming_the_match():
+    rank = np.array([0, 1, 0, 0])
+    with pytest.raises(ValueError, match=r"match 1 has tied sides.*eps = 0"):
+        ranking_loglik(RankingForecast("thurstone", 1.0), np.zeros(4), np.zeros(4), rank, np.array([0, 2, 4]))
+
+
+def test_bad_inputs_are_named():
+    f = RankingForecast("bradley_terry", 1.0)
+    with pytest.raises(ValueError, match="perf_var of side 1"):
+        match_scores(f, np.zeros(2), np.array([0.0, -1.0]), np.array([0, 1]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="RankingForecast"):
+        match_scores("bradley_terry", np.zeros(2), np.zeros(2), np.array([0, 1]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="strength of side 0"):
+        match_scores(f, np.array([np.nan, 0.0]), np.zeros(2), np.array([0, 1]), np.array([0, 2]))
