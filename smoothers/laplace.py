@@ -88,9 +88,12 @@ from statespace.data.games import Games
 from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges
+from statespace.data.matches import Matches
 
 from ._laplace_checks import check_weights, drift_bounds as drift_bounds_of, singular
 from ._laplace_factor import FactorAtMode, earlier_nodes
+from ._laplace_match_obs import observation_of
+from ._laplace_matches import fit_matches
 from ._laplace_newton import NewtonMode
 from ._laplace_run import Progress, blas_limits
 from ._newton_system import NewtonSystem
@@ -270,13 +273,28 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
         curvature = (ev[0] - 2.0 * log_ev + ev[1]) / h**2
         return drift / math.sqrt(-curvature) if curvature < 0 else float("nan")
 
+    def match_forecast(self):
+        """The ranking observation a fit on matches means (Plackett-Luce for the logistic link,
+        the Thurstonian chain for the probit: :mod:`smoothers._laplace_match_obs`), a
+        :class:`statespace.model.ranking_forecast.RankingForecast` in model units. A smoother's
+        side moments are in-sample, not online forecasts."""
+        return observation_of(self.name, self.skill_model).forecast()
+
     # ------------------------------------------------------------ the fit
     def fit(self, games: Games, initial=None, *, warm_start: SmootherFit | None = None) -> SmootherFit:
         """The posterior mode and marginal variances of every node given ``games``.
 
         ``warm_start``: an earlier fit whose node means start Newton (nodes it does not have
         start at the prior mean), which makes refits on growing data cheap.
+
+        Given a :class:`statespace.data.matches.Matches` (matches of many sides), the same model
+        observed through the ranking of each match's sides (:mod:`smoothers._laplace_matches`):
+        a :class:`smoothers._laplace_match_fit.MatchSmootherFit`.
         """
+        if isinstance(games, Matches):
+            if initial is not None:
+                raise ValueError(f"{self.name}: initial= values are not supported by a smoother")
+            return fit_matches(self, games, warm_start)
         if not isinstance(games, Games):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
         if initial is not None:  # accepted for the filters' fit(games, initial) signature, but never used
