@@ -38,7 +38,7 @@ import math
 
 from numba import njit
 
-from ._elo_mmr_perf import TANH_MULTIPLIER
+from ._elo_mmr_perf import TANH_MULTIPLIER, fast_tanh
 
 #: how many logistic terms a state row keeps (see the module docstring)
 HISTORY = 48
@@ -124,7 +124,7 @@ def robust_average(x, i, arg, scale):
         f = w0 * (z - m0)
         df = w0
         for k in range(n):
-            t = math.tanh(arg * (z - x[i, FIRST + 2 * k]))
+            t = fast_tanh(arg * (z - x[i, FIRST + 2 * k]))
             wk = x[i, FIRST + 2 * k + 1]
             f += wk * t
             df += wk * arg * (1.0 - t * t)

@@ -26,7 +26,8 @@ class Reference:
     list of every past performance term (mean, tanh weight)."""
 
     def __init__(self, mu=1500.0, sigma=350.0, sig_limit=80.0, weight=0.2, drift_per_day=0.0,
-                 transfer_speed=1.0, split_ties=False):
+                 transfer_speed=1.0, split_ties=False, history=None):
+        self.history = history  # None: keep every term; else fold the oldest as the reference code does
         self.mu0, self.sigma0 = mu, sigma
         self.w, self.drift, self.ts, self.split = weight, drift_per_day, transfer_speed, split_ties
         self.beta2 = (1 + 1 / weight) * sig_limit ** 2 + drift_per_day / weight
@@ -75,6 +76,11 @@ class Reference:
             perfs.append(brentq(f, -20000, 20000, xtol=1e-12, rtol=1e-15))
         for a, perf in zip(players, perfs):
             s = self.p[a]
+            if self.history is not None and len(s["terms"]) == self.history:
+                p_old, w_old = s["terms"].pop(0)
+                prec = C / (2 * beta) * w_old * 2 / C ** 2
+                s["nmu"] = (s["nw"] * s["nmu"] + prec * p_old) / (s["nw"] + prec)
+                s["nw"] += prec
             s["terms"].append((perf, C / beta))
 
             def g(x):
@@ -107,10 +113,15 @@ def final(run):
     return dict(zip(r["player"], zip(r["mean"], r["sd"])))
 
 
-def check_against_reference(contests, **settings):
-    ref = Reference(**settings)
+def reference(contests, history=None, **settings):
+    ref = Reference(history=history, **settings)
     for t, ps, rs in contests:
         ref.contest(ps, rs, t)
+    return ref
+
+
+def check_against_reference(contests, history=None, **settings):
+    ref = reference(contests, history, **settings)
     got = final(EloMMR(**settings).run(table(contests)))
     assert set(got) == set(ref.p)
     for a, (mu, sd) in got.items():
@@ -125,16 +136,26 @@ def test_equals_the_reference_on_small_contests_with_ties(settings):
     check_against_reference(random_contests(rng, 12, 14, 2, 7, tie_levels=3), **settings)
 
 
+def hero_contests(n):
+    rng = np.random.default_rng(5)
+    return [(float(m), ["hero"] + [f"o{i}" for i in rng.choice(6, 2, replace=False)], list(rng.permutation(3)))
+            for m in range(n)]
+
+
 def test_history_beyond_its_limit_equals_the_full_history():
     """A competitor playing HISTORY + 25 contests: its oldest terms are folded, the ratings stay
-    within 1e-6 of keeping every term."""
-    rng = np.random.default_rng(5)
-    contests = []
-    for m in range(HISTORY + 25):
-        others = [f"o{i}" for i in rng.choice(6, 2, replace=False)]
-        ps = ["hero"] + others
-        contests.append((float(m), ps, list(rng.permutation(3))))
-    check_against_reference(contests)
+    within 1e-6 of keeping every term (at the default settings)."""
+    check_against_reference(hero_contests(HISTORY + 25))
+
+
+def test_the_oldest_term_is_folded_into_the_gaussian_term():
+    """With transfer_speed 0 old terms keep weight, so folding matters (the full history differs by
+    more than 1e-6): the fold is the reference code's (weight and mean into the Gaussian term)."""
+    contests = hero_contests(HISTORY + 25)
+    full = reference(contests, transfer_speed=0.0).p["hero"]["mu"]
+    folded = reference(contests, HISTORY, transfer_speed=0.0).p["hero"]["mu"]
+    assert abs(full - folded) > 1e-5
+    check_against_reference(contests, HISTORY, transfer_speed=0.0)
 
 
 def test_the_interpolated_solve_equals_the_exact_one():
