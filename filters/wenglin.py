@@ -60,7 +60,10 @@ value; the product of messages never does.)
 
 Teams and free-for-all: :meth:`WengLin.rate` implements the three algorithms over teams
 (team strength :math:`\sum_j \mu_{ij}`, team variance :math:`\sum_j \sigma_{ij}^2`; each player
-takes the share :math:`\sigma_{ij}^2 / \sigma_i^2` of its team's update).
+takes the share :math:`\sigma_{ij}^2 / \sigma_i^2` of its team's update). Matches of many sides
+(:class:`statespace.data.matches.Matches`) run through the compiled match loop with the same
+algorithms (:mod:`filters._wenglin_match`, which ``rate`` calls too); there a side's strength is the
+weighted sum of its members (partial play), which with weights 1 is ``rate``'s update.
 """
 
 from __future__ import annotations
@@ -327,6 +330,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
         openskill instead first rescales each team's weights to [1, 2] (a one-player team gets
         2) and multiplies the share by the weight when :math:`\Omega_i \ge 0` but divides it when
         :math:`\Omega_i < 0`; with ``weight_bounds=None`` its winners' updates equal these.
+        (:meth:`run` over :class:`statespace.data.matches.Matches` reads weights as partial play
+        instead: in the team's strength and sum of variances, :mod:`filters._wenglin_match`.)
 
         Returns the teams in the same shape with new ``(mu, sigma)``. Ratings have ``|mu| <= 1e300``
         and sigma in ``(0, 1e150]``; a malformed rating or weight is a ``TypeError`` or ``ValueError``
