@@ -27,7 +27,7 @@ INNER_TOL = 1e-12
 
 @njit(cache=True)
 def _member_cavities(lo, hi, side_order, side_ptr, member_node, weight, beta2, fwd, bwd, lik, mmsg, cav, perf):
-    """Each member's cavity (its node's belief without this match's message to it, into ``cav``)
+    r"""Each member's cavity (its node's belief without this match's message to it, into ``cav``)
     and each side's performance prior :math:`\mathcal{N}(\sum_k w_k m_k, \sum_k w_k^2 (v_k + \beta^2))`
     (into ``perf``, rows by rank: ``perf[i]`` is the side ``side_order[lo + i]``)."""
     for i in range(hi - lo):
@@ -123,7 +123,7 @@ def _chain(n, lo, side_order, side_ptr, rank, eps_unit, perf, chain, eps):
 @njit(cache=True)
 def _match(m, match_ptr, side_order, side_ptr, member_node, weight, rank, beta2, eps_unit, fwd, bwd, lik, mmsg,
            cav, perf, chain, eps):
-    """Match ``m``'s messages to its members' nodes, recomputed from their cavities and replaced in
+    r"""Match ``m``'s messages to its members' nodes, recomputed from their cavities and replaced in
     ``mmsg`` and ``lik``. A side's message :math:`\mathcal{N}(m_T, v_T)` (from :func:`_chain`) is
     one on :math:`w_k s_k + r_k`, the rest :math:`r_k` of the side's performance
     (:math:`\mathcal{N}(\sum_{j \ne k} w_j m_j, \sum_{j \ne k} w_j^2 (v_j + \beta^2) + w_k^2 \beta^2)`),
