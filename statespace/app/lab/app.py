@@ -8,6 +8,9 @@ Routes:
 - ``POST /api/v1/rate``: :func:`statespace.app.lab.compute.rate`.
 - ``POST /api/v1/compare``: :func:`statespace.app.lab.compute.compare`.
 - ``GET /api/v1/examples``: the two worked examples the page's buttons load.
+- ``POST /api/v1/rate-matches``: :func:`statespace.app.lab.match_compute.rate_matches` (matches of
+  many sides: teams, free-for-all rankings, partial play).
+- ``GET /api/v1/match-methods``: the methods that rate matches, their settings, two examples.
 - ``GET /openapi.json``: the OpenAPI description, generated from :mod:`statespace.app.lab.schema`.
 
 In front of them: the ``Host`` check and the body-size limit (:mod:`statespace.app.lab.guard`); a
@@ -25,13 +28,14 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import compute, errors, limits
+from . import compute, errors, limits, match_compute
 from .body import JSONRoute
 from .errors import MAX_ERRORS, RESPONSES, field_path
 from .guard import LOOPBACK, BodyLimit, HostCheck
 from .limits import MAX_NAMES, MAX_RESPONSE_BYTES, WAIT_SECONDS, WORKERS, Workers
 from .schema import (MAX_BODY_BYTES, MAX_GAMES, CompareRequest, CompareResponse, RateRequest, RateResponse,
                      club_example, glickman_example)
+from .match_schema import MAX_MATCH_ROWS, MAX_SIDES, MatchMethods, MatchRequest, MatchResponse, ffa_example, team_example
 
 __all__ = ["create_app", "STATIC", "MAX_ERRORS", "BodyLimit", "field_path", "DESCRIPTION"]
 
@@ -58,6 +62,13 @@ Limits, checked before anything is computed:
   the request: each method returns a leaderboard row per name and a history point per name and
   per (name, period) in which that name played (more: 422, naming the limit and the numbers).
 At most {WORKERS} requests compute at once; one that waits {WAIT_SECONDS:g} s for its turn gets 503.
+
+Matches of many sides (`/api/v1/rate-matches`): one row per competitor of a match,
+`{{"match": "m1", "competitor": "Ana", "side": "red", "rank": 1}}` (`side` left out: the competitor
+plays alone, a free-for-all; `rank` 1 first, ties share it; optional `time` and `weight`, the share
+of the match played), rated by one method whose filter rates matches (`/api/v1/match-methods`).
+At most {MAX_MATCH_ROWS:,} rows and {MAX_NAMES:,} distinct competitors per request, at most
+{MAX_SIDES:,} sides per match (more: 422).
 
 Every error is JSON `{{"detail": ..., "errors": [{{"field", "message"}}]}}` naming the field and the
 row (rows counted from 0): `games[3].score: must be "1", "0.5" or "0"`,
@@ -123,6 +134,25 @@ def create_app(allowed_hosts: Iterable[str] | None = None, workers: int = WORKER
         """``glickman``: Glickman's worked example (1500/200 against 1400/30, 1550/100, 1700/300);
         ``club``: a small club league over three periods. Each is a request for ``/api/v1/rate``."""
         return {"glickman": glickman_example(), "club": club_example()}
+
+    @api.post("/api/v1/rate-matches", response_model=MatchResponse, responses=RESPONSES,
+              summary="Rate matches of many sides (teams, free-for-all)")
+    def rate_matches(req: MatchRequest) -> dict:
+        """``method.run(Matches.from_long(rows))``: the leaderboard (``ratings()``) and, per match,
+        each side's forecast strength before it (``perf_mean``, ``perf_var``) and the order that
+        forecast predicts, against the result. Over a work limit (rows, names, sides): 422."""
+        match_compute.check_work(req)
+        with pool.turn():
+            return match_compute.rate_matches(req)
+
+    @api.get("/api/v1/match-methods", response_model=MatchMethods, responses={421: RESPONSES[421]},
+             summary="The methods that rate matches of many sides")
+    def match_methods() -> dict:
+        """Every registered method whose filter has a match kernel, with the settings it takes;
+        ``examples``: a free-for-all of four (``ffa``) and two against two (``teams``)."""
+        return {"methods": [{"method": name, "label": label, "settings": match_compute.method_settings(name)}
+                            for name, label in match_compute.match_methods().items()],
+                "examples": {"ffa": ffa_example(), "teams": team_example()}}
 
     app.include_router(api)
     return app

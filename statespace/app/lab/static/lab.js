@@ -153,15 +153,17 @@
     return "";
   }
 
-  function showError(err) {
-    const box = $("error");
+  function showError(err, boxId, whereOf) {
+    // boxId and whereOf: the matches mode shows its errors in its own box, with its own lines
+    const box = $(boxId || "error");
+    const at = whereOf || where;
     const items = err.items && err.items.length ? err.items : [{ field: null, message: err.message }];
-    box.textContent = items.map((e) => (e.field ? `${e.field}: ${e.message}${where(e.field)}` : e.message)).join("\n");
+    box.textContent = items.map((e) => (e.field ? `${e.field}: ${e.message}${at(e.field)}` : e.message)).join("\n");
     if (err.status) box.textContent = `The API refused the request (${err.status}):\n` + box.textContent;
     box.hidden = false;
   }
 
-  function clearError() { $("error").hidden = true; $("error").textContent = ""; }
+  function clearError(boxId) { $(boxId || "error").hidden = true; $(boxId || "error").textContent = ""; }
 
   async function run() {
     clearError();
@@ -253,7 +255,8 @@
     if (hasRd) cols.push([m.method === "trueskill" ? "sigma" : "RD", "num"]);
     if (hasVol) cols.push(["volatility", "num"]);
     if (hasCons) cols.push(["μ − 3σ", "num"]);
-    cols.push(["games", "num"]);
+    const count = m.count || "games"; // the matches mode counts matches
+    cols.push([count, "num"]);
     cols.forEach(([t, c]) => head.appendChild(cell("th", t, { scope: "col" }, c)));
     const thead = document.createElement("thead"); thead.appendChild(head); table.appendChild(thead);
     const tbody = document.createElement("tbody");
@@ -269,7 +272,7 @@
       if (hasRd) tr.appendChild(data("rd", r.rd, d));
       if (hasVol) tr.appendChild(data("volatility", r.volatility, 6));
       if (hasCons) tr.appendChild(data("conservative", r.conservative, d));
-      tr.appendChild(cell("td", String(r.games), {}, "num"));
+      tr.appendChild(cell("td", String(r[count]), {}, "num"));
       tbody.appendChild(tr);
     });
     table.appendChild(tbody);
@@ -423,6 +426,9 @@
                                                  style: `fill:${s.color};font-weight:600` }, s.name));
     });
   }
+
+  // what the matches mode (matches.js) shares with the games
+  window.statespaceLab = { cell, fmt, board, post, showError, clearError, numberOrText };
 
   // ------------------------------------------------------------------ wiring
   function loadExample(key) {
