@@ -273,7 +273,20 @@ def test_too_many_rows_is_422_before_computing(client, monkeypatch):
 
 def test_a_body_over_the_size_limit_is_413(client):
     big = b'{"matches": [' + b" " * (MAX_BODY_BYTES + 10) + b"]}"
-    _error(client.post(RATE, content=big, headers={"Content-Type": "application/json"}), 413, "body")
+    err = _error(client.post(RATE, content=big, headers={"Content-Type": "application/json"}), 413, "body")
+    assert f"rows of matches (at most {MAX_MATCH_ROWS:,})" in err["message"]
+
+
+def test_the_warm_up_rates_the_matches_through_every_method(monkeypatch):
+    from statespace.app.lab import compute, warmup
+
+    monkeypatch.setattr(compute, "rate", lambda req: {"methods": {}})
+    monkeypatch.setattr(compute, "compare", lambda req: None)
+    monkeypatch.setattr(match_compute, "match_methods", lambda: {"elo": "Elo"})
+    rated = []
+    real = match_compute.rate_matches
+    monkeypatch.setattr(match_compute, "rate_matches", lambda req: rated.append(req.method) or real(req))
+    assert "matches:elo" in warmup.warm_up() and rated == ["elo", "elo"]
 
 
 def test_too_many_names_or_sides(client, monkeypatch):

@@ -20,6 +20,7 @@ import socket
 from typing import Iterable
 
 from .errors import error_response
+from .match_schema import MAX_MATCH_ROWS
 from .schema import MAX_BODY_BYTES, MAX_GAMES
 
 __all__ = ["LOOPBACK", "HostCheck", "BodyLimit", "allowed_hosts", "split_host"]
@@ -154,5 +155,6 @@ class BodyLimit:
 
     async def _too_large(self, scope, receive, send) -> None:
         response = error_response(413, [("body", f"the request body is over the limit of {self.limit:,} bytes (1 MB); "
-                                                 f"send fewer games (at most {MAX_GAMES:,})")])
+                                                 f"send fewer games (at most {MAX_GAMES:,}) or rows of "
+                                                 f"matches (at most {MAX_MATCH_ROWS:,})")])
         await response(scope, receive, send)
