@@ -48,7 +48,7 @@ from statespace.model.outcome import Davidson, Threshold
 
 from statespace._runtime.pytensor_config import configure_pytensor
 
-__all__ = ["segment_starts", "segment_cumsum", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
+__all__ = ["segment_starts", "segment_cumsum", "walk_scales", "build_model", "graph_walk_loglik", "graph_loglik", "laplace_point",
            "laplace_start", "posterior_parts", "nutpie_model"]
 
 
@@ -65,6 +65,23 @@ def segment_cumsum(x: np.ndarray, start: np.ndarray) -> np.ndarray:
     c = np.cumsum(x, axis=-1)
     c0 = np.concatenate([np.zeros(x.shape[:-1] + (1,)), c], axis=-1)
     return c - c0[..., start]
+
+
+def walk_scales(smoother, pm, free: list):
+    """The walk's ``(drift_sd, prior_sd)`` inside a PyMC model: each fixed (the smoother's value)
+    or a HalfNormal random variable (its name appended to ``free``)."""
+    s, ps = smoother._base.scale, smoother.prior_scales
+    if smoother.drift is None:
+        drift_sd = pm.HalfNormal("drift_sd", sigma=ps["drift_sd"] * s)
+        free.append("drift_sd")
+    else:
+        drift_sd = np.float64(math.sqrt(smoother.drift))
+    if smoother.prior_var is None:
+        prior_sd = pm.HalfNormal("prior_sd", sigma=ps["prior_sd"] * s)
+        free.append("prior_sd")
+    else:
+        prior_sd = np.float64(math.sqrt(smoother.prior_var))
+    return drift_sd, prior_sd
 
 
 def build_model(smoother, games: Games, tl, compiled: bool | None = None):
@@ -92,16 +109,7 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
     code = m.draw_code if outcome else nx.DRAW_NONE  # only an Outcome has a draw parameter
     free = []
     with pm.Model(coords={"node": np.arange(tl.n_nodes)}) as pmodel:
-        if smoother.drift is None:
-            drift_sd = pm.HalfNormal("drift_sd", sigma=ps["drift_sd"] * s)
-            free.append("drift_sd")
-        else:
-            drift_sd = np.float64(math.sqrt(smoother.drift))
-        if smoother.prior_var is None:
-            prior_sd = pm.HalfNormal("prior_sd", sigma=ps["prior_sd"] * s)
-            free.append("prior_sd")
-        else:
-            prior_sd = np.float64(math.sqrt(smoother.prior_var))
+        drift_sd, prior_sd = walk_scales(smoother, pm, free)
         if smoother.home is not None:
             home = smoother.home
         elif at_home.any():

@@ -94,6 +94,7 @@ from importlib.util import find_spec
 import numpy as np
 
 from statespace.data.games import Games
+from statespace.data.matches import Matches
 from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import ranges
@@ -101,6 +102,7 @@ from statespace.model import numeric as nx
 from statespace.model.outcome import Davidson, Threshold
 
 from ._diagnostics import ConvergenceWarning, diagnose, ess_bulk, rhat_rank
+from ._pymc_matches import fit_matches
 from ._pymc_model import segment_cumsum, segment_starts
 from ._pymc_posterior import posterior_summary
 # the interrupt watch is reached here by tests/test_interrupts.py
@@ -359,7 +361,11 @@ class PyMCSmoother(Smoother):
         return "nutpie" if fast and find_spec("nutpie") is not None else "nuts"
 
     def fit(self, games: Games) -> SmootherFit:
-        """Sample the posterior of every node (and of the inferred parameters) for ``games``."""
+        """Sample the posterior of every node (and of the inferred parameters) for ``games``; given
+        a :class:`statespace.data.matches.Matches`, the ranking of each match's sides
+        (:mod:`smoothers._pymc_matches`)."""
+        if isinstance(games, Matches):
+            return fit_matches(self, games)
         if not isinstance(games, Games):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
         self._check_draws(games)
