@@ -20,9 +20,11 @@ __all__ = ["run_matches", "INNER_MAX", "INNER_TOL"]
 #: at most this many rounds (each diff factor of the chain forward, then backward) of a match's own
 #: EP, which is exact in one round for two sides; Herbrich et al. iterate the chain likewise
 INNER_MAX = 200
-#: a match's own EP stops when no diff factor's message to a side moved its mean or sd by more
-#: than this share of that message's sd (scale-free; well below the sweeps' ``tol``)
-INNER_TOL = 1e-12
+#: a visit of a match stops its own EP (after at least one round) when no diff factor's message to
+#: a side moved its mean or sd by more than this share of that message's sd (scale-free; the
+#: package stops at a move of 1e-6 too). The chain's messages are kept from visit to visit, so the
+#: sweeps refine them further, and a fit's fixed point does not depend on this value
+INNER_TOL = 1e-6
 
 
 @njit(cache=True)
@@ -85,18 +87,18 @@ def _diff_update(e, perf, chain, score, eps):
 
 
 @njit(cache=True)
-def _chain(n, lo, side_order, side_ptr, rank, eps_unit, perf, chain, eps):
+def _chain(n, lo, side_order, side_ptr, rank, eps_unit, perf, links, eps):
     """The messages of the chain of diff factors between the ``n`` sides by rank (``perf``: their
     performance priors) to each side, into ``perf[:, 2:4]`` (``pi, tau``): a tie of adjacent sides
     is a draw factor, else a win of the one ahead; the draw margin of a pair is
     ``eps_unit * sqrt(n_a + n_b)`` (members counted). Iterated until no message moves by more
-    than :data:`INNER_TOL` of its sd, or :data:`INNER_MAX` rounds."""
+    than :data:`INNER_TOL` of its sd, or :data:`INNER_MAX` rounds, from the chain's messages of the
+    match's previous visit (``links``, uniform at the first): the same fixed point, reached in a
+    round or two once the sweeps settle, where a start from uniform messages takes as many rounds
+    as a long chain needs every visit."""
     for e in range(n - 1):
         a, b = side_order[lo + e], side_order[lo + e + 1]
         eps[e] = eps_unit * math.sqrt(side_ptr[a + 1] - side_ptr[a] + side_ptr[b + 1] - side_ptr[b])
-        for c in range(4):
-            chain[e, c] = 0.0
-    links = chain[: n - 1]
     for _ in range(INNER_MAX):
         moved = 0.0
         for e in range(n - 1):
@@ -132,7 +134,7 @@ def _match(m, match_ptr, side_order, side_ptr, member_node, weight, rank, beta2,
     lo, hi = match_ptr[m], match_ptr[m + 1]
     n = hi - lo
     _member_cavities(lo, hi, side_order, side_ptr, member_node, weight, beta2, fwd, bwd, lik, mmsg, cav, perf)
-    _chain(n, lo, side_order, side_ptr, rank, eps_unit, perf, chain, eps)
+    _chain(n, lo, side_order, side_ptr, rank, eps_unit, perf, chain[lo : hi - 1], eps)
     for i in range(n):
         s = side_order[lo + i]
         p_t, t_t = perf[i, 2], perf[i, 3]
@@ -192,7 +194,9 @@ def run_matches(node_start, match_start, prev, nxt, q, prior_pi, prior_tau, matc
     for m in range(match_ptr.size - 1):
         widest = max(widest, match_ptr[m + 1] - match_ptr[m])
     perf = np.zeros((widest, 4))
-    chain = np.zeros((widest - 1, 4))
+    # diff factor e of match m (between its sides e and e + 1 by rank) keeps its messages in row
+    # match_ptr[m] + e, from one visit of the match to the next
+    chain = np.zeros((side_order.size, 4))
     eps = np.zeros(widest - 1)
     beta2 = beta * beta
     args = (node_start, match_start, prev, nxt, q, prior_pi, prior_tau, match_ptr, side_order, side_ptr, member_node,

@@ -22,7 +22,7 @@ A match's messages to its members' nodes are computed by EP from their cavities 
 belief without this match's message): the sides' performance priors, then the chain's own EP
 (each diff factor's messages to its two sides, from their priors times the other diff factor's
 message, by TrueSkill's truncated-Gaussian corrections; rounds forward and back until no message
-moves, exact in one round for two sides), then each side's message passed down to its members
+moves, from the messages of the match's previous visit; exact in one round for two sides), then each side's message passed down to its members
 (:func:`smoothers._ttt_match_messages._match`). The schedule is the games': a forward pass through
 the slices in time order (each slice's forward messages, then its matches one after another), then
 backward-forward sweeps until no node's posterior mean or sd moves by more than ``tol`` or
