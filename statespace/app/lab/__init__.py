@@ -12,8 +12,9 @@ The page enters games (period, player, opponent, result) and starting ratings, r
 Elo, Glicko-1, Glicko-2, TrueSkill and the EKF side by side, draws each competitor's rating
 history with a band of +-1.96 sd, and gives the win/draw/loss odds of any two competitors.
 Behind it, ``POST /api/v1/rate`` and ``POST /api/v1/compare`` compute through the package's own
-classes (:mod:`statespace.app.lab.compute`); ``GET /openapi.json`` describes them. docs/lab.md shows
-the page and the API.
+classes (:mod:`statespace.app.lab.compute`); a second tab rates matches of many sides (teams,
+free-for-all rankings) through ``POST /api/v1/rate-matches`` (:mod:`statespace.app.lab.match_compute`);
+``GET /openapi.json`` describes them. docs/lab.md shows the page and the API.
 
 Needs the extra ``lab`` (FastAPI and uvicorn): ``pip install "statespace-ratings[lab]"``. Importing
 this package needs neither; :func:`create_app` and :func:`serve` do.
