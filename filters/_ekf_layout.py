@@ -1,14 +1,17 @@
 """The EKF's layout: the order of its parameter vector ``theta`` and of its state columns.
 
 One place for the numbers the kernels index by, read by the kernels of the diagonal and scalar
-forms (:mod:`filters._ekf_kernels`), the filter class (:mod:`filters.ekf`) and the full-covariance
-form (:mod:`filters.ekf_full`); it imports nothing.
+forms (:mod:`filters._ekf_kernels`), the match kernels (:mod:`filters._ekf_match`), the filter
+class (:mod:`filters.ekf`) and the full-covariance form (:mod:`filters.ekf_full`); it imports nothing.
 """
 
 #: the kernels' parameters, in ``theta`` order (shared by the three covariance forms): the
 #: model's drift, home advantage, mean reversion, prior mean and home drift; the Newton
-#: iterations and their tolerance; the scalar filter's fixed variance and frozen curvature
-PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0")
-_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0 = range(len(PARAMS))
+#: iterations and their tolerance; the scalar filter's fixed variance and frozen curvature; the
+#: observation of a match of many sides (its kind, per-side noise and draw margin)
+PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0",
+          "match_kind", "match_beta", "match_eps")
+(_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0,
+ _MKIND, _MBETA, _MEPS) = range(len(PARAMS))
 #: the state's columns: each row's mean and sd (the full form's covariance row follows them)
 _MEAN, _SD = 0, 1

@@ -73,6 +73,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from statespace.data.matches import Matches
 from statespace.model.outcome import Outcome
 from statespace.model.skillmodel import SkillModel
 from statespace.model import numeric as nx
@@ -81,6 +82,7 @@ from statespace.model import ranges as R
 from . import _checks as C
 from . import kernels as K
 from ._ekf_kernels import _predict, _predict_scalar, _proba, _proba_scalar, _site, _site_scalar
+from . import _ekf_match as EM
 from ._ekf_layout import _MEAN, _SD, PARAMS
 from .base import Filter
 from .state import FilterState
@@ -207,6 +209,7 @@ class EKF(Filter):
     _predict = _predict
     _proba = _proba
     _site = _site
+    _match = EM._match
     rule = K.RULE_GAUSSIAN
 
     #: the class of each covariance form but the diagonal, by name: a form registers itself where
@@ -364,7 +367,22 @@ class EKF(Filter):
             return self.variance or 0.0
         if name == "kappa0":
             return expected_curvature(m) if self.covariance == "scalar" else 0.0
+        if name.startswith("match_"):
+            return EM.match_value(m, name)
         return super().kernel_value(name)
+
+    def match_forecast(self):
+        """Plackett-Luce (logistic link) or the Thurstonian chain (probit; Margin's score difference)
+        at :math:`\\beta = \\alpha / \\sqrt 2` (Margin: :math:`2 \\beta^2 = \\sigma^2`): the observation
+        the match update linearises (:mod:`filters._ekf_match` says why, and which models refuse)."""
+        return EM.match_forecast(self.skill_model, self.iterations)
+
+    def run(self, games, initial=None, state=None):
+        """:meth:`filters.base.Filter.run`; a table of matches is first checked for matches its
+        observation cannot rate (:func:`filters._ekf_match.check_table`)."""
+        if isinstance(games, Matches) and type(self)._match is not None:
+            EM.check_table(self.name, self.skill_model, games)
+        return super().run(games, initial, state)
 
     def initial_row(self, value) -> np.ndarray:
         r"""A starting value within the settings' ranges (in scales :math:`\alpha`, the model's
@@ -430,6 +448,7 @@ class ScalarEKF(EKF, covariance="scalar"):
     _predict = _predict_scalar
     _proba = _proba_scalar
     _site = _site_scalar
+    _match = None  # a match of many sides is rated by the diagonal and full forms
     rule = K.RULE_SHIFT
 
 

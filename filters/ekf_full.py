@@ -38,6 +38,7 @@ from statespace.data.games import Games
 
 from . import kernels as K
 from ._ekf_kernels import linearise, transition
+from ._ekf_match import _match_full
 from ._ekf_layout import _HOME, _MEAN, _MU0, _REV, _SD
 from .ekf import EKF
 from .state import FilterState
@@ -220,6 +221,7 @@ class FullEKF(EKF, covariance="full"):
     _proba = _proba
     _site = None
     _update = _update
+    _match = _match_full
 
     def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
         _, forecast, obs = self.observation_kernels()

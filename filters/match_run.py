@@ -89,7 +89,9 @@ def run_matches(method, matches: Matches, initial: Mapping[str, Any] | None = No
     method.match_forecast()  # a setting that cannot forecast a match (FIDE's rules) refuses here
     st = method.init_state(matches.names, initial)
     n_sides = int(matches.side_ptr.size - 1)
-    perf_mean = np.empty(n_sides)
+    # each side's score (NaN when absent) until its match's kernel writes the forecast there: an
+    # observation of the scores (the EKF's Margin) reads them first
+    perf_mean = np.array(matches.score, dtype=np.float64)
     perf_var = np.empty(n_sides)
     width = st.values.shape[1]
     post = ML.empty_post(int(matches.member.size), width, record)
