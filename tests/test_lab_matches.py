@@ -225,6 +225,17 @@ def test_a_competitor_twice_in_one_match_names_the_row_and_column(client):
     assert "twice in one match" in err["message"] and "row 5" in err["message"]
 
 
+def test_each_problem_of_the_table_on_its_own_row(client):
+    rows = _rows("m1,Ana,,1\nm1,Ben,,2\nm2,Ana,,1\nm2,Ana,,2")
+    r = client.post(RATE, json={"matches": rows})
+    assert r.status_code == 422, r.text
+    errors = r.json()["errors"]
+    assert [e["field"] for e in errors] == ["matches[2].competitor", "matches[2].rank", "matches[2].competitor"]
+    assert ["twice in one match" in errors[0]["message"], "disagree on its rank" in errors[1]["message"],
+            "fewer than 2 sides" in errors[2]["message"]] == [True, True, True]
+    assert r.json()["detail"].endswith("(and 2 more errors)")
+
+
 def test_rows_of_a_side_that_disagree_on_its_rank(client):
     rows = _rows(TEAMS)
     rows[1] = {**rows[1], "rank": 2}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -159,6 +160,23 @@ def _frame(req: MatchRequest) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+_PROBLEM = re.compile(r"^column '([^']+)': .*?\(row (\d+)")
+
+
+def _row_errors(exc) -> list[tuple[str, str]]:
+    """A ``GamesError`` of the table as ``(field, message)`` pairs, one per problem it lists
+    (``matches[3].competitor``; its rows are the request's, counted from 0); the error as one
+    pair, on its first row and column, where its message has no such list."""
+    text = one_line(exc)
+    parts = text.removeprefix("invalid matches: ").split(" | ")
+    found = [_PROBLEM.match(p) for p in parts]
+    if text.startswith("invalid matches: ") and all(found):
+        return [(f"matches[{m.group(2)}].{m.group(1)}", p) for m, p in zip(found, parts)]
+    rows = exc.rows
+    where = f"matches[{rows[0]}]" if rows else "matches"
+    return [(f"{where}.{exc.column}" if rows and exc.column else where, text)]
+
+
 def build_matches(req: MatchRequest):
     """The rows as a :class:`statespace.data.matches.Matches`; a ``GamesError`` of the table, or
     a match over :data:`MAX_SIDES` sides, is a :class:`LabInputError` on the first row it names
@@ -170,9 +188,7 @@ def build_matches(req: MatchRequest):
     try:
         matches = Matches.from_long(frame)
     except GamesError as exc:
-        rows = exc.rows
-        where = f"matches[{rows[0]}]" if rows else "matches"
-        raise LabInputError(f"{where}.{exc.column}" if rows and exc.column else where, one_line(exc)) from None
+        raise LabInputError(*_row_errors(exc)[0], more=_row_errors(exc)[1:]) from None
     sides = np.diff(matches.match_ptr)
     if sides.max() > MAX_SIDES:
         m = int(np.argmax(sides))

@@ -247,9 +247,10 @@
     div.appendChild(cell("h3", m.label));
     div.appendChild(cell("p", m.spec, {}, "spec"));
     const table = cell("table", "", { "aria-label": `${m.label} leaderboard` }, "data");
-    const hasRd = m.leaderboard.some((r) => r.rd !== null);
-    const hasVol = m.leaderboard.some((r) => r.volatility !== null);
-    const hasCons = m.leaderboard.some((r) => r.conservative !== null);
+    // != null: a column the answer leaves out (a match's leaderboard has no volatility) is not shown
+    const hasRd = m.leaderboard.some((r) => r.rd != null);
+    const hasVol = m.leaderboard.some((r) => r.volatility != null);
+    const hasCons = m.leaderboard.some((r) => r.conservative != null);
     const head = document.createElement("tr");
     const cols = [["#", "num"], ["player", ""], [m.method === "trueskill" ? "mu" : "rating", "num"]];
     if (hasRd) cols.push([m.method === "trueskill" ? "sigma" : "RD", "num"]);
