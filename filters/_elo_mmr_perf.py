@@ -112,16 +112,29 @@ def tie_structure(rank, w, kappa):
 
 @njit(cache=True)
 def _newton(lo, hi, x, fx, dfx):
-    """One safeguarded Newton step for a decreasing function: the new bracket and the next point
-    (the Newton point where it falls inside the bracket, else the bracket's midpoint)."""
+    """One safeguarded Newton step for a decreasing function: the new bracket, the next point (the
+    Newton point where it falls inside the bracket, else the bracket's midpoint) and the Newton
+    step's length (``inf`` without one)."""
     if fx > 0.0:
         lo = x
     else:
         hi = x
-    nx = x - fx / dfx if dfx < 0.0 else 0.5 * (lo + hi)
-    if not (lo < nx < hi):
-        nx = 0.5 * (lo + hi)
-    return lo, hi, nx
+    step = math.inf
+    nx = 0.5 * (lo + hi)
+    if dfx < 0.0:
+        step = abs(fx / dfx)
+        nx = x - fx / dfx
+        if not (lo < nx < hi):
+            nx = 0.5 * (lo + hi)
+    return lo, hi, nx, step
+
+
+@njit(cache=True, inline="always")
+def _converged_step(tol, w_max):
+    """The Newton step below which the error left is below ``tol``: every term has
+    :math:`|v_j''| \le w_j |v_j'|` (all :math:`v_j'` of one sign), so a step :math:`s` leaves about
+    :math:`\tfrac{w_{max}}{2} s^2` (quadratic convergence)."""
+    return math.sqrt(2.0 * tol / w_max)
 
 
 @njit(cache=True)
@@ -151,14 +164,17 @@ def _solve_one_exact(ms, ws, gs, ge, c, kappa1, q, beta):
     if not (lo < x < hi):
         x = 0.5 * (lo + hi)
     tol = TOL * beta
+    done = _converged_step(tol, ws.max())
     for _ in range(200):
         v, d1, d2 = _terms(x, ms, ws, 0, n)
         e, e1, e2 = _terms(x, ms, ws, gs[q], ge[q])
         fx = v + c[q] + kappa1 * e
         if fx == 0.0:
             return x
-        lo, hi, nx = _newton(lo, hi, x, fx, d1 + kappa1 * e1)
-        if abs(nx - x) <= tol or hi - lo <= tol:
+        lo, hi, nx, step = _newton(lo, hi, x, fx, d1 + kappa1 * e1)
+        if step <= done:
+            return x - fx / (d1 + kappa1 * e1)
+        if hi - lo <= tol:
             return nx
         x = nx
     return x
@@ -231,6 +247,7 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
     _node_values(ms, ws, 0, n, x0, h, m, g)
     eg = np.zeros((m, 3))
     tol = TOL * beta
+    done = _converged_step(tol, w_max)
     fallback = 0
     q = 0
     while q < n:
@@ -281,8 +298,11 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
                         ev, ed, _e2 = _terms(xa + t * h, ms, ws, lo_g, hi_g)
                     fx += kappa1 * ev
                     dfx += kappa1 * ed
-                tl, th, nt = _newton(tl, th, t, fx, dfx * h)
-                if abs(nt - t) * h <= tol or (th - tl) * h <= tol:
+                tl, th, nt, step = _newton(tl, th, t, fx, dfx * h)
+                if step * h <= done:
+                    t = t - fx / (dfx * h)
+                    break
+                if (th - tl) * h <= tol:
                     t = nt
                     break
                 t = nt
