@@ -75,22 +75,20 @@ def _delta(pi0, tau0, pi1, tau1):
 def _set_message(g, v, m, pi, tau):
     """Replace message row ``m`` of variable row ``v`` by ``(pi, tau)``; returns the change of the
     marginal."""
-    new_pi = g[v, 0] - g[m, 0] + pi
-    new_tau = g[v, 1] - g[m, 1] + tau
-    delta = _delta(g[v, 0], g[v, 1], new_pi, new_tau)
-    g[v, 0] = new_pi
-    g[v, 1] = new_tau
-    g[m, 0] = pi
-    g[m, 1] = tau
-    return delta
+    return _replace(g, v, m, g[v, 0] - g[m, 0] + pi, g[v, 1] - g[m, 1] + tau, pi, tau)
 
 
 @njit(cache=True)
 def _set_value(g, v, m, pi, tau):
     """Set variable ``v``'s marginal to ``(pi, tau)`` by choosing message ``m`` accordingly; returns
     the change of the marginal."""
-    msg_pi = pi - (g[v, 0] - g[m, 0])
-    msg_tau = tau - (g[v, 1] - g[m, 1])
+    return _replace(g, v, m, pi, tau, pi - (g[v, 0] - g[m, 0]), tau - (g[v, 1] - g[m, 1]))
+
+
+@njit(cache=True)
+def _replace(g, v, m, pi, tau, msg_pi, msg_tau):
+    """Variable ``v``'s marginal becomes ``(pi, tau)`` and message ``m`` becomes ``(msg_pi, msg_tau)``;
+    returns the change of the marginal."""
     delta = _delta(g[v, 0], g[v, 1], pi, tau)
     g[v, 0] = pi
     g[v, 1] = tau
