@@ -29,9 +29,10 @@ def long_frames(draw):
         for s in range(n_sides):
             rank = sum(p < places[s] for p in places)  # sides placed strictly ahead
             score = float(draw(st.integers(0, 9)))
-            for _ in range(sizes[s]):
+            for k in range(sizes[s]):  # members who sat out (weight 0), but never a whole side
+                w = draw(st.sampled_from([0.0, 0.5, 1.0] if k else [0.5, 1.0]))
                 rows.append({"match": f"m{m}", "time": t, "competitor": people[at], "side": f"s{s}",
-                             "rank": rank, "score": score, "weight": draw(st.sampled_from([0.0, 0.5, 1.0]))})
+                             "rank": rank, "score": score, "weight": w})
                 at += 1
     return pd.DataFrame(rows)
 
@@ -245,3 +246,13 @@ def test_a_row_without_a_side_is_a_side_of_its_own():
     clash = pd.DataFrame({"match": ["m"] * 3, "time": [0.0] * 3, "competitor": ["ann", "bob", "cat"],
                           "side": [None, "ann", "ann"], "rank": [1, 2, 2]})
     assert [len(s) for s in Matches.from_long(clash).sides(0)] == [1, 2]
+
+
+def test_a_side_of_members_who_all_sat_out_is_refused():
+    frame = pd.DataFrame({"match": ["m"] * 4, "time": [0.0] * 4, "competitor": ["a", "b", "c", "d"],
+                          "side": [1, 1, 2, 2], "rank": [1, 1, 2, 2], "weight": [0.0, 0.0, 1.0, 0.5]})
+    with pytest.raises(GamesError, match=r"weight.*all have weight 0") as info:
+        Matches.from_long(frame)
+    assert info.value.rows == [0, 1]
+    ok = frame.assign(weight=[0.0, 0.3, 1.0, 0.5])  # one member who played is enough
+    assert Matches.from_long(ok).n_sides == 2

@@ -7,7 +7,7 @@ The checks come in two rounds, each collecting every problem it finds and raisin
 time; a weight outside [0, 1]; a rank that is not a whole number; a score that is not a
 number), then, once every value reads, the matches they make (rows of a match that disagree on
 its time, a competitor twice in one match, rows of a side that disagree on its rank or score, a
-match of fewer than two sides). Nothing is dropped.
+side whose members all have weight 0, a match of fewer than two sides). Nothing is dropped.
 
 Ranks are read as places: only their order counts, and they are stored as competition ranks
 (the number of sides placed strictly ahead: places 1, 2, 2, 4 are ranks 0, 1, 1, 3; 1, 1, 2 are
@@ -179,6 +179,10 @@ def read_long(frame: pd.DataFrame, names: dict[str, str | None]) -> dict:
     if has_score:
         flag(names["score"], "rows of one side that disagree on its score", _spread(side_code, score),
              df[names["score"]])
+    if has_weight:  # a side must have played: with every member at weight 0 its performance is 0, not a result
+        idle = pd.Series(weight).groupby(side_code).transform("max").to_numpy() <= 0.0
+        flag(names["weight"], "a side whose members all have weight 0 (none of them played)", idle,
+             df[names["weight"]])
     n_sides = pd.Series(side_code).groupby(match_code).transform("nunique").to_numpy()
     flag(scol if has_side else ccol, "a match of fewer than 2 sides", n_sides < 2,
          df[scol] if has_side else df[ccol])
