@@ -2,9 +2,8 @@
 of Codeforces (1,000 contests of 3,000 entrants), rated by every filter with a match kernel.
 
 The stream: ``--contests`` free-for-all contests of ``--entrants`` entrants drawn from a pool of
-``--pool`` competitors whose skills random-walk (:func:`statespace.model.match_scenarios.simulate_matches`
-with a logistic model, so the finishing orders are Plackett-Luce), built once and excluded from
-the times. Each method runs ``method.run(matches)`` (:mod:`filters.match_run`) after a warm-up on a
+``--pool`` competitors whose skills random-walk, placed by skill plus Gumbel noise (so the
+finishing orders are Plackett-Luce), built once and excluded from the times. Each method runs ``method.run(matches)`` (:mod:`filters.match_run`) after a warm-up on a
 small table (numba's cache load or compilation excluded); best of ``--repeats``; one core (the
 loop is serial). The target for TrueSkill, Weng-Lin (Plackett-Luce) and Elo-MMR is under 30 s for
 the whole stream on one core (Elo-MMR's paper reports 31.4 s for Codeforces on 24 cores).
@@ -48,11 +47,30 @@ def _methods():
 
 
 def _stream(contests: int, entrants: int, pool: int, seed: int):
-    from statespace.model.match_scenarios import simulate_matches
-    from statespace.model.skillmodel import SkillModel
+    """Free-for-all contests built straight into the arrays of :class:`statespace.data.matches.Matches`
+    (the library's simulator checks and labels every entry, which takes minutes at this size):
+    skills N(1500, 350^2) drifting by N(0, 20^2) per contest, entrants drawn without replacement,
+    places by skill plus Gumbel noise of scale 200 (so the orders are Plackett-Luce)."""
+    from statespace.data.matches import Matches
 
-    model = SkillModel(link="logistic", scale=200.0, prior_mean=1500.0, prior_var=350.0**2, drift=5.0**2)
-    return simulate_matches(model, n_players=pool, n_matches=contests, sides=entrants, seed=seed).matches
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(1500.0, 350.0, pool)
+    member = np.empty(contests * entrants, np.int64)
+    rank = np.empty(contests * entrants, np.int64)
+    for c in range(contests):
+        skill += rng.normal(0.0, 20.0, pool)
+        who = rng.choice(pool, entrants, replace=False)
+        perf = skill[who] + 200.0 * rng.gumbel(size=entrants)
+        order = np.argsort(-perf, kind="stable")
+        member[c * entrants:(c + 1) * entrants] = who[order]
+        rank[c * entrants:(c + 1) * entrants] = np.arange(entrants)
+    n = contests * entrants
+    names = np.array([f"P{i:06d}" for i in range(pool)], dtype=object)
+    return Matches(time=np.arange(contests, dtype=float), when=np.arange(contests, dtype=float),
+                   match_ptr=np.arange(0, n + 1, entrants), side_ptr=np.arange(n + 1), member=member,
+                   weight=np.ones(n), rank=rank, score=np.full(n, np.nan), names=names,
+                   label=np.array([f"C{c:04d}" for c in range(contests)], dtype=object),
+                   side_label=names[member], row=np.arange(n))
 
 
 def main(argv=None) -> int:
