@@ -59,6 +59,10 @@ every game at :math:`a`'s home: :math:`J = e_a - e_b + e_h`, so :math:`S = v_a +
 :math:`h` moves by :math:`v_h g / (1 + \kappa S)`; between rating periods its variance grows by
 ``home_drift`` :math:`\times\,\Delta t`.
 
+**Matches of many sides** (teams, free-for-all; diagonal and full forms): the same Newton step
+on the ranking's log-likelihood in the sides' performances :math:`p = A s`, mapped to the members
+by the design matrix :math:`A` (:mod:`filters._ekf_match`, ``docs/ekf.md``).
+
 The compiled kernels of the diagonal and scalar forms are in :mod:`filters._ekf_kernels`, the
 order of ``theta`` and of the state's columns in :mod:`filters._ekf_layout`. The full form
 (:mod:`filters.ekf_full`) imports this module; ``EKF(covariance="full")`` finds it by the name it
