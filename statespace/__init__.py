@@ -47,6 +47,7 @@ _LAZY = {
     "DroppedRowsWarning": "data.games", "Games": "data.games", "GamesError": "data.games",
     "Simulation": "model.simulate", "simulate": "model.simulate",
     "compare": "evaluation.compare", "Comparison": "evaluation.compare",
+    "compare_matches": "evaluation.compare_matches",
     "FixedForecast": "data.fixed",
     "auto": "ensemble.auto", "Auto": "ensemble.auto",
     "Blend": "ensemble.blend",
@@ -62,8 +63,8 @@ __all__ = [
     "Observation", "Outcome", "Margin", "Goals",
     "Games", "GamesError", "DroppedRowsWarning",
     "BoundWarning", "DrawWarning", "SeenGamesWarning",
-    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "FixedForecast", "auto",
-    "Auto", "Blend", "study", "Grid",
+    "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "compare_matches",
+    "FixedForecast", "auto", "Auto", "Blend", "study", "Grid",
 ]
 from statespace._runtime.version import __version__  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""``statespace compare``: score methods on held-out games (:func:`statespace.evaluation.compare.compare`).
+"""``statespace compare``: score methods on held-out games (:func:`statespace.evaluation.compare.compare`);
+on matches of many sides, :mod:`statespace.app.compare_matches_cli`.
 
 ::
 
@@ -54,24 +55,28 @@ def _block_length(text: str):
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``compare`` subcommand to ``subparsers`` (of ``statespace.app.cli.build_parser``)."""
-    c = subparsers.add_parser("compare", help="score methods on held-out games",
+    c = subparsers.add_parser("compare", help="score methods on held-out games or matches",
                               description="Fit each method on the first part of the games (in time order) and "
                                           "score its forecasts of the rest. Default: the built-in scenario and "
-                                          "every registered method.")
+                                          "every registered method. A match data set or simulated league "
+                                          "(matches of many sides) is scored online, with every method that "
+                                          "rates matches by default.")
     src = c.add_mutually_exclusive_group()
     src.add_argument("--data", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
-    src.add_argument("--dataset", metavar="NAME", help="a real data set by name (see `statespace datasets`)")
+    src.add_argument("--dataset", metavar="NAME", help="a real data set by name, of games or of matches of many "
+                     "sides (halo2_large_team, halo2_head_to_head, codeforces; see `statespace datasets`)")
     src.add_argument("--scenario", metavar="NAME", help="built-in simulated scenario, NAME or NAME:KEY=VALUE,... "
-                     "for one with parameters (see `statespace scenarios`)")
+                     "for one with parameters, or a league of matches of many sides (ffa_league, team_league; "
+                     "see `statespace scenarios`)")
     c.add_argument("--methods", action="append", metavar="LIST",
                    help="comma-separated methods, each name or name:key=value,... "
                         "(e.g. elo,elo:k=24,home=60,elo_fide); repeatable; default: all registered")
     c.add_argument("--split", type=_split_fraction, default=0.7, metavar="F",
                    help="fraction of games (in time order) used for fitting (default 0.7)")
-    c.add_argument("--mode", choices=MODES, default="frozen",
+    c.add_argument("--mode", choices=MODES, default=None,
                    help="frozen: forecast held-out games from the fitted state; online: forecast each "
                         "from everything before it; walk_forward: filters online, smoothers refitted "
-                        "before each block of --every (default frozen)")
+                        "before each block of --every (default frozen; matches: online, the only mode)")
     c.add_argument("--every", type=_block_length, default=None, metavar="BLOCK",
                    help="walk_forward block: a number of days, or week/month/year (default 30 days)")
     c.add_argument("--periods", metavar="SPEC", help=PERIODS_HELP)
@@ -137,6 +142,11 @@ def main(args, out, err) -> int:
     """Run ``compare``: 0 when the table is written; a user error raises :class:`CLIError`."""
     if not 0 < args.split < 1:
         raise CLIError(f"--split must be strictly between 0 and 1, got {args.split:g}")
+    from statespace.app import compare_matches_cli
+
+    if compare_matches_cli.is_match_source(args):
+        return compare_matches_cli.main(args, out, err)
+    args.mode = args.mode or "frozen"
     plot_format = plot_target(args.plot) if args.plot else None
     games, source, sim = load(args, err)
     methods = parse_methods(args.methods, mode=args.mode)

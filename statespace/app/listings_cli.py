@@ -48,6 +48,12 @@ def list_scenarios(args, out, err) -> int:
     for name, defaults in scenarios.PARAMETERISED.items():
         settings = ",".join(f"{k}={v}" for k, v in defaults.items())
         print(f"\n{name} takes parameters (--scenario {name}:KEY=VALUE,...); its defaults: {settings}", file=out)
+    from statespace.app.compare_matches_cli import MATCH_SCENARIOS
+    from statespace.model import match_scenarios
+
+    print("\nleagues of matches of many sides (compare --scenario NAME scores them online):", file=out)
+    for name in MATCH_SCENARIOS:
+        print(f"{name.ljust(width)}  {_first_line(getattr(match_scenarios, name).__doc__)}", file=out)
     return 0
 
 
@@ -73,6 +79,13 @@ def list_datasets(args, out, err) -> int:
         print(f"{''.ljust(width)}  {row.title}; source {row.source}", file=out)
     print("load one with statespace.datasets.load(NAME), or --dataset NAME in compare and rate; "
           "statespace datasets --fetch NAME downloads one now", file=out)
+    from statespace.data.match_datasets import MATCH_DATASETS
+
+    print("\nmatches of many sides (compare --dataset NAME; statespace.data.match_datasets.load_matches(NAME)):",
+          file=out)
+    width = max(map(len, MATCH_DATASETS))
+    for name, what in MATCH_DATASETS.items():
+        print(f"{name.ljust(width)}  {what}", file=out)
     return 0
 
 

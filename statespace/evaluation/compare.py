@@ -38,6 +38,7 @@ from statespace.model import metrics
 from statespace.methods.display import block_html, table_html
 from statespace._runtime.progress import bar, check_progress, note
 from statespace.data.games import Games
+from statespace.data.matches import Matches
 from statespace.model.skillmodel import SkillModel
 from statespace.methods.protocols import Forecaster, is_online, is_tunable
 
@@ -167,9 +168,14 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
     return proba, seconds, moments
 
 
-def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, every=30, tune: bool = False,
+def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, *, every=30, tune: bool = False,
             tune_options: dict | None = None, progress: bool | None = None, executor=None) -> "Comparison":
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
+
+    ``games`` may be a :class:`statespace.data.matches.Matches` (matches of many sides): this is
+    then :func:`statespace.evaluation.compare_matches.compare_matches` (every method online, one
+    step ahead; ``mode`` ``None`` or ``"online"``, no tuning, no executor). For games ``mode``
+    ``None`` is ``"frozen"``.
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``); each
     needs at least ``fit(games)`` returning an object with ``predict_proba(games)``
@@ -229,6 +235,11 @@ def compare(methods, games: Games, split: float = 0.7, mode: str = "frozen", *, 
     table is the same as without it (up to the timing columns). The progress bar then steps once
     per method as its task ends. A method that fails raises here, as without an executor.
     """
+    if isinstance(games, Matches):  # matches of many sides: scored online only
+        from statespace.evaluation.compare_matches import compare_matches
+
+        return compare_matches(methods, games, split, progress=progress, mode=mode, tune=tune, executor=executor)
+    mode = "frozen" if mode is None else mode
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     if not isinstance(games, Games):
