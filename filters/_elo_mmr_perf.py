@@ -23,12 +23,15 @@ All the equations share :math:`G(p) = \sum_j v_j(p)`: :math:`F_i = G + c_i + (\k
 with the constant :math:`c_i = \sum_{\text{behind}} w_j - \sum_{\text{ahead}} w_j` and
 :math:`E_g = \sum_{j \in g} v_j` over :math:`i`'s tie group :math:`g`. :func:`solve_exact` solves each
 equation by Newton's method on the exact sums, :math:`O(n^2)` per contest. :func:`solve_grid`
-evaluates :math:`G` and its first two derivatives exactly at nodes spaced :data:`GRID_STEP` times the
-narrowest term's length :math:`2 / w_j` apart, and solves each equation on the quintic Hermite
-interpolant of its cell (found by bisection over the nodes, where :math:`F_i` is exact): :math:`O(n M)`
-for :math:`M` nodes. Large tie groups get their own interpolant; small ones are summed exactly. An
-equation whose zero lies outside the nodes (which span the first's and the last's performances)
-is solved exactly.
+evaluates :math:`G` and its first four derivatives exactly (one ``exp`` per term) at nodes spaced
+:data:`GRID_STEP` times the narrowest term's length :math:`2 / w_j` apart, and solves each equation
+on the degree-9 Hermite interpolant of its cell (found by bisection over the nodes, where
+:math:`F_i` is exact): :math:`O(n M)` for :math:`M` nodes. The nodes run outwards from the ratings'
+mean until the first's equation is negative above and the last's positive below; :math:`F_i`
+falls with :math:`i`'s rank, so every zero lies inside them. Large tie groups get their own
+interpolant; small ones are summed exactly. Every Newton iteration stops when its step :math:`s`
+leaves an error below ``TOL`` times :math:`\beta` by quadratic convergence
+(:func:`_converged_step`).
 """
 
 from __future__ import annotations
@@ -40,11 +43,13 @@ from numba import njit
 
 #: pi / sqrt(3): the logistic of unit standard deviation is F(z) = 1 / (1 + exp(-TANH_MULTIPLIER z))
 TANH_MULTIPLIER = math.pi / math.sqrt(3.0)
-#: node spacing of :func:`solve_grid` in units of the narrowest term's length 2 / w (its error,
-#: (spacing)^6 / 46080 times the sixth derivative, stays far below 1e-6 rating points)
-GRID_STEP = 0.1
-#: the nodes reach this many lengths 2 / w beyond the first's and the last's performances
-MARGIN = 1.0
+#: the highest derivative of the shared sum :func:`solve_grid` keeps at each node (its interpolant
+#: is the Hermite one of degree 2 ORDER + 1)
+ORDER = 4
+#: node spacing of :func:`solve_grid` in units of the narrowest term's length 2 / w: a term's n-th
+#: derivative grows as n! (w / pi)^n (its poles lie pi / w off the real line), so the degree-9
+#: interpolant's error is of order (w h / 4 pi)^10 of the sum, below 1e-8 rating points here
+GRID_STEP = 0.25
 #: the most nodes :func:`solve_grid` builds; a contest needing more is solved exactly
 GRID_MAX = 20000
 #: tie groups of at most this many entrants are summed exactly in :func:`solve_grid`
@@ -190,62 +195,129 @@ def solve_exact(mu, w, rank, kappa, beta, perf):
         perf[order[q]] = _solve_one_exact(ms, ws, gs, ge, c, kappa - 1.0, q, beta)
 
 
+@njit(cache=True, inline="always")
+def _node(p, ms, ws, lo, hi, out, k):
+    r"""``out[k]``: :math:`G` and its first four derivatives over the terms ``lo:hi`` at ``p``.
+    With :math:`a = w/2`, :math:`t = \tanh(a (p - \mu))`, :math:`s = 1 - t^2`, the derivatives of
+    :math:`-w t` are :math:`-w a s`, :math:`2 w a^2 t s`, :math:`2 w a^3 s (1 - 3t^2)` and
+    :math:`-8 w a^4 t s (2 - 3 t^2)` (one ``exp`` per term for all five)."""
+    v = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    d3 = 0.0
+    d4 = 0.0
+    for j in range(lo, hi):
+        a = 0.5 * ws[j]
+        t = fast_tanh(a * (p - ms[j]))
+        tt = t * t
+        was = ws[j] * a * (1.0 - tt)
+        v -= ws[j] * t
+        d1 -= was
+        d2 += 2.0 * a * t * was
+        d3 += 2.0 * a * a * (1.0 - 3.0 * tt) * was
+        d4 -= 8.0 * a * a * a * t * (2.0 - 3.0 * tt) * was
+    out[k, 0] = v
+    out[k, 1] = d1
+    out[k, 2] = d2
+    out[k, 3] = d3
+    out[k, 4] = d4
+
+
 @njit(cache=True)
 def _node_values(ms, ws, lo, hi, x0, h, m, out):
-    """``out[k] = (G, G', G'')`` of the terms ``lo:hi`` at nodes ``x0 + k h``."""
+    """``out[k]`` (:func:`_node`) of the terms ``lo:hi`` at nodes ``x0 + k h``."""
     for k in range(m):
-        v, d1, d2 = _terms(x0 + k * h, ms, ws, lo, hi)
-        out[k, 0] = v
-        out[k, 1] = d1
-        out[k, 2] = d2
+        _node(x0 + k * h, ms, ws, lo, hi, out, k)
+
+
+#: the inverse of ``[[j! / (j - d)! for j in 5..9] for d in 0..4]``: the top five coefficients of
+#: the degree-9 Hermite interpolant from its derivatives at t = 1 (:func:`_nonic`)
+_NONIC = np.array([[126.0, -56.0, 21.0 / 2.0, -1.0, 1.0 / 24.0],
+                   [-420.0, 196.0, -77.0 / 2.0, 23.0 / 6.0, -1.0 / 6.0],
+                   [540.0, -260.0, 53.0, -11.0 / 2.0, 1.0 / 4.0],
+                   [-315.0, 155.0, -65.0 / 2.0, 7.0 / 2.0, -1.0 / 6.0],
+                   [70.0, -35.0, 15.0 / 2.0, -5.0 / 6.0, 1.0 / 24.0]])
 
 
 @njit(cache=True, inline="always")
-def _quintic(f0, d0, s0, f1, d1, s1, h, t):
-    """The quintic Hermite interpolant of a cell of width ``h`` (values, first and second
-    derivatives at both ends) and its derivative in x, at ``t`` in [0, 1]."""
-    c0 = f0
-    c1 = h * d0
-    c2 = 0.5 * h * h * s0
-    a = f1 - (c0 + c1 + c2)
-    b = h * d1 - (c1 + 2.0 * c2)
-    cc = h * h * s1 - 2.0 * c2
-    c3 = 10.0 * a - 4.0 * b + 0.5 * cc
-    c4 = -15.0 * a + 7.0 * b - cc
-    c5 = 6.0 * a - 3.0 * b + 0.5 * cc
-    val = c0 + t * (c1 + t * (c2 + t * (c3 + t * (c4 + t * c5))))
-    der = c1 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * 5.0 * c5)))
+def _nonic(g, a, b, h, t):
+    r"""The degree-9 Hermite interpolant of the cell between nodes ``a`` and ``b = a + 1`` of
+    width ``h`` (value and four derivatives at both ends: rows of ``g``) and its derivative in x,
+    at ``t`` in [0, 1]: :math:`\sum_{j \le 9} c_j t^j` with :math:`c_d = g_a^{(d)} h^d / d!` and
+    :math:`\sum_j \tfrac{j!}{(j-d)!} c_j = g_b^{(d)} h^d` for :math:`d \le 4`."""
+    h2 = h * h
+    c0 = g[a, 0]
+    c1 = g[a, 1] * h
+    c2 = g[a, 2] * h2 / 2.0
+    c3 = g[a, 3] * h2 * h / 6.0
+    c4 = g[a, 4] * h2 * h2 / 24.0
+    r0 = g[b, 0] - (c0 + c1 + c2 + c3 + c4)
+    r1 = g[b, 1] * h - (c1 + 2.0 * c2 + 3.0 * c3 + 4.0 * c4)
+    r2 = g[b, 2] * h2 - (2.0 * c2 + 6.0 * c3 + 12.0 * c4)
+    r3 = g[b, 3] * h2 * h - (6.0 * c3 + 24.0 * c4)
+    r4 = g[b, 4] * h2 * h2 - 24.0 * c4
+    c5 = _NONIC[0, 0] * r0 + _NONIC[0, 1] * r1 + _NONIC[0, 2] * r2 + _NONIC[0, 3] * r3 + _NONIC[0, 4] * r4
+    c6 = _NONIC[1, 0] * r0 + _NONIC[1, 1] * r1 + _NONIC[1, 2] * r2 + _NONIC[1, 3] * r3 + _NONIC[1, 4] * r4
+    c7 = _NONIC[2, 0] * r0 + _NONIC[2, 1] * r1 + _NONIC[2, 2] * r2 + _NONIC[2, 3] * r3 + _NONIC[2, 4] * r4
+    c8 = _NONIC[3, 0] * r0 + _NONIC[3, 1] * r1 + _NONIC[3, 2] * r2 + _NONIC[3, 3] * r3 + _NONIC[3, 4] * r4
+    c9 = _NONIC[4, 0] * r0 + _NONIC[4, 1] * r1 + _NONIC[4, 2] * r2 + _NONIC[4, 3] * r3 + _NONIC[4, 4] * r4
+    val = c0 + t * (c1 + t * (c2 + t * (c3 + t * (c4 + t * (c5 + t * (c6 + t * (c7 + t * (c8 + t * c9))))))))
+    der = c1 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * (5.0 * c5 + t * (6.0 * c6 + t * (
+        7.0 * c7 + t * (8.0 * c8 + t * 9.0 * c9)))))))
     return val, der / h
+
+
+@njit(cache=True)
+def _edge(ms, ws, c, kappa1, lo_g, hi_g, q, anchor, h, buf, mid, up):
+    """Nodes ``anchor + k h`` into ``buf[mid + k]`` from k = 0 (already there) outwards (``up``:
+    k = 1, 2, ...; else -1, -2, ...) until sorted entrant ``q``'s equation (its tie group
+    ``lo_g:hi_g``) is <= 0 there (``up``), or > 0; the last k, or ``GRID_MAX`` when ``buf`` ends
+    first."""
+    n = ms.shape[0]
+    k = 0
+    while True:
+        i = mid + k
+        if i < 0 or i >= buf.shape[0]:
+            return GRID_MAX
+        if k != 0:
+            _node(anchor + k * h, ms, ws, 0, n, buf, i)
+        f = buf[i, 0] + c[q]
+        if kappa1 != 0.0:
+            f += kappa1 * _terms(anchor + k * h, ms, ws, lo_g, hi_g)[0]
+        if (f <= 0.0) if up else (f > 0.0):
+            return k
+        k += 1 if up else -1
 
 
 @njit(cache=True)
 def solve_grid(mu, w, rank, kappa, beta, perf):
     """``perf[i]`` as :func:`solve_exact`, from the interpolants of :math:`G` (and of large tie
     groups' sums) on a grid of nodes; returns the number of equations solved exactly instead
-    (zeros outside the nodes), or -1 when the contest needs more than ``GRID_MAX`` nodes (then
-    all are solved exactly)."""
+    (zeros outside the nodes, where only rounding can put them), or -1 when the contest needs
+    more than ``GRID_MAX`` nodes (then all are solved exactly)."""
     n = mu.shape[0]
     order, gs, ge, c = tie_structure(rank, w, kappa)
     ms = mu[order]
     ws = w[order]
     kappa1 = kappa - 1.0
-    w_min = ws.min()
     w_max = ws.max()
     h = GRID_STEP * 2.0 / w_max
-    # the nodes span the first's and the last's performances (solved exactly), the extremes but
-    # for the self and tie terms, and a margin; a zero outside them is solved exactly
-    top = _solve_one_exact(ms, ws, gs, ge, c, kappa1, 0, beta)
-    bottom = _solve_one_exact(ms, ws, gs, ge, c, kappa1, n - 1, beta)
-    margin = MARGIN * 2.0 / w_min
-    x0 = bottom - margin
-    span = top + margin - x0
-    if span / h + 2.0 > GRID_MAX:
+    # the nodes run from the anchor outwards until the first's equation is <= 0 above and the
+    # last's > 0 below: every other equation lies between those two (F_i falls with i's rank), so
+    # every zero lies inside the nodes
+    buf = np.empty((GRID_MAX, ORDER + 1))
+    mid = GRID_MAX // 2
+    anchor = ms.mean()
+    _node(anchor, ms, ws, 0, n, buf, mid)
+    k_hi = _edge(ms, ws, c, kappa1, gs[0], ge[0], 0, anchor, h, buf, mid, True)
+    k_lo = _edge(ms, ws, c, kappa1, gs[n - 1], ge[n - 1], n - 1, anchor, h, buf, mid, False)
+    if k_hi == GRID_MAX or k_lo == GRID_MAX:
         solve_exact(mu, w, rank, kappa, beta, perf)
         return -1
-    m = int(math.ceil(span / h)) + 1
-    g = np.empty((m, 3))
-    _node_values(ms, ws, 0, n, x0, h, m, g)
-    eg = np.zeros((m, 3))
+    g = buf[mid + k_lo:mid + k_hi + 1]
+    x0 = anchor + k_lo * h
+    m = k_hi - k_lo + 1
+    eg = np.zeros((m, ORDER + 1))
     tol = TOL * beta
     done = _converged_step(tol, w_max)
     fallback = 0
@@ -275,25 +347,25 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
             a = 0
             b = m - 1
             while b - a > 1:
-                mid = (a + b) // 2
-                f = g[mid, 0] + cr
+                half = (a + b) // 2
+                f = g[half, 0] + cr
                 if kappa1 != 0.0:
-                    f += kappa1 * (eg[mid, 0] if big else _terms(x0 + mid * h, ms, ws, lo_g, hi_g)[0])
+                    f += kappa1 * (eg[half, 0] if big else _terms(x0 + half * h, ms, ws, lo_g, hi_g)[0])
                 if f > 0.0:
-                    a = mid
+                    a = half
                 else:
-                    b = mid
+                    b = half
             xa = x0 + a * h
             # Newton in the cell on the interpolant (plus the small group's exact sum)
             tl = 0.0
             th = 1.0
             t = 0.5
             for _ in range(100):
-                fx, dfx = _quintic(g[a, 0], g[a, 1], g[a, 2], g[b, 0], g[b, 1], g[b, 2], h, t)
+                fx, dfx = _nonic(g, a, b, h, t)
                 fx += cr
                 if kappa1 != 0.0:
                     if big:
-                        ev, ed = _quintic(eg[a, 0], eg[a, 1], eg[a, 2], eg[b, 0], eg[b, 1], eg[b, 2], h, t)
+                        ev, ed = _nonic(eg, a, b, h, t)
                     else:
                         ev, ed, _e2 = _terms(xa + t * h, ms, ws, lo_g, hi_g)
                     fx += kappa1 * ev

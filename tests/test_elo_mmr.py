@@ -235,3 +235,22 @@ def test_compiled_equals_plain_python():
     exec_ns = {}
     exec(code, exec_ns)
     assert len(plain) == 8 and np.allclose(exec_ns["vals"], plain, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kappa", [2.0, 1.0])
+def test_the_grid_solve_is_within_1e_8_of_the_exact_one(kappa):
+    """The performance solve's interpolant on its own: 600 entrants of spread ratings and
+    uncertainties, a large tie group and small ones, every performance within 1e-8 rating points
+    of Newton on the exact sums."""
+    from filters._elo_mmr_perf import solve_exact, solve_grid
+    rng = np.random.default_rng(13)
+    n = 600
+    mu = rng.normal(1500.0, 350.0, n)
+    beta = 80.0 * math.sqrt(6.0)
+    w = C / np.sqrt(rng.uniform(60.0, 350.0, n) ** 2 + beta ** 2)
+    raw = np.concatenate([np.zeros(40), rng.integers(1, 400, n - 40)])  # 40 tied first, then pairs
+    rank = np.array([np.sum(raw < r) for r in raw], dtype=np.int64)
+    exact, grid = np.empty(n), np.empty(n)
+    solve_exact(mu, w, rank, kappa, beta, exact)
+    assert solve_grid(mu, w, rank, kappa, beta, grid) == 0
+    assert np.max(np.abs(grid - exact)) < 1e-8
