@@ -4,7 +4,8 @@ driven by Playwright, against the real server (uvicorn on a free port of 127.0.0
 Glickman's worked example, one click away on the page, must show Glicko-1's r' = 1464 and
 RD' = 151.4 (Glickman, "The Glicko system", 1999, pp. 3-4) and Glicko-2's RD' = 151.52
 ("Example of the Glicko-2 system"); a bad game must show the API's message on the page, and the
-next run must still work; and no request may leave 127.0.0.1.
+next run must still work; and no request may leave 127.0.0.1. The matches tab shows a bad row's
+message with its line, then two against two with each side's forecast strength.
 
 Skipped when Chromium or Playwright is missing, unless the environment variable ``CI`` is set:
 CI installs Chromium, so there a missing browser is a failure. With
@@ -41,6 +42,10 @@ def lab_url():
 
     rate(RateRequest.model_validate(glickman_example()))
     rate(RateRequest.model_validate(club_example()))
+    from statespace.app.lab.match_compute import rate_matches
+    from statespace.app.lab.match_schema import MatchRequest, team_example
+
+    rate_matches(MatchRequest.model_validate(team_example()))
 
     sock = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", access_log=False))
@@ -106,3 +111,27 @@ def test_glickmans_example_on_the_page(browser, lab_url):
     assert page.inner_text("#status").endswith("3 periods")
     hosts = {urlparse(u).hostname for u in requested if urlparse(u).scheme in ("http", "https", "ws", "wss")}
     assert requested and hosts == {"127.0.0.1"}, f"requests left 127.0.0.1: {sorted(set(requested))}"
+
+
+def test_the_matches_tab(browser, lab_url):
+    """Two against two, one click: each side's forecast strength is the sum of its members' Elo
+    ratings before the match, by hand: 1500 + 1500 in g1; in g2, Ben after winning g1 (1500 +
+    32 x 1/2 = 1516) plus half of Dan after losing it (1484 / 2), 2258."""
+    page = browser.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(lab_url)
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#mode-matches")
+    assert page.is_hidden("#games") and page.is_visible("#matches")
+    page.fill("#matches", "m1,Ana,,1\nm1,Ana,,2")
+    page.click("#run-matches")
+    page.wait_for_selector("#match-error:not([hidden])")
+    error = page.inner_text("#match-error")
+    assert "matches[0].competitor" in error and "twice in one match" in error and "line 1" in error, error
+    page.click("#example-teams")
+    page.wait_for_selector('#match-board td[data-method="elo"][data-player="Ana"][data-field="rating"]')
+    strength = {(m, s): float(page.locator(f'td[data-match="{m}"][data-side="{s}"]').get_attribute("data-value"))
+                for m, s in (("g1", 0), ("g1", 1), ("g2", 1))}
+    assert strength == {("g1", 0): 3000.0, ("g1", 1): 3000.0, ("g2", 1): 2258.0}
+    assert page.inner_text("#match-status") == "2 matches, 4 players"
+    page.close()
