@@ -40,6 +40,7 @@ from statespace.data.matches import Matches
 from . import _chains
 from ._laplace_checks import singular
 from ._laplace_match_fit import MatchSmootherFit
+from ._laplace_match_cg import chain_cg
 from ._laplace_match_obs import MatchObservation, block_pairs, match_derivs, observation_of
 from ._laplace_run import blas_limits
 from ._timeline import Timeline
@@ -163,7 +164,7 @@ def _mode(smoother, mt: MatchTimeline, objective, model, x, plan):
     for it in range(1, smoother.max_iter + 1):
         H = (Q + K).tocsc()
         grad = Q @ x - lin - g_ll
-        step = -_solve(H, grad, plan)
+        step = -_solve(H, grad, plan, tl.prev)
         a = 1.0
         for _ in range(30):
             x_new = x + a * step
@@ -181,13 +182,18 @@ def _mode(smoother, mt: MatchTimeline, objective, model, x, plan):
     return x, (Q + K).tocsc(), it
 
 
-def _solve(H, b, plan) -> np.ndarray:
+def _solve(H, b, plan, prev: np.ndarray) -> np.ndarray:
     """``H^-1 b``: the sparse LU below ``smoothers._chains.CG_FROM`` nodes; above, the plan's sparse
-    factor when there is one (else the LU)."""
-    if plan is not None and H.shape[0] >= _chains.CG_FROM:
-        factor = plan.factor(H)
-        if factor is not None:
-            return factor.solve(b)
+    factor when there is one, else conjugate gradients preconditioned by each competitor's chain
+    (:func:`chain_cg`), backed by the LU should they stall."""
+    if H.shape[0] >= _chains.CG_FROM:
+        if plan is not None:
+            factor = plan.factor(H)
+            if factor is not None:
+                return factor.solve(b)
+        x, ok = chain_cg(H, b, prev)
+        if ok:
+            return x
     return _chains.solve(H, b)
 
 

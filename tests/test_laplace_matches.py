@@ -223,3 +223,48 @@ def test_observations_the_matches_cannot_have_are_refused_by_name():
         LaplaceSmoother(SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, "none")).fit(matches)
     assert LaplaceSmoother(SkillModel("probit", 1.0, 0.0, 1.0, 0.1, ("threshold", 0.2))).match_forecast().kind \
         == "thurstone"
+
+
+def test_conjugate_gradient_steps_give_the_sparse_lu_fit(monkeypatch):
+    """Above 500 nodes Newton's steps run conjugate gradients preconditioned by the chains; forced
+    to the sparse LU instead, the fit is the same."""
+    import smoothers._laplace_matches as LM
+    from statespace.model.match_scenarios import team_league
+
+    matches = team_league(seed=2).matches.take(np.arange(120))
+    smoother = LaplaceSmoother(SkillModel("logistic", 1.0, 0.0, 1.0, 0.01, "half"), tol=1e-10)
+    by_cg = smoother.fit(matches)
+    assert by_cg.timeline.n_nodes >= 500
+    monkeypatch.setattr(LM, "chain_cg", lambda H, b, prev: (None, False))
+    by_lu = smoother.fit(matches)
+    np.testing.assert_allclose(by_cg.mean, by_lu.mean, rtol=0, atol=1e-8)
+
+
+def test_chain_preconditioner_solves_each_competitors_tridiagonal_block():
+    import scipy.sparse as sp
+
+    from smoothers import _chains
+    from smoothers._laplace_match_cg import chain_solve
+
+    rng = np.random.default_rng(0)
+    prev = np.array([-1, 0, 1, -1, 3, -1, 5, 6, 7])  # chains of 3, 2 and 4 nodes
+    linked = prev >= 0
+    off = np.where(linked, -rng.uniform(0.1, 1.0, prev.size), 0.0)
+    diag = 2.5 + rng.uniform(0, 1, prev.size)
+    rows = np.flatnonzero(linked)
+    T = sp.diags(diag) + sp.csr_matrix((off[rows], (rows, prev[rows])), shape=(9, 9))
+    T = T + sp.csr_matrix((off[rows], (prev[rows], rows)), shape=(9, 9))
+    d, l = _chains.chain_factor(diag, off, linked)
+    r = rng.normal(size=9)
+    np.testing.assert_allclose(chain_solve(d, l, linked, r), np.linalg.solve(T.toarray(), r), rtol=1e-12)
+
+
+def test_auto_drift_on_matches_maximises_the_laplace_evidence():
+    model = SkillModel("logistic", 1.0, 0.0, 1.0, 0.1, "half")
+    matches = Matches.from_long(FRAME)
+    fit = LaplaceSmoother(model, drift="auto", drift_bounds=(1e-3, 10.0)).fit(matches)
+    best = fit.model.drift
+    assert 1e-3 * 1.01 < best < 10.0 / 1.01  # inside the box, not at a bound
+    for factor in (0.5, 2.0):
+        other = LaplaceSmoother(model, drift=best * factor).fit(matches)
+        assert other.info["log_evidence"] < fit.info["log_evidence"]
