@@ -213,7 +213,8 @@ def _frozen(forecast, obs, x, last, theta, a, b, home, t):
 class FullEKF(EKF, covariance="full"):
     r"""``EKF(model, covariance="full")``: the extended Kalman filter with one :math:`n \times n` covariance
     (see the module docstring); state columns ``mean``, ``sd`` and the covariance row
-    ``cov_0 .. cov_{n-1}``. Practical up to a few thousand competitors."""
+    ``cov_0 .. cov_{n-1}``. Practical up to a few thousand competitors. A match of many sides is one
+    Newton step over every row correlated with its members (:func:`filters._ekf_match._match_full`)."""
 
     name = "ekf_full"
     record_columns = 2
