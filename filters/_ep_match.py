@@ -162,7 +162,7 @@ def _truncate(g, d, mt, eps, tie):
 
 @njit(cache=True)
 def _win(t, eps):
-    """:func:`statespace.model.gaussian.v_win` and :func:`~statespace.model.gaussian.w_win` at once
+    r""":func:`statespace.model.gaussian.v_win` and :func:`~statespace.model.gaussian.w_win` at once
     (one Mills' ratio for both). In the left tail, :math:`u = \varepsilon - t > 4`, the continued
     fraction :math:`T(u) = 1 / (u + 2 / (u + 3 / (u + \ldots)))` is cut at :math:`8 + 160 / u` terms
     (60 at most) instead of 60: it has settled to the last digit well before (39 terms at
