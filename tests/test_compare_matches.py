@@ -4,6 +4,7 @@ tiny simulated leagues, multiplayer Elo and methods made up here."""
 import json
 import math
 import re
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -15,8 +16,11 @@ from statespace.app.cli import main
 from statespace.data.matches import Matches
 from statespace.evaluation.compare import compare
 from statespace.evaluation.compare_matches import compare_matches, match_methods
+from statespace.evaluation.tune_matches import tune_matches
+from statespace.methods.settings import BoundWarning
 from statespace.model.match_scenarios import simulate_matches
 from statespace.model.ranking_forecast import RankingForecast
+from statespace.model.ranking_scores import ranking_loglik
 from statespace.model.skillmodel import SkillModel
 
 COLUMNS = ["observation", "loglik", "loglik_se", "pair_log_loss", "pair_log_loss_se", "pair_inversion",
@@ -124,8 +128,38 @@ def test_bad_arguments(league):
         compare_matches([Elo()], league, split=0.99)
     with pytest.raises(ValueError, match="scored online only"):
         compare([Elo()], league, mode="frozen")
-    with pytest.raises(ValueError, match="tuning on matches"):
-        compare([Elo()], league, tune=True)
+    with pytest.raises(ValueError, match=r"elo: cannot tune \['beta'\] on matches; tunable: \['k'\]"):
+        tune_matches(Elo(), league, params=["beta"])
+    with pytest.raises(ValueError, match="objective must be one of loglik, pair_log_loss"):
+        tune_matches(Elo(), league, objective="brier")
+
+
+def _loglik_of(k, matches):
+    run = Elo(k=k).run(matches)
+    return ranking_loglik(run.forecast, run.perf_mean, run.perf_var, matches.rank, matches.match_ptr)[0]
+
+
+def test_tuning_on_matches_finds_the_best_k_of_a_grid(league):
+    """Elo's k by the mean ranking log-likelihood of its one-step-ahead forecasts: the tuned k is at
+    least as good as every k of a grid over its box, and as Elo's default."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        tuned, result = tune_matches(Elo(), league)
+    assert result.objective_name == "loglik" and set(result.params) == {"k"}
+    best = _loglik_of(result.params["k"], league)
+    assert -result.objective == pytest.approx(best)
+    for k in np.geomspace(1.0, 200.0, 12):
+        assert best >= _loglik_of(k, league) - 1e-6
+    assert tuned.k == result.params["k"] and tuned.tuning is result
+
+
+def test_compare_with_tuning_tunes_on_the_training_matches_only(league):
+    table = compare([Elo()], league, split=0.5, tune=True)
+    res = table.attrs["tuned"]["elo"]
+    assert res.n_games == 20 and "tune_seconds" in table.columns
+    train = league.take(np.arange(20))
+    direct = tune_matches(Elo(), train)[1]
+    assert res.params["k"] == pytest.approx(direct.params["k"])
 
 
 def test_compare_dispatches_matches_to_compare_matches(league):
@@ -157,12 +191,21 @@ def test_cli_json_on_matches(capsys):
     assert row["method"] == "elo" and set(COLUMNS) <= set(row)
 
 
+def test_cli_tunes_on_matches(capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        assert main(["compare", "--scenario", "team_league", "--methods", "elo", "--tune", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["methods"]
+    assert row["tune_objective"] == "loglik" and 1 <= row["tuned"]["k"] <= 200 and row["tune_seconds"] > 0
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--dataset", "nosuch"], "unknown data set 'nosuch'; choose one of .*halo2_large_team"),
     (["--scenario", "nosuch"], "unknown scenario 'nosuch'; choose one of .*ffa_league"),
     (["--scenario", "ffa_league", "--mode", "walk_forward"], "matches are scored online only"),
     (["--scenario", "ffa_league", "--periods", "week"], "--periods .* games only"),
-    (["--scenario", "ffa_league", "--tune"], "--tune .* games only"),
+    (["--scenario", "ffa_league", "--auto"], "--auto .* games only"),
+    (["--scenario", "ffa_league", "--plot", "x.png"], "--plot .* games only"),
     (["--scenario", "ffa_league:n=3"], "match scenario ffa_league takes no parameters"),
     (["--scenario", "ffa_league", "--methods", "elo_fide"], "FIDE's rules rate games of two"),
 ])

@@ -83,7 +83,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.add_argument("--tune", action="store_true",
                    help="tune every filter's settings on the training part only (maximum one-step-ahead "
                         "likelihood: the three-outcome log loss for methods whose model has a threshold "
-                        "or Davidson draw model, else the expected-score log loss) before scoring")
+                        "or Davidson draw model, else the expected-score log loss; on matches, the ranking "
+                        "log-likelihood, or the pairwise log loss for Thurstonian forecasts) before scoring")
     c.add_argument("--auto", action="store_true",
                    help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
                         "advantage, mean reversion, margin weights), each tuned and compared on the training part only")

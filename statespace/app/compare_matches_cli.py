@@ -6,8 +6,9 @@ prints its table (:func:`format_table`) or, with ``--json``, the table as JSON.
 The methods: ``--methods`` picks them (a method without a match kernel is refused, naming it);
 by default every method of the registry's default list that rates matches
 (:func:`statespace.evaluation.compare_matches.match_methods`). Matches are scored online only, so
-the options of games (``--mode`` other than online, ``--every``, ``--periods``, ``--tune``,
-``--auto``, ``--drop-invalid``, ``--plot``) are refused with one line.
+the options of games (``--mode`` other than online, ``--every``, ``--periods``, ``--auto``,
+``--drop-invalid``, ``--plot``) are refused with one line. ``--tune`` tunes each method on the
+training matches first (:func:`statespace.evaluation.tune_matches.tune_matches`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ __all__ = ["MATCH_SCENARIOS", "is_match_source", "main", "format_table"]
 MATCH_SCENARIOS = ("ffa_league", "team_league")
 
 #: the options ``compare`` takes for games only: (attribute, flag)
-_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("tune", "--tune"), ("auto", "--auto"),
-               ("drop_invalid", "--drop-invalid"), ("plot", "--plot"))
+_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("auto", "--auto"), ("drop_invalid", "--drop-invalid"),
+               ("plot", "--plot"))
 
 
 def is_match_source(args) -> bool:
@@ -64,7 +65,7 @@ def _refuse_games_options(args) -> None:
     for attr, flag in _GAMES_ONLY:
         if getattr(args, attr, None):
             raise CLIError(f"{flag} applies to games only; matches of many sides take --methods, --split, "
-                           f"--seed, --quiet and --json")
+                           f"--tune, --seed, --quiet and --json")
 
 
 def _load(args, err):
@@ -138,11 +139,13 @@ def main(args, out, err) -> int:
 
     try:
         t0 = time.perf_counter()
-        table = compare_matches(methods, matches, split=args.split, progress=False if args.quiet else None)
+        table = compare_matches(methods, matches, split=args.split, tune=args.tune,
+                                progress=False if args.quiet else None)
         seconds = time.perf_counter() - t0
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     n_train = table.attrs["n_train"]
+    tuned = table.attrs.get("tuned", {})
     n_test = matches.n_matches - n_train
     meta = {"source": source, "n_matches": matches.n_matches, "n_sides": matches.n_sides,
             "n_competitors": matches.n_players, "split": args.split, "n_train": n_train, "n_test": n_test,
@@ -152,6 +155,9 @@ def main(args, out, err) -> int:
                    for rec in table.reset_index().to_dict(orient="records")]
         for rec in records:
             rec["spec"] = repr(methods[rec["method"]])
+            res = tuned.get(rec["method"])
+            if res is not None:
+                rec.update(tuned={k: finite(v) for k, v in res.params.items()}, tune_objective=res.objective_name)
         print(json.dumps({**meta, "methods": records}, indent=2), file=out)
         return 0
     n = matches.n_matches
@@ -162,4 +168,11 @@ def main(args, out, err) -> int:
     print(format_table(table), file=out)
     print(file=out)
     print(_FOOTNOTE, file=out)
+    if tuned:
+        print(file=out)
+        print("tuned on the training matches (minus the ranking log-likelihood, or the pairwise log loss for "
+              "Thurstonian forecasts):", file=out)
+        for name, res in tuned.items():
+            shown = ", ".join(f"{k}={v:.4g}" for k, v in res.params.items())
+            print(f"  {name}: {shown}  ({res.objective_name}, {res.seconds:.2f} s)", file=out)
     return 0

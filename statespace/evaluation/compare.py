@@ -174,8 +174,8 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
 
     ``games`` may be a :class:`statespace.data.matches.Matches` (matches of many sides): this is
     then :func:`statespace.evaluation.compare_matches.compare_matches` (every method online, one
-    step ahead; ``mode`` ``None`` or ``"online"``, no tuning, no executor). For games ``mode``
-    ``None`` is ``"frozen"``.
+    step ahead; ``mode`` ``None`` or ``"online"``, no executor). For games ``mode`` ``None`` is
+    ``"frozen"``.
 
     ``methods`` is a mapping ``{name: method}`` or a list of methods (named by ``.name``); each
     needs at least ``fit(games)`` returning an object with ``predict_proba(games)``
@@ -238,7 +238,8 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
     if isinstance(games, Matches):  # matches of many sides: scored online only
         from statespace.evaluation.compare_matches import compare_matches
 
-        return compare_matches(methods, games, split, progress=progress, mode=mode, tune=tune, executor=executor)
+        return compare_matches(methods, games, split, progress=progress, mode=mode, tune=tune,
+                               tune_options=tune_options, executor=executor)
     mode = "frozen" if mode is None else mode
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")

@@ -21,6 +21,7 @@ import pandas as pd
 from filters.match_run import check_matches
 from statespace._runtime.progress import bar, check_progress, note
 from statespace.data.matches import Matches
+from statespace.evaluation.tune_matches import tune_matches
 from statespace.model.ranking_metrics import paired_se
 from statespace.model.ranking_scores import SCORES, match_scores
 
@@ -91,7 +92,8 @@ def _check(name: str, method, matches: Matches) -> None:
 
 
 def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: bool | None = None,
-                    mode: str | None = None, tune: bool = False, executor=None) -> pd.DataFrame:
+                    mode: str | None = None, tune: bool = False, tune_options: dict | None = None,
+                    executor=None) -> pd.DataFrame:
     """Score ``methods`` on the last ``1 - split`` of ``matches``, each forecast one step ahead.
 
     ``methods``: a mapping ``{name: method}`` or a list of methods (named by ``.name``). Each
@@ -121,16 +123,19 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
 
     ``progress``: a bar on stderr, one step per method (``True``, ``False``, or ``None``: once the
     work has taken a few seconds, where someone watches; :mod:`statespace._runtime.progress`).
-    ``mode``, ``tune`` and ``executor`` are :func:`statespace.evaluation.compare.compare`'s, which
-    comes here with matches: only ``mode`` ``None`` or ``"online"``, no tuning and no executor.
+    With ``tune=True`` each method is first tuned on the training matches only
+    (:func:`statespace.evaluation.tune_matches.tune_matches`, ``tune_options`` passed on, e.g.
+    ``{"burn_in": 0.2}``); the table then has ``tune_seconds`` and ``result.attrs["tuned"]`` each
+    method's ``TuneResult``.
+
+    ``mode`` and ``executor`` are :func:`statespace.evaluation.compare.compare`'s, which comes
+    here with matches: only ``mode`` ``None`` or ``"online"``, and no executor.
     """
     if not isinstance(matches, Matches):
         raise TypeError(f"expected statespace.data.matches.Matches, got {type(matches).__name__}")
     if mode not in (None, "online"):
         raise ValueError(f"matches are scored online only (each match forecast from the matches before it), "
                          f"got mode={mode!r}")
-    if tune:
-        raise ValueError("tuning on matches is not available: compare matches with tune=False")
     if executor is not None:
         raise ValueError("compare_matches runs its methods in this process: give no executor")
     check_progress(progress, "compare_matches")
@@ -141,9 +146,17 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
     s0 = int(matches.match_ptr[k])
     ptr = np.asarray(matches.match_ptr[k:]) - s0
     rank = np.asarray(matches.rank[s0:])
-    rows, values, weights = [], {}, {}
-    with bar(len(named), "compare", progress, unit="method") as pbar:
+    rows, values, weights, tuned = [], {}, {}, {}
+    train = matches.take(np.arange(k)) if tune else None
+    with bar(len(named) * (2 if tune else 1), "compare", progress, unit="step") as pbar:
         for name, method in named.items():
+            extra = {}
+            if tune:
+                note(pbar, f"tuning {name}")
+                t0 = time.perf_counter()
+                method, tuned[name] = tune_matches(method, train, **(tune_options or {}))
+                extra["tune_seconds"] = time.perf_counter() - t0
+                pbar.update(1)
             note(pbar, f"running {name}")
             t0 = time.perf_counter()
             run = method.run(matches)
@@ -154,7 +167,7 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
             weights = {s: w for s, (_, _, w) in scores.items()}
             rows.append({"method": name, "observation": forecast.kind,
                          **{s: score for s, (score, _, _) in scores.items()},
-                         "n_matches": int(ptr.size - 1), "n_sides": int(rank.size), "seconds": seconds})
+                         "n_matches": int(ptr.size - 1), "n_sides": int(rank.size), "seconds": seconds, **extra})
             pbar.update(1)
         note(pbar, "done")
     table = pd.DataFrame(rows).set_index("method")
@@ -170,4 +183,6 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
         table.insert(table.columns.get_loc(score) + 1, f"{score}_se", se)
     table = table.sort_values("pair_log_loss", kind="stable")
     table.attrs.update(split=split, n_train=k, values=values, weights=weights)
+    if tune:
+        table.attrs["tuned"] = tuned
     return table
