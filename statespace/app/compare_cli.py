@@ -53,14 +53,14 @@ def _block_length(text: str):
     return value
 
 
+_DESCRIPTION = ("Fit each method on the first part of the games (in time order) and score its forecasts of the "
+                "rest. Default: the built-in scenario and every registered method. A match data set or simulated "
+                "league (matches of many sides) is scored online, by default with every method that rates matches.")
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``compare`` subcommand to ``subparsers`` (of ``statespace.app.cli.build_parser``)."""
-    c = subparsers.add_parser("compare", help="score methods on held-out games or matches",
-                              description="Fit each method on the first part of the games (in time order) and "
-                                          "score its forecasts of the rest. Default: the built-in scenario and "
-                                          "every registered method. A match data set or simulated league "
-                                          "(matches of many sides) is scored online, with every method that "
-                                          "rates matches by default.")
+    c = subparsers.add_parser("compare", help="score methods on held-out games or matches", description=_DESCRIPTION)
     src = c.add_mutually_exclusive_group()
     src.add_argument("--data", metavar="CSV", help="games CSV: time,a,b,score[,neutral][,...]")
     src.add_argument("--dataset", metavar="NAME", help="a real data set by name, of games or of matches of many "

@@ -112,29 +112,27 @@ def _outcome(ri, rj):
 
 
 @njit(cache=True)
-def _logliks(kind, beta, eps, mu, var, rank, match_ptr, out):
-    for m in range(match_ptr.size - 1):
-        lo, hi = match_ptr[m], match_ptr[m + 1]
-        u, v, r = mu[lo:hi], var[lo:hi], rank[lo:hi]
-        n = hi - lo
-        total = 0.0
-        if kind == 0:
-            total = _pl_value(u, v, beta, r)
-        elif kind == 1:
-            for i in range(n):
-                for j in range(i + 1, n):
-                    c = pair_scale(v, beta, i, j)
-                    d = ratio(u[i] - u[j], c, D_SCALES) * c
-                    total += nx.loglik_grad(nx.LOGISTIC, nx.DRAW_HALF, 0.0, _outcome(r[i], r[j]), d, c)[0]
-        else:
-            order = np.argsort(r, kind="mergesort")
-            for p in range(n - 1):
-                i, j = order[p], order[p + 1]
+def _loglik_value(kind, beta, eps, u, v, r):
+    """One match's log-likelihood of its ranking ``r`` (see the module docstring)."""
+    n = u.shape[0]
+    if kind == 0:
+        return _pl_value(u, v, beta, r)
+    total = 0.0
+    if kind == 1:
+        for i in range(n):
+            for j in range(i + 1, n):
                 c = pair_scale(v, beta, i, j)
                 d = ratio(u[i] - u[j], c, D_SCALES) * c
-                s = 0.5 if r[i] == r[j] else 1.0
-                total += nx.loglik_grad(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)[0]
-        out[m] = total
+                total += nx.loglik_grad(nx.LOGISTIC, nx.DRAW_HALF, 0.0, _outcome(r[i], r[j]), d, c)[0]
+        return total
+    order = np.argsort(r, kind="mergesort")
+    for p in range(n - 1):
+        i, j = order[p], order[p + 1]
+        c = pair_scale(v, beta, i, j)
+        d = ratio(u[i] - u[j], c, D_SCALES) * c
+        s = 0.5 if r[i] == r[j] else 1.0
+        total += nx.loglik_grad(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)[0]
+    return total
 
 
 @njit(cache=True)
@@ -145,32 +143,42 @@ def _log_add(a, b):
 
 
 @njit(cache=True)
-def _pair_losses(kind, beta, eps, mu, var, rank, match_ptr, out):
+def _pair_loss_value(kind, beta, eps, u, v, r):
+    """One match's mean over its pairs of the log loss of the expected score (module docstring)."""
+    n = u.shape[0]
+    c = 0.0
+    if kind == 0:
+        for k in range(n):
+            c += beta * beta + v[k]
+        c = math.sqrt(c)
+    total = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            y = _outcome(r[i], r[j])
+            if kind == 2:  # E = (Phi(a) + Phi(b)) / 2, 1 - E = (Phi(-a) + Phi(-b)) / 2
+                cij = pair_scale(v, beta, i, j)
+                a = ratio(u[i] - u[j] - eps, cij, D_SCALES)
+                b = ratio(u[i] - u[j] + eps, cij, D_SCALES)
+                ahead = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, a), nx.log_cdf(nx.PROBIT, b))
+                behind = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, -a), nx.log_cdf(nx.PROBIT, -b))
+            else:
+                z = ratio(u[i] - u[j], c if kind == 0 else pair_scale(v, beta, i, j), D_SCALES)
+                ahead = nx.log_cdf(nx.LOGISTIC, z)
+                behind = nx.log_cdf(nx.LOGISTIC, -z)
+            total -= y * ahead + (1.0 - y) * behind
+    return total / (n * (n - 1) / 2.0)
+
+
+@njit(cache=True)
+def _per_match(kind, beta, eps, mu, var, rank, match_ptr, loglik, loss):
+    """Each match's log-likelihood into ``loglik`` and pairwise log loss into ``loss`` (an
+    empty array: not computed)."""
     for m in range(match_ptr.size - 1):
         lo, hi = match_ptr[m], match_ptr[m + 1]
-        u, v, r = mu[lo:hi], var[lo:hi], rank[lo:hi]
-        n = hi - lo
-        c = 0.0
-        if kind == 0:
-            for k in range(n):
-                c += beta * beta + v[k]
-            c = math.sqrt(c)
-        total = 0.0
-        for i in range(n):
-            for j in range(i + 1, n):
-                y = _outcome(r[i], r[j])
-                if kind == 2:  # E = (Phi(a) + Phi(b)) / 2, 1 - E = (Phi(-a) + Phi(-b)) / 2
-                    cij = pair_scale(v, beta, i, j)
-                    a = ratio(u[i] - u[j] - eps, cij, D_SCALES)
-                    b = ratio(u[i] - u[j] + eps, cij, D_SCALES)
-                    ahead = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, a), nx.log_cdf(nx.PROBIT, b))
-                    behind = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, -a), nx.log_cdf(nx.PROBIT, -b))
-                else:
-                    z = ratio(u[i] - u[j], c if kind == 0 else pair_scale(v, beta, i, j), D_SCALES)
-                    ahead = nx.log_cdf(nx.LOGISTIC, z)
-                    behind = nx.log_cdf(nx.LOGISTIC, -z)
-                total -= y * ahead + (1.0 - y) * behind
-        out[m] = total / (n * (n - 1) / 2.0)
+        if loglik.size:
+            loglik[m] = _loglik_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
+        if loss.size:
+            loss[m] = _pair_loss_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
 
 
 def _inputs(forecast, perf_mean, perf_var, rank, match_ptr):
@@ -207,7 +215,8 @@ def ranking_loglik(forecast, perf_mean, perf_var, rank, match_ptr) -> tuple[floa
     mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
     _check_ties(forecast, rank, match_ptr)
     out = np.empty(match_ptr.size - 1)
-    _logliks(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out)
+    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out,
+               np.empty(0))
     weights = np.ones(out.size)
     return float(np.mean(out)), out, weights
 
@@ -218,7 +227,8 @@ def forecast_pair_log_loss(forecast, perf_mean, perf_var, rank, match_ptr) -> tu
     values, weights)."""
     mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
     out = np.empty(match_ptr.size - 1)
-    _pair_losses(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out)
+    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr,
+               np.empty(0), out)
     weights = np.diff(match_ptr).astype(np.float64)
     return float(np.sum(out * weights) / np.sum(weights)), out, weights
 
