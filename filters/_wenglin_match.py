@@ -99,6 +99,20 @@ def omega_delta(t, e, s, model):
 
 
 @njit(cache=True)
+def _bradley_terry(t, s):
+    """:func:`omega_delta` for Bradley-Terry, inline: ``p = 1 / (1 + e^(-t))``, ``q = 1 - p`` from
+    the one exponential of ``-|t|`` (neither overflows), ``(s q - (1 - s) p, p q)``."""
+    e = math.exp(-abs(t))
+    if t >= 0.0:
+        p = 1.0 / (1.0 + e)
+        q = e / (1.0 + e)
+    else:
+        p = e / (1.0 + e)
+        q = 1.0 / (1.0 + e)
+    return s * q - (1.0 - s) * p, p * q
+
+
+@njit(cache=True)
 def _full_pair(mu, s2, rank, beta, eps, model, omega, delta):
     """Algorithms 1 and 3: each pair of sides once, mirrored (``beta`` at least 1e-150, so ``c > 0``)."""
     n = mu.shape[0]
@@ -106,19 +120,24 @@ def _full_pair(mu, s2, rank, beta, eps, model, omega, delta):
     for i in range(n):
         omega[i] = 0.0
         delta[i] = 0.0
+    sd = np.sqrt(s2)
     for i in range(n):
         si2 = s2[i]
-        si = math.sqrt(si2)
         for q in range(i + 1, n):
             sq2 = s2[q]
             c2 = si2 + sq2 + b2
             c = math.sqrt(c2)
+            t = (mu[i] - mu[q]) / c
             s = 1.0 if rank[i] < rank[q] else (0.5 if rank[i] == rank[q] else 0.0)
-            g, w = omega_delta((mu[i] - mu[q]) / c, eps / c, s, model)
+            if model == BT:
+                g, w = _bradley_terry(t, s)
+            else:
+                g, w = omega_delta(t, eps / c, s, model)
             omega[i] += si2 / c * g
             omega[q] -= sq2 / c * g
-            delta[i] += si / c * si2 / c2 * w
-            delta[q] += math.sqrt(sq2) / c * sq2 / c2 * w
+            # gamma sigma^2 / c^2 as two ratios of at most 1: the cube of c would overflow or underflow
+            delta[i] += sd[i] / c * (si2 / c2) * w
+            delta[q] += sd[q] / c * (sq2 / c2) * w
 
 
 @njit(cache=True)
