@@ -225,3 +225,7 @@ def test_listings_name_the_match_data_sets_and_scenarios(capsys):
     assert main(["scenarios"]) == 0
     out = capsys.readouterr().out
     assert "ffa_league" in out and "team_league" in out
+    assert main(["compare", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name in ("halo2_large_team", "halo2_head_to_head", "codeforces", "ffa_league", "team_league"):
+        assert name in out
