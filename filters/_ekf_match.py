@@ -226,7 +226,8 @@ def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var
             i = member[k]
             wv = weight[k] * x[i, _SD] * x[i, _SD]
             x[i, _MEAN] = K.clamp_mean(x[i, _MEAN] + wv * u[s])
-            x[i, _SD] = math.sqrt(K.clamp_var(x[i, _SD] * x[i, _SD] - wv * wv * M[s, s]))
+            # w v (w v M): (w v)^2 overflows (underflows) at variances far above (below) 1, where M is about 1 / v
+            x[i, _SD] = math.sqrt(K.clamp_var(x[i, _SD] * x[i, _SD] - wv * (wv * M[s, s])))
 
 
 @match_kernel

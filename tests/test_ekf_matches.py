@@ -237,3 +237,24 @@ def test_refusals_name_the_method_and_the_match():
     assert FullEKF._match is not None and EKF(LOGISTIC).match_forecast().kind == "plackett_luce"
     assert EKF(PROBIT).match_forecast().eps == pytest.approx(0.3)
     assert EKF(LOGISTIC).match_forecast().beta == pytest.approx(1.3 / math.sqrt(2))
+
+
+@pytest.mark.parametrize("covariance", ["diagonal", "full"])
+def test_the_scale_is_a_unit(covariance):
+    """Ratings in units of 1e-100 or 1e100 are those in units of 1 times the unit, also where the
+    variances reach a million scales^2 after a long idle time (a squared variance over- or
+    underflows there)."""
+    rows = [dict(match=f"m{m}", time=t, competitor=f"p{(3 * s + c + m) % 9}", side=s, rank=s, weight=1.0 - 0.2 * c)
+            for m, t in enumerate([0.0, 1e6, 2e6]) for s in range(3) for c in range(3)]
+    mt = Matches.from_long(pd.DataFrame(rows))
+
+    def run(unit):
+        model = SkillModel("logistic", unit, 0.0, (1e3 * unit) ** 2, 10 * unit * unit, "half")
+        r = EKF(model, covariance).run(mt)
+        return r.state.values[:, :2] / unit, r.perf_var / unit**2
+
+    one = run(1.0)
+    for unit in (1e-100, 1e100):
+        for got, want in zip(run(unit), one):
+            # the means are O(1) residues of steps of the sds' size (1e3): rounding of 1e-12 of those
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-7)
