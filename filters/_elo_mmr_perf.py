@@ -136,7 +136,7 @@ def _newton(lo, hi, x, fx, dfx):
 
 @njit(cache=True, inline="always")
 def _converged_step(tol, w_max):
-    """The Newton step below which the error left is below ``tol``: every term has
+    r"""The Newton step below which the error left is below ``tol``: every term has
     :math:`|v_j''| \le w_j |v_j'|` (all :math:`v_j'` of one sign), so a step :math:`s` leaves about
     :math:`\tfrac{w_{max}}{2} s^2` (quadratic convergence)."""
     return math.sqrt(2.0 * tol / w_max)

@@ -164,6 +164,7 @@ class Filter(Settings):
         starts the optimiser from the best of a coarse grid over the search box scored in one
         batched compiled pass (:meth:`grid`), ``"current"`` from this method's settings.
         """
+        self._refuse_if_match_only()
         return _tune(self, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
                      standard_errors=standard_errors, start=start)[0]
 
@@ -176,10 +177,14 @@ class Filter(Settings):
         the ``burn_in`` share of the earliest. The settings run as an extra axis of one compiled
         pass, in parallel over settings (:mod:`filters.grid`); ``df.attrs["best"]`` is the setting
         with the lowest ``objective`` (default: the one :meth:`tune` would use)."""
+        self._refuse_if_match_only()
         return _grid(self, games, objective=objective, burn_in=burn_in, **values)
 
     #: whether the update tempers each game's likelihood by the games' weights
     honours_weights: ClassVar[bool] = False
+    #: whether the filter rates games (``Games``); ``False``: it rates only matches of many sides
+    #: (:class:`statespace.data.matches.Matches`) and refuses games with a ``ValueError``
+    rates_games: ClassVar[bool] = True
     #: the compiled update of one match of many sides (:mod:`filters.match_loop`); ``None``: the
     #: filter rates games of two competitors only and refuses matches
     _match: ClassVar[Any] = None
@@ -192,7 +197,9 @@ class Filter(Settings):
     def check_games(self, games: Games) -> None:
         """Raise ``ValueError`` for games this method cannot rate: records its model's observation
         cannot score (:meth:`statespace.Observation.check_games`: a ``GamesError`` naming the rows
-        and column), weighted games for a method that ignores weights."""
+        and column), weighted games for a method that ignores weights; any games for a method
+        that rates only matches (:attr:`rates_games`)."""
+        self._refuse_if_match_only()
         model = self.model
         model.observation.check_games(games, scale=model.scale, owner=self.name)
         if not self.honours_weights and np.any(games.weight != 1.0):
@@ -200,6 +207,11 @@ class Filter(Settings):
                              f"(Games.with_weights); use a method that honours them — the filters "
                              f"{', '.join(weighted_filters())} or any smoother (smoothers.LaplaceSmoother, "
                              f"BradleyTerry, PyMCSmoother) — or drop the weights")
+
+    def _refuse_if_match_only(self) -> None:
+        if not self.rates_games:
+            raise ValueError(f"{self.name} rates contests of many entrants (statespace.data.matches.Matches) and "
+                             f"not games; convert games with Matches.from_games")
 
     def site_kernels(self):
         """``(site, apply, rule)`` the loops combine games with (the class's, unless a setting
@@ -321,6 +333,7 @@ class Filter(Settings):
 
     def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
         """Win/draw/loss forecasts (n, 3) of ``a`` against ``b`` (names) from ``state``."""
+        self._refuse_if_match_only()
         a = np.atleast_1d(np.asarray(a, dtype=object))
         b = np.atleast_1d(np.asarray(b, dtype=object))
         home = np.zeros(a.size) if at_home is None else np.broadcast_to(np.asarray(at_home, float), a.shape)

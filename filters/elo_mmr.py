@@ -139,8 +139,9 @@ class EloMMR(Filter):
         :math:`O(n^2)`; larger ones from the interpolant of their shared sum (within
         :math:`10^{-6}` points).
 
-    Run it on :class:`statespace.data.matches.Matches` of single competitors (``run``/``fit``);
-    :class:`statespace.Games` are two-entrant contests and are rated through the same kernel.
+    Run it on :class:`statespace.data.matches.Matches` of single competitors (``run``/``fit``).
+    It rates contests only (:attr:`rates_games` is False): given :class:`statespace.Games` it
+    refuses them with a ``ValueError``; ``Matches.from_games(games)`` rates them as contests of two.
     """
 
     name = "elo_mmr"
@@ -149,6 +150,7 @@ class EloMMR(Filter):
     time_unit = "day"
     params = PARAMS
     record_columns = 2
+    rates_games = False
     _predict = _predict
     _match = _match
 
@@ -256,3 +258,8 @@ class EloMMR(Filter):
         if isinstance(games, Matches):
             self.check_match_table(games)
         return super().run(games, initial=initial, state=state)
+
+
+METHODS = {"elo_mmr": EloMMR}
+#: it rates contests of many entrants, not the games the default comparison scores
+METHODS_NOT_BY_DEFAULT = {"elo_mmr"}

@@ -254,3 +254,28 @@ def test_the_grid_solve_is_within_1e_8_of_the_exact_one(kappa):
     solve_exact(mu, w, rank, kappa, beta, exact)
     assert solve_grid(mu, w, rank, kappa, beta, grid) == 0
     assert np.max(np.abs(grid - exact)) < 1e-8
+
+
+def test_registered_as_a_method_that_rates_contests_only_and_refuses_games():
+    from statespace.data.games import Games
+    from statespace.methods import registry
+
+    assert registry.get("elo_mmr") is EloMMR
+    assert "elo_mmr" in registry.names() and "elo_mmr" not in registry.names(default_only=True)
+    games = Games.from_arrays([0.0, 1.0], ["a", "b"], ["b", "c"], [1.0, 0.0])
+    method = EloMMR()
+    message = r"^elo_mmr rates contests of many entrants \(statespace.data.matches.Matches\).*Matches.from_games"
+    with pytest.raises(ValueError, match=message):
+        method.run(games)
+    with pytest.raises(ValueError, match=message):
+        method.update(method.init_state(["a", "b", "c"]), games)
+    with pytest.raises(ValueError, match=message):
+        method.predict_proba(method.init_state(["a", "b"]), "a", "b")
+    with pytest.raises(ValueError, match=message):
+        method.grid(games, sig_limit=[60.0, 80.0])
+    with pytest.raises(ValueError, match=message):
+        method.tune(games, ["sig_limit"])
+    # the games as contests of two: a win moves the winner up, the draw (a contest all tied) nobody
+    run = method.run(Matches.from_games(Games.from_arrays([0.0, 1.0], ["a", "b"], ["b", "c"], [1.0, 0.5])))
+    r = final(run)
+    assert r["a"][0] > 1500.0 > r["b"][0] and r["c"] == (1500.0, 350.0)

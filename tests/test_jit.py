@@ -80,6 +80,10 @@ METHODS = {**filters.REGISTRY, "ekf_full": lambda: filters.EKF(covariance="full"
 def test_the_specialised_loop_agrees_with_the_generic_one(name, periods, monkeypatch):
     method = METHODS[name]()
     games = _games(periods=periods, points=getattr(method, "needs_scores", False))
+    if not method.rates_games:  # rates contests only: no game loop to specialise (it refuses games)
+        with pytest.raises(ValueError, match=rf"^{name} rates contests of many entrants"):
+            method.run(games)
+        return
     fast = method.run(games)
     monkeypatch.setattr(_jit, "SPECIALISE", False)
     slow = method.run(games)

@@ -164,7 +164,8 @@ def test_filters_registry_is_every_module_methods():
     for module in modules:
         expected.update(getattr(sys.modules[f"filters.{module}"], "METHODS", {}))
     assert filters.REGISTRY == expected
-    assert filters.NOT_BY_DEFAULT == {"pythagorean"}  # rates from each side's points, which the default scenario lacks
+    # pythagorean rates from each side's points, which the default scenario lacks; elo_mmr rates contests only
+    assert filters.NOT_BY_DEFAULT == {"pythagorean", "elo_mmr"}
     assert {"Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "EKF", "REGISTRY"} <= set(filters.__all__)
 
 
@@ -346,6 +347,15 @@ def test_every_registered_method_satisfies_method_and_its_fit_fitted(name):
     assert isinstance(method, Method), name
     assert isinstance(method.name, str)
     games = SMALL_SCORED if getattr(method, "needs_scores", False) else SMALL
+    if not getattr(method, "rates_games", True):  # rates contests only: refuses the games, rates them as matches
+        from statespace.data.matches import Matches
+
+        with pytest.raises(ValueError, match=rf"^{name} rates contests of many entrants.*Matches.from_games"):
+            method.fit(games)
+        run = method.fit(Matches.from_games(games))
+        assert {"player", "mean"} <= set(run.ratings().columns)
+        assert {"time", "player", "mean"} <= set(run.trajectories().columns)
+        return
     fitted = method.fit(games)
     assert isinstance(fitted, Fitted), name
     if getattr(method, "learns_draws", False):

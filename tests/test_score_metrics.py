@@ -417,6 +417,10 @@ def test_every_method_honours_or_refuses_margin_and_goals(name, obs_name):
     obs = ss.Margin(SD, 0.5) if obs_name == "margin" else ss.Goals(math.log(1.5))
     model = ss.SkillModel(scale=1.0, prior_var=1.0, drift=0.05, observation=obs)
     factory = registry.get(name)
+    if not getattr(factory, "rates_games", True):  # rates contests only: refuses the games outright
+        with pytest.raises(ValueError, match=rf"^{name} rates contests of many entrants"):
+            factory().run(ss.Games.from_arrays([0.0], ["P0"], ["P1"], score_a=[2.0], score_b=[1.0]))
+        return
     try:
         method = factory(model=model, **FAST.get(name, {}))
     except (TypeError, ValueError) as exc:

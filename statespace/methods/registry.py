@@ -73,6 +73,7 @@ BUILTIN_INDEX = {
     "ekf": "filters.ekf",
     "elo": "filters.elo",
     "elo_fide": "filters.elo",
+    "elo_mmr": "filters.elo_mmr",
     "glicko": "filters.glicko",
     "glicko2": "filters.glicko",
     "pythagorean": "filters.pythagorean",
