@@ -153,6 +153,24 @@ def test_tuning_on_matches_finds_the_best_k_of_a_grid(league):
     assert tuned.k == result.params["k"] and tuned.tuning is result
 
 
+def test_tuning_a_setting_learnt_from_games_starts_inside_its_box():
+    """TrueSkill's draw rate is left to learn (None); on matches with a tie it is tuned from the
+    middle of its box, by the pairwise log loss (a Thurstonian forecast)."""
+    from filters import TrueSkill
+
+    frame = pd.DataFrame({"match": ["a"] * 3 + ["b"] * 3 + ["c"] * 2, "time": [0, 0, 0, 1, 1, 1, 2, 2],
+                          "competitor": ["x", "y", "z", "x", "y", "z", "x", "z"],
+                          "rank": [0, 1, 2, 0, 0, 2, 1, 0]})
+    matches = Matches.from_long(frame, side=None, weight=None, score=None)
+    assert TrueSkill().param_value("draw_probability") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        _, result = tune_matches(TrueSkill(), matches, maxiter=3)
+    assert result.objective_name == "pair_log_loss" and "draw_probability" in result.params
+    lo, hi = result.bounds["draw_probability"]
+    assert lo < result.start["draw_probability"] < hi
+
+
 def test_compare_with_tuning_tunes_on_the_training_matches_only(league):
     table = compare([Elo()], league, split=0.5, tune=True)
     res = table.attrs["tuned"]["elo"]

@@ -79,7 +79,9 @@ def tune_matches(method, matches: Matches, params=None, bounds=None, *, objectiv
 
     ``params``: the names to fit (default: all of ``method.tunable``'s for matches); ``bounds``:
     ``{name: (low, high)}`` overriding its box (checked by :func:`filters.tuning.check_box`);
-    ``burn_in``: the share of the earliest matches run but left out of the objective. A setting
+    ``burn_in``: the share of the earliest matches run but left out of the objective. The search
+    starts from the current settings; one the method learns from games (``None``, TrueSkill's
+    ``draw_probability``) from the middle of its box. A setting
     that ends on a bound of its box is named in the result's ``on_bound`` and said with a
     :class:`~statespace.methods.settings.BoundWarning`. ``ValueError`` naming the method when it
     cannot rate matches, has nothing to tune, or is given an unknown name.
@@ -109,7 +111,13 @@ def tune_matches(method, matches: Matches, params=None, bounds=None, *, objectiv
             raise ValueError(f"bounds given for {p!r}, which is not being tuned")
         box[p] = check_box(method, p, b)
     logs = {p: box[p][0] > 0 for p in names}
-    start = {p: min(max(float(method.param_value(p)), box[p][0]), box[p][1]) for p in names}
+    start = {}
+    for p in names:
+        lo, hi = box[p]
+        value = method.param_value(p)
+        if value is None:  # a setting the method learns from games (a draw rate): the middle of the box
+            value = math.sqrt(lo * hi) if logs[p] else (lo + hi) / 2
+        start[p] = min(max(float(value), lo), hi)
     first = int(burn_in * matches.n_matches)
     x_bounds = [(math.log(box[p][0]), math.log(box[p][1])) if logs[p] else box[p] for p in names]
     trace = []
