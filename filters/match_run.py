@@ -20,7 +20,7 @@ from statespace.methods.registry import collect
 
 from . import match_loop as ML
 
-__all__ = ["MatchRun", "run_matches", "check_matches", "match_times", "match_filters"]
+__all__ = ["MatchRun", "run_matches", "check_matches", "match_times", "match_filters", "recorded_columns"]
 
 
 def match_filters() -> list[str]:
@@ -81,6 +81,16 @@ def match_times(method, matches: Matches) -> np.ndarray:
     return np.arange(matches.n_matches, dtype=np.float64)
 
 
+def recorded_columns(method, width: int) -> int:
+    """How many leading state columns a recording run keeps of each member after its match: the
+    filter's ``record_columns`` (None: all ``width``), through its sd column at least (what
+    :meth:`MatchRun.trajectories` reads)."""
+    k = method.record_columns or width
+    if method.sd_column is not None:
+        k = max(k, method.columns.index(method.sd_column) + 1)
+    return min(k, width)
+
+
 def run_matches(method, matches: Matches, initial: Mapping[str, Any] | None = None,
                 record: bool = False) -> "MatchRun":
     """Rate ``matches`` in time order with ``method``'s match kernel from its prior (``initial``:
@@ -93,8 +103,7 @@ def run_matches(method, matches: Matches, initial: Mapping[str, Any] | None = No
     # observation of the scores (the EKF's Margin) reads them first
     perf_mean = np.array(matches.score, dtype=np.float64)
     perf_var = np.empty(n_sides)
-    width = st.values.shape[1]
-    post = ML.empty_post(int(matches.member.size), width, record)
+    post = ML.empty_post(int(matches.member.size), recorded_columns(method, st.values.shape[1]), record)
     ML.match_loop(type(method)._predict, type(method)._match, st.values, st.count, st.last, method.theta(),
                   match_times(method, matches), matches.match_ptr, matches.side_ptr, matches.member,
                   matches.weight, matches.rank, perf_mean, perf_var, post, record)

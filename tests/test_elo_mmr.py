@@ -279,3 +279,15 @@ def test_registered_as_a_method_that_rates_contests_only_and_refuses_games():
     run = method.run(Matches.from_games(Games.from_arrays([0.0, 1.0], ["a", "b"], ["b", "c"], [1.0, 0.5])))
     r = final(run)
     assert r["a"][0] > 1500.0 > r["b"][0] and r["c"] == (1500.0, 350.0)
+
+
+def test_trajectories_record_only_the_rating_and_its_sd():
+    """A recording run keeps each member's first record_columns (mu, sigma) after each contest,
+    not the ~100 columns of the stored history; they end at the final ratings."""
+    rng = np.random.default_rng(17)
+    run = EloMMR().run(table(random_contests(rng, 10, 6, 2, 5)))
+    traj = run.trajectories()
+    assert run._post_rows.shape == (run.matches.member.size, 2)
+    last = traj.groupby("player")[["mean", "sd"]].last()
+    for a, (mu, sd) in final(run).items():
+        assert last.loc[a, "mean"] == mu and last.loc[a, "sd"] == sd
