@@ -261,7 +261,7 @@ def test_team_rating_over_the_settings_ranges(data, method):
     message passing may instead raise ``ArithmeticError``, only where a mean over a variance passes
     1e300 (its messages are natural parameters)."""
     beta = data.draw(log_uniform(1e-100 / math.sqrt(2.0), 1e100 / math.sqrt(2.0)))
-    tau = data.draw(nonneg(1e3)) * math.sqrt(2.0) * beta
+    tau = data.draw(nonneg(1e3)) * (math.sqrt(2.0) * beta)  # the scale as the range computes it: no rounding past it
     if method == "trueskill":
         m = TrueSkill(mu=0.0, sigma=2.0 * beta, beta=beta, tau=tau,
                       draw_probability=data.draw(st.floats(0.0, 1.0, exclude_max=True)))
