@@ -73,15 +73,15 @@ def diffuse(x, i, noise_var, transfer_speed, arg):
     transfer = decay ** transfer_speed
     w0 = x[i, PRIOR_W]
     moved = w0
-    for k in range(n):
-        moved += term_precision(x[i, FIRST + 2 * k + 1], arg)
+    for k in range(n):  # the precision moved is the terms' before they decay
+        wk = x[i, FIRST + 2 * k + 1]
+        moved += term_precision(wk, arg)
+        x[i, FIRST + 2 * k + 1] = wk * (transfer * decay)
     kept = transfer * w0
     moved *= 1.0 - transfer
     total = kept + moved
     x[i, PRIOR_MU] = (kept * x[i, PRIOR_MU] + moved * x[i, MU]) / total
     x[i, PRIOR_W] = decay * total
-    for k in range(n):
-        x[i, FIRST + 2 * k + 1] *= transfer * decay
 
 
 @njit(cache=True)
@@ -103,7 +103,7 @@ def push_term(x, i, perf, w_out, arg):
 
 
 @njit(cache=True)
-def robust_average(x, i, arg, scale):
+def robust_average(x, i, arg, scale, t):
     r"""Row ``i``'s rating: the zero of :math:`f(\mu) = w_0 (\mu - \mu_0) + \sum_k w_k \tanh(a (\mu - p_k))`
     (increasing in :math:`\mu`, its zero between the smallest and largest of :math:`\mu_0, p_k`),
     by safeguarded Newton from the current rating.
@@ -113,7 +113,10 @@ def robust_average(x, i, arg, scale):
     fold move the zero. Every term has :math:`|f_k''| \le 2a f_k'` (the Gaussian term
     :math:`f_0'' = 0`), so a Newton step :math:`s` leaves an error of at most about
     :math:`a s^2`: the iteration stops once that is below ``TOL * scale`` (quadratic convergence:
-    about three passes over the terms)."""
+    about three passes over the terms). The first pass computes each :math:`t_k = \tanh(a(\mu - p_k))`
+    into the work array ``t`` (at least :data:`HISTORY` long); a step :math:`s` then moves them by the
+    addition formula :math:`t_k \leftarrow (t_k + T) / (1 + t_k T)`, :math:`T = \tanh(a s)`, one
+    ``exp`` in all instead of one per term."""
     n = int(x[i, N_TERMS])
     w0 = x[i, PRIOR_W]
     m0 = x[i, PRIOR_MU]
@@ -128,14 +131,26 @@ def robust_average(x, i, arg, scale):
     z = min(max(x[i, MU], lo), hi)
     tol = TOL * scale
     done = math.sqrt(tol / arg)  # a step this small leaves an error below tol
+    at = math.nan  # the rating the work array's t_k are at
     for _ in range(200):
         f = w0 * (z - m0)
         df = w0
-        for k in range(n):
-            t = fast_tanh(arg * (z - x[i, FIRST + 2 * k]))
-            wk = x[i, FIRST + 2 * k + 1]
-            f += wk * t
-            df += wk * arg * (1.0 - t * t)
+        if at == at and abs(z - at) <= scale:
+            tt = fast_tanh(arg * (z - at))
+            for k in range(n):
+                tk = (t[k] + tt) / (1.0 + t[k] * tt)
+                t[k] = tk
+                wk = x[i, FIRST + 2 * k + 1]
+                f += wk * tk
+                df += wk * arg * (1.0 - tk * tk)
+        else:
+            for k in range(n):
+                tk = fast_tanh(arg * (z - x[i, FIRST + 2 * k]))
+                t[k] = tk
+                wk = x[i, FIRST + 2 * k + 1]
+                f += wk * tk
+                df += wk * arg * (1.0 - tk * tk)
+        at = z
         if f == 0.0:
             return z
         if f > 0.0:

@@ -42,7 +42,7 @@ from statespace.model.skillmodel import SkillModel
 
 from . import _checks as C
 from . import kernels as K
-from ._elo_mmr_belief import COLUMNS, MU, PENDING, SIG, diffuse, push_term, robust_average
+from ._elo_mmr_belief import COLUMNS, HISTORY, MU, PENDING, SIG, diffuse, push_term, robust_average
 from ._elo_mmr_perf import TANH_MULTIPLIER, solve_exact, solve_grid
 from .base import Filter
 from .match_loop import match_kernel, side_moments
@@ -105,10 +105,11 @@ def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var
         solve_exact(mu, wt, rk, kappa, beta, perf)
     else:
         solve_grid(mu, wt, rk, kappa, beta, perf)
+    work = np.empty(HISTORY)
     for q in range(n):
         i = member[side_ptr[s0 + q]]
         push_term(x, i, perf[q], w_new, arg)
-        x[i, MU] = robust_average(x, i, arg, beta)
+        x[i, MU] = robust_average(x, i, arg, beta, work)
         s = x[i, SIG]
         x[i, SIG] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / beta2)
 
