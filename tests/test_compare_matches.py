@@ -185,8 +185,18 @@ def test_compare_dispatches_matches_to_compare_matches(league):
                                   compare_matches([Elo()], league).drop(columns="seconds"))
 
 
+class SlowToBuild(Elo):
+    """A filter without a match kernel that must not be built to learn so."""
+
+    _match = None
+
+    def __init__(self):
+        raise AssertionError("built")
+
+
 def test_match_methods_keeps_the_factories_whose_method_rates_matches():
-    got = match_methods({"elo": Elo, "elo_fide": Elo.fide, "games_only": GamesOnly, "pl": PLElo})
+    got = match_methods({"elo": Elo, "elo_fide": Elo.fide, "games_only": GamesOnly, "pl": PLElo,
+                         "slow": SlowToBuild})
     assert list(got) == ["elo", "pl"]
 
 

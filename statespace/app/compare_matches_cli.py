@@ -4,8 +4,8 @@
 prints its table (:func:`format_table`) or, with ``--json``, the table as JSON.
 
 The methods: ``--methods`` picks them (a method without a match kernel is refused, naming it);
-by default every method of the registry's default list that rates matches
-(:func:`statespace.evaluation.compare_matches.match_methods`). Matches are scored online only, so
+by default every registered method that rates matches
+(:func:`statespace.evaluation.compare_matches.match_methods`), match-only ones included. Matches are scored online only, so
 the options of games (``--mode`` other than online, ``--every``, ``--periods``, ``--auto``,
 ``--drop-invalid``, ``--plot``) are refused with one line. ``--tune`` tunes each method on the
 training matches first (:func:`statespace.evaluation.tune_matches.tune_matches`).
@@ -90,7 +90,12 @@ def _methods(args) -> dict:
         return parse_methods(args.methods)
     from statespace.evaluation.compare_matches import match_methods
 
-    methods = match_methods(registry(default_only=True))
+    # every registered method that rates matches, also those left out of the games' default list
+    # (match-only ones); a factory that is neither a class nor a classmethod is built only when in
+    # that list (it may be slow to build: PyMC's)
+    default = registry(default_only=True)
+    methods = match_methods({name: f for name, f in registry().items()
+                             if name in default or isinstance(getattr(f, "__self__", f), type)})
     if not methods:
         raise CLIError("no registered method rates matches of many sides")
     return methods

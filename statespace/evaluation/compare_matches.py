@@ -29,12 +29,15 @@ __all__ = ["compare_matches", "match_methods", "held_out"]
 
 
 def match_methods(factories: Mapping[str, Any]) -> dict[str, Any]:
-    """``{name: method}`` of the factories (``{name: factory}``, e.g. the registry's default
-    list) whose method rates matches: its class has a match kernel (``_match``) and its
-    ``match_forecast()`` works at the default settings (``elo_fide``'s does not: FIDE's rules are
-    for games of two)."""
+    """``{name: method}`` of the factories (``{name: factory}``, e.g. the registry's) whose method
+    rates matches: its class has a match kernel (``_match``) and its ``match_forecast()`` works at
+    the default settings (``elo_fide``'s does not: FIDE's rules are for games of two). A factory
+    that is a class, or a classmethod of one, whose class has no match kernel is not called."""
     out = {}
     for name, factory in factories.items():
+        cls = factory if isinstance(factory, type) else getattr(factory, "__self__", None)
+        if isinstance(cls, type) and getattr(cls, "_match", None) is None:
+            continue
         try:
             method = factory()
         except (TypeError, ValueError):  # needs settings: not in a default list
