@@ -23,7 +23,7 @@ As the reference code does, a contest whose entrants all tie is not rated (nobod
 
 Contests of ``exact_below`` entrants or more solve their performances together from an
 interpolant of the equations' shared sum (:func:`filters._elo_mmr_perf.solve_grid`, within
-:math:`10^{-6}` points of the exact solve); smaller ones exactly, :math:`O(n^2)`. A state row keeps
+:math:`10^{-8}` points of the exact solve); smaller ones exactly, :math:`O(n^2)`. A state row keeps
 the latest :data:`~filters._elo_mmr_belief.HISTORY` performance terms and folds older ones into the
 Gaussian term (:mod:`filters._elo_mmr_belief`). Elo-MMR rates individuals: sides of more than one
 competitor and partial-play weights are refused. The reference code's subsampling of opponents
@@ -138,7 +138,7 @@ class EloMMR(Filter):
     exact_below:
         Contests of fewer entrants (default 64) solve their performance equations exactly,
         :math:`O(n^2)`; larger ones from the interpolant of their shared sum (within
-        :math:`10^{-6}` points).
+        :math:`10^{-8}` points).
 
     Run it on :class:`statespace.data.matches.Matches` of single competitors (``run``/``fit``).
     It rates contests only (:attr:`rates_games` is False): given :class:`statespace.Games` it
