@@ -185,6 +185,35 @@ def test_compare_dispatches_matches_to_compare_matches(league):
                                   compare_matches([Elo()], league).drop(columns="seconds"))
 
 
+class Individuals(Elo):
+    """A filter whose own check refuses matches with teams (as Elo-MMR's)."""
+
+    def check_match_table(self, matches):
+        if (np.diff(matches.side_ptr) > 1).any():
+            raise ValueError("individuals rates contests of individuals")
+
+    def run(self, matches, *args, **kwargs):
+        raise AssertionError("ran")
+
+
+def test_a_methods_own_check_of_the_matches_refuses_before_anything_runs():
+    teams = simulate_matches(SkillModel("logistic", 1.0, 0.0, 1.0, 0.01), 8, 10, 2, 2, seed=0).matches
+    with pytest.raises(ValueError, match="individuals rates contests of individuals"):
+        compare_matches({"elo": Elo(), "ind": Individuals()}, teams)
+
+
+def test_cli_default_methods_leave_out_one_that_refuses_the_matches_with_a_warning(capsys, monkeypatch):
+    import statespace.app.compare_matches_cli as C
+
+    monkeypatch.setattr(C, "registry", lambda default_only=False: {"elo": Elo, "individuals": Individuals})
+    assert main(["compare", "--scenario", "team_league", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip() == ("statespace: warning: individuals left out: individuals rates contests of "
+                                    "individuals")
+    rows = [line.split()[0] for line in captured.out.splitlines()[4:] if line.strip()]
+    assert rows[0] == "elo" and "individuals" not in rows
+
+
 class SlowToBuild(Elo):
     """A filter without a match kernel that must not be built to learn so."""
 

@@ -17,7 +17,7 @@ import json
 import time
 
 from statespace.app.cli_output import finite, plural
-from statespace.methods.specs import CLIError, parse_methods, registry
+from statespace.methods.specs import PROG, CLIError, one_line, parse_methods, registry
 
 __all__ = ["MATCH_SCENARIOS", "is_match_source", "main", "format_table"]
 
@@ -85,10 +85,12 @@ def _load(args, err):
     return getattr(match_scenarios, name)(seed=args.seed).matches, f"scenario {name} (seed {args.seed})"
 
 
-def _methods(args) -> dict:
+def _methods(args, matches, err) -> dict:
+    """``--methods``, or every registered method that rates matches, less those that refuse these
+    matches (one warning line each: Elo-MMR refuses teams)."""
     if args.methods:
         return parse_methods(args.methods)
-    from statespace.evaluation.compare_matches import match_methods
+    from statespace.evaluation.compare_matches import check_method, match_methods
 
     # every registered method that rates matches, also those left out of the games' default list
     # (match-only ones); a factory that is neither a class nor a classmethod is built only when in
@@ -96,8 +98,14 @@ def _methods(args) -> dict:
     default = registry(default_only=True)
     methods = match_methods({name: f for name, f in registry().items()
                              if name in default or isinstance(getattr(f, "__self__", f), type)})
+    for name, method in list(methods.items()):
+        try:
+            check_method(name, method, matches)
+        except ValueError as exc:
+            print(f"{PROG}: warning: {name} left out: {one_line(exc)}", file=err)
+            del methods[name]
     if not methods:
-        raise CLIError("no registered method rates matches of many sides")
+        raise CLIError("no registered method rates these matches of many sides")
     return methods
 
 
@@ -139,7 +147,7 @@ def main(args, out, err) -> int:
     """``compare`` on matches: 0 when the table is written; a user error raises :class:`CLIError`."""
     _refuse_games_options(args)
     matches, source = _load(args, err)
-    methods = _methods(args)
+    methods = _methods(args, matches, err)
     from statespace.evaluation.compare_matches import compare_matches
 
     try:

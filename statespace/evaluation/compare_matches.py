@@ -25,7 +25,7 @@ from statespace.evaluation.tune_matches import tune_matches
 from statespace.model.ranking_metrics import paired_se
 from statespace.model.ranking_scores import SCORES, match_scores
 
-__all__ = ["compare_matches", "match_methods", "held_out"]
+__all__ = ["compare_matches", "match_methods", "check_method", "held_out"]
 
 
 def match_methods(factories: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,14 +84,18 @@ def held_out(matches: Matches, split: float) -> int:
     return k
 
 
-def _check(name: str, method, matches: Matches) -> None:
-    """Refuse, naming the method, one that cannot rate these matches (no match kernel, or a
-    setting whose forecast means no ranking)."""
+def check_method(name: str, method, matches: Matches) -> None:
+    """``ValueError`` naming the method when it cannot rate these matches: no match kernel, a
+    setting whose forecast means no ranking, or matches its own check refuses (a method's
+    ``check_match_table(matches)``, where it has one: Elo-MMR's, for contests of individuals)."""
     if not callable(getattr(method, "run", None)):
         raise ValueError(f"method {name!r} ({type(method).__name__}) has no run(matches): only filters with a match "
                          f"kernel rate matches of many sides")
     check_matches(method, matches)
     method.match_forecast()
+    own = getattr(method, "check_match_table", None)
+    if callable(own):
+        own(matches)
 
 
 def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: bool | None = None,
@@ -145,7 +149,7 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
     named = _named(methods)
     k = held_out(matches, split)
     for name, method in named.items():
-        _check(name, method, matches)
+        check_method(name, method, matches)
     s0 = int(matches.match_ptr[k])
     ptr = np.asarray(matches.match_ptr[k:]) - s0
     rank = np.asarray(matches.rank[s0:])
