@@ -231,7 +231,7 @@ def _node_values(ms, ws, lo, hi, x0, h, m, out):
 
 
 #: the inverse of ``[[j! / (j - d)! for j in 5..9] for d in 0..4]``: the top five coefficients of
-#: the degree-9 Hermite interpolant from its derivatives at t = 1 (:func:`_nonic`)
+#: the degree-9 Hermite interpolant from its derivatives at t = 1 (:func:`_cells`)
 _NONIC = np.array([[126.0, -56.0, 21.0 / 2.0, -1.0, 1.0 / 24.0],
                    [-420.0, 196.0, -77.0 / 2.0, 23.0 / 6.0, -1.0 / 6.0],
                    [540.0, -260.0, 53.0, -11.0 / 2.0, 1.0 / 4.0],
@@ -239,32 +239,45 @@ _NONIC = np.array([[126.0, -56.0, 21.0 / 2.0, -1.0, 1.0 / 24.0],
                    [70.0, -35.0, 15.0 / 2.0, -5.0 / 6.0, 1.0 / 24.0]])
 
 
-@njit(cache=True, inline="always")
-def _nonic(g, a, b, h, t):
-    r"""The degree-9 Hermite interpolant of the cell between nodes ``a`` and ``b = a + 1`` of
-    width ``h`` (value and four derivatives at both ends: rows of ``g``) and its derivative in x,
-    at ``t`` in [0, 1]: :math:`\sum_{j \le 9} c_j t^j` with :math:`c_d = g_a^{(d)} h^d / d!` and
-    :math:`\sum_j \tfrac{j!}{(j-d)!} c_j = g_b^{(d)} h^d` for :math:`d \le 4`."""
+@njit(cache=True)
+def _cells(g, h, m, coef):
+    r"""``coef[k]``: the coefficients :math:`c_0 .. c_9` in :math:`t \in [0, 1]` of the degree-9
+    Hermite interpolant of the cell between nodes ``k`` and ``k + 1`` of width ``h`` (value and
+    four derivatives at both ends: rows of ``g``), for the first ``m - 1`` cells:
+    :math:`c_d = g_k^{(d)} h^d / d!` and :math:`\sum_j \tfrac{j!}{(j-d)!} c_j = g_{k+1}^{(d)} h^d`
+    for :math:`d \le 4`."""
     h2 = h * h
-    c0 = g[a, 0]
-    c1 = g[a, 1] * h
-    c2 = g[a, 2] * h2 / 2.0
-    c3 = g[a, 3] * h2 * h / 6.0
-    c4 = g[a, 4] * h2 * h2 / 24.0
-    r0 = g[b, 0] - (c0 + c1 + c2 + c3 + c4)
-    r1 = g[b, 1] * h - (c1 + 2.0 * c2 + 3.0 * c3 + 4.0 * c4)
-    r2 = g[b, 2] * h2 - (2.0 * c2 + 6.0 * c3 + 12.0 * c4)
-    r3 = g[b, 3] * h2 * h - (6.0 * c3 + 24.0 * c4)
-    r4 = g[b, 4] * h2 * h2 - 24.0 * c4
-    c5 = _NONIC[0, 0] * r0 + _NONIC[0, 1] * r1 + _NONIC[0, 2] * r2 + _NONIC[0, 3] * r3 + _NONIC[0, 4] * r4
-    c6 = _NONIC[1, 0] * r0 + _NONIC[1, 1] * r1 + _NONIC[1, 2] * r2 + _NONIC[1, 3] * r3 + _NONIC[1, 4] * r4
-    c7 = _NONIC[2, 0] * r0 + _NONIC[2, 1] * r1 + _NONIC[2, 2] * r2 + _NONIC[2, 3] * r3 + _NONIC[2, 4] * r4
-    c8 = _NONIC[3, 0] * r0 + _NONIC[3, 1] * r1 + _NONIC[3, 2] * r2 + _NONIC[3, 3] * r3 + _NONIC[3, 4] * r4
-    c9 = _NONIC[4, 0] * r0 + _NONIC[4, 1] * r1 + _NONIC[4, 2] * r2 + _NONIC[4, 3] * r3 + _NONIC[4, 4] * r4
-    val = c0 + t * (c1 + t * (c2 + t * (c3 + t * (c4 + t * (c5 + t * (c6 + t * (c7 + t * (c8 + t * c9))))))))
-    der = c1 + t * (2.0 * c2 + t * (3.0 * c3 + t * (4.0 * c4 + t * (5.0 * c5 + t * (6.0 * c6 + t * (
-        7.0 * c7 + t * (8.0 * c8 + t * 9.0 * c9)))))))
-    return val, der / h
+    for a in range(m - 1):
+        b = a + 1
+        c0 = g[a, 0]
+        c1 = g[a, 1] * h
+        c2 = g[a, 2] * h2 / 2.0
+        c3 = g[a, 3] * h2 * h / 6.0
+        c4 = g[a, 4] * h2 * h2 / 24.0
+        r0 = g[b, 0] - (c0 + c1 + c2 + c3 + c4)
+        r1 = g[b, 1] * h - (c1 + 2.0 * c2 + 3.0 * c3 + 4.0 * c4)
+        r2 = g[b, 2] * h2 - (2.0 * c2 + 6.0 * c3 + 12.0 * c4)
+        r3 = g[b, 3] * h2 * h - (6.0 * c3 + 24.0 * c4)
+        r4 = g[b, 4] * h2 * h2 - 24.0 * c4
+        coef[a, 0] = c0
+        coef[a, 1] = c1
+        coef[a, 2] = c2
+        coef[a, 3] = c3
+        coef[a, 4] = c4
+        for j in range(5):
+            coef[a, 5 + j] = (_NONIC[j, 0] * r0 + _NONIC[j, 1] * r1 + _NONIC[j, 2] * r2 + _NONIC[j, 3] * r3
+                              + _NONIC[j, 4] * r4)
+
+
+@njit(cache=True, inline="always")
+def _nonic(coef, a, h, t):
+    """Cell ``a``'s interpolant (:func:`_cells`) and its derivative in x, at ``t`` in [0, 1]."""
+    val = coef[a, 9]
+    der = 9.0 * coef[a, 9]
+    for j in range(8, 0, -1):
+        val = val * t + coef[a, j]
+        der = der * t + j * coef[a, j]
+    return val * t + coef[a, 0], der / h
 
 
 @njit(cache=True)
@@ -318,6 +331,9 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
     x0 = anchor + k_lo * h
     m = k_hi - k_lo + 1
     eg = np.zeros((m, ORDER + 1))
+    coef = np.empty((m - 1, 2 * ORDER + 2))
+    ecoef = np.empty((m - 1, 2 * ORDER + 2))
+    _cells(g, h, m, coef)
     tol = TOL * beta
     done = _converged_step(tol, w_max)
     fallback = 0
@@ -328,6 +344,7 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
         big = kappa1 != 0.0 and hi_g - lo_g > GROUP_EXACT
         if big:
             _node_values(ms, ws, lo_g, hi_g, x0, h, m, eg)
+            _cells(eg, h, m, ecoef)
         for r in range(lo_g, hi_g):
             cr = c[r]
             # bisection over the nodes, where F is exact: F(node lo) > 0 >= F(node hi)
@@ -353,19 +370,22 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
                     f += kappa1 * (eg[half, 0] if big else _terms(x0 + half * h, ms, ws, lo_g, hi_g)[0])
                 if f > 0.0:
                     a = half
+                    f_first = f
                 else:
                     b = half
+                    f_last = f
             xa = x0 + a * h
-            # Newton in the cell on the interpolant (plus the small group's exact sum)
+            # Newton in the cell on the interpolant (plus the small group's exact sum), from the
+            # chord's zero
             tl = 0.0
             th = 1.0
-            t = 0.5
+            t = f_first / (f_first - f_last)
             for _ in range(100):
-                fx, dfx = _nonic(g, a, b, h, t)
+                fx, dfx = _nonic(coef, a, h, t)
                 fx += cr
                 if kappa1 != 0.0:
                     if big:
-                        ev, ed = _nonic(eg, a, b, h, t)
+                        ev, ed = _nonic(ecoef, a, h, t)
                     else:
                         ev, ed, _e2 = _terms(xa + t * h, ms, ws, lo_g, hi_g)
                     fx += kappa1 * ev
