@@ -23,7 +23,8 @@ All the equations share :math:`G(p) = \sum_j v_j(p)`: :math:`F_i = G + c_i + (\k
 with the constant :math:`c_i = \sum_{\text{behind}} w_j - \sum_{\text{ahead}} w_j` and
 :math:`E_g = \sum_{j \in g} v_j` over :math:`i`'s tie group :math:`g`. :func:`solve_exact` solves each
 equation by Newton's method on the exact sums, :math:`O(n^2)` per contest. :func:`solve_grid`
-evaluates :math:`G` and its first four derivatives exactly (one ``exp`` per term) at nodes spaced
+evaluates :math:`G` and its first four derivatives exactly (each term's :math:`\tanh` from the
+previous node's by the addition formula, :func:`_node_walk`) at nodes spaced
 :data:`GRID_STEP` times the narrowest term's length :math:`2 / w_j` apart, and solves each equation
 on the degree-9 Hermite interpolant of its cell (found by bisection over the nodes, where
 :math:`F_i` is exact): :math:`O(n M)` for :math:`M` nodes. The nodes run outwards from the ratings'
