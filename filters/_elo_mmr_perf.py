@@ -198,39 +198,12 @@ def solve_exact(mu, w, rank, kappa, beta, perf):
         perf[order[q]] = _solve_one_exact(ms, ws, gs, ge, c, kappa - 1.0, q, beta)
 
 
-@njit(cache=True, inline="always")
-def _node(p, ms, ws, lo, hi, out, k):
-    r"""``out[k]``: :math:`G` and its first four derivatives over the terms ``lo:hi`` at ``p``.
-    With :math:`a = w/2`, :math:`t = \tanh(a (p - \mu))`, :math:`s = 1 - t^2`, the derivatives of
-    :math:`-w t` are :math:`-w a s`, :math:`2 w a^2 t s`, :math:`2 w a^3 s (1 - 3t^2)` and
-    :math:`-8 w a^4 t s (2 - 3 t^2)` (one ``exp`` per term for all five)."""
-    v = 0.0
-    d1 = 0.0
-    d2 = 0.0
-    d3 = 0.0
-    d4 = 0.0
-    for j in range(lo, hi):
-        a = 0.5 * ws[j]
-        t = fast_tanh(a * (p - ms[j]))
-        tt = t * t
-        was = ws[j] * a * (1.0 - tt)
-        v -= ws[j] * t
-        d1 -= was
-        d2 += 2.0 * a * t * was
-        d3 += 2.0 * a * a * (1.0 - 3.0 * tt) * was
-        d4 -= 8.0 * a * a * a * t * (2.0 - 3.0 * tt) * was
-    out[k, 0] = v
-    out[k, 1] = d1
-    out[k, 2] = d2
-    out[k, 3] = d3
-    out[k, 4] = d4
-
-
 @njit(cache=True)
 def _node_values(ms, ws, lo, hi, x0, h, m, out):
-    """``out[k]`` (:func:`_node`) of the terms ``lo:hi`` at nodes ``x0 + k h``."""
+    """``out[k]`` (:func:`_node_walk`) of the terms ``lo:hi`` at nodes ``x0 + k h``."""
+    tk = np.empty(ms.shape[0])
     for k in range(m):
-        _node(x0 + k * h, ms, ws, lo, hi, out, k)
+        _node_walk(x0 + k * h, ms, ws, lo, hi, tk, tk, 0, out, k)
 
 
 #: the inverse of ``[[j! / (j - d)! for j in 5..9] for d in 0..4]``: the top five coefficients of
@@ -284,18 +257,20 @@ def _nonic(coef, a, h, t):
 
 
 @njit(cache=True)
-def _node_walk(p, ms, ws, tk, th, sign, out, k):
-    r"""``out[k]`` as :func:`_node` over every term at ``p``, from ``tk``, each term's
-    :math:`t_j` one node before (``sign`` +1: at ``p - h``; -1: at ``p + h``; 0: none, computed
-    afresh), updated in place by the addition formula :math:`t_j \leftarrow (t_j \pm T_j) / (1
-    \pm t_j T_j)` with ``th`` :math:`T_j = \tanh(w_j h / 2)`: a division per term instead of an
-    ``exp``."""
+def _node_walk(p, ms, ws, lo, hi, tk, th, sign, out, k):
+    r"""``out[k]``: :math:`G` and its first four derivatives over the terms ``lo:hi`` at ``p``.
+    With :math:`a = w/2`, :math:`t = \tanh(a (p - \mu))`, :math:`s = 1 - t^2`, the derivatives of
+    :math:`-w t` are :math:`-w a s`, :math:`2 w a^2 t s`, :math:`2 w a^3 s (1 - 3t^2)` and
+    :math:`-8 w a^4 t s (2 - 3 t^2)`. ``tk`` holds each term's :math:`t_j` one node before
+    (``sign`` +1: at ``p - h``; -1: at ``p + h``; 0: none, computed afresh) and is updated in place
+    by the addition formula :math:`t_j \leftarrow (t_j \pm T_j) / (1 \pm t_j T_j)`, ``th``
+    :math:`T_j = \tanh(w_j h / 2)`: a division per term instead of an ``exp``."""
     v = 0.0
     d1 = 0.0
     d2 = 0.0
     d3 = 0.0
     d4 = 0.0
-    for j in range(ms.shape[0]):
+    for j in range(lo, hi):
         a = 0.5 * ws[j]
         if sign == 0:
             t = fast_tanh(a * (p - ms[j]))
@@ -331,7 +306,7 @@ def _edge(ms, ws, c, kappa1, lo_g, hi_g, q, anchor, h, buf, mid, up, tk, th):
             return GRID_MAX
         if k != 0:
             sign = 0 if k % REFRESH == 0 else (1 if up else -1)
-            _node_walk(anchor + k * h, ms, ws, tk, th, sign, buf, i)
+            _node_walk(anchor + k * h, ms, ws, 0, ms.shape[0], tk, th, sign, buf, i)
         f = buf[i, 0] + c[q]
         if kappa1 != 0.0:
             f += kappa1 * _terms(anchor + k * h, ms, ws, lo_g, hi_g)[0]
@@ -363,7 +338,7 @@ def solve_grid(mu, w, rank, kappa, beta, perf):
     th = np.empty(n)
     for j in range(n):
         th[j] = fast_tanh(0.5 * ws[j] * h)
-    _node_walk(anchor, ms, ws, tk, th, 0, buf, mid)
+    _node_walk(anchor, ms, ws, 0, n, tk, th, 0, buf, mid)
     below = tk.copy()
     k_hi = _edge(ms, ws, c, kappa1, gs[0], ge[0], 0, anchor, h, buf, mid, True, tk, th)
     k_lo = _edge(ms, ws, c, kappa1, gs[n - 1], ge[n - 1], n - 1, anchor, h, buf, mid, False, below, th)
