@@ -77,8 +77,15 @@ def test_elo_row_equals_the_pairs_scored_one_by_one(league):
     assert row["pair_log_loss"] == pytest.approx(np.sum(losses * sides) / np.sum(sides), rel=1e-12)
     assert row["pair_inversion"] == pytest.approx(np.sum(ordered * sides) / np.sum(sides), rel=1e-12)
     assert row["n_matches"] == 20 and row["n_sides"] == 80
-    # Bradley-Terry's log-likelihood is the sum over the pairs: minus the pairs' losses
-    assert row["loglik"] == pytest.approx(-np.mean(losses * 6), rel=1e-12)
+    # Elo's ranking: Plackett-Luce at its scale 400 / ln 10, whose pairs are its games
+    want = []
+    perf = Elo().run(league).perf_mean
+    for m in range(int(round(0.5 * league.n_matches)), league.n_matches):
+        lo, hi = league.match_ptr[m], league.match_ptr[m + 1]
+        assert np.unique(league.rank[lo:hi]).size == hi - lo  # no tie: the plain Plackett-Luce product
+        x = perf[lo:hi][np.argsort(league.rank[lo:hi])] / (400.0 / math.log(10.0))
+        want.append(sum(x[p] - np.log(np.sum(np.exp(x[p:]))) for p in range(hi - lo)))
+    assert row["loglik"] == pytest.approx(np.mean(want), rel=1e-12)
 
 
 def test_rows_sorted_by_pair_log_loss_with_paired_errors_against_the_best(league):

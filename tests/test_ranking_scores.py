@@ -45,43 +45,82 @@ def test_plackett_luce_loglik_of_three_sides_written_out():
     assert got == pytest.approx(tied, rel=1e-13)
 
 
-def test_bradley_terry_loglik_is_the_sum_over_pairs():
-    beta = 0.7
-    expected = 0.0
-    for i, j in combinations(range(5), 2):
-        z = (MU[i] - MU[j]) / math.sqrt(2 * beta**2 + VAR[i] + VAR[j])
-        y = outcome(RANK[i], RANK[j])
-        expected += y * math.log(logistic(z)) + (1 - y) * math.log(logistic(-z))
-    got = ranking_loglik(RankingForecast("bradley_terry", beta), MU, VAR, RANK, ONE)[0]
-    assert got == pytest.approx(expected, rel=1e-12)
+def test_bradley_terry_loglik_is_the_plackett_luce_ranking_of_its_pairs():
+    """A forecast of pairs is ranked by the Plackett-Luce model whose pairwise marginals are those
+    games, at the pair scale of the match's mean variance; written out for three sides."""
+    mu, var, beta = np.array([0.5, -0.2, 0.9]), np.array([0.1, 0.3, 0.0]), 0.8
+    c = math.sqrt(2 * beta**2 + 2 * np.mean(var))
+    e = [math.exp(m / c) for m in mu]
+    expected = math.log(e[2] / (e[0] + e[1] + e[2])) + math.log(e[0] / (e[0] + e[1]))
+    got = ranking_loglik(RankingForecast("bradley_terry", beta), mu, var, np.array([1, 2, 0]), np.array([0, 3]))[0]
+    assert got == pytest.approx(expected, rel=1e-13)
+    # one against one: exactly the Bradley-Terry game; with point ratings every pair's marginal is its game
+    two = ranking_loglik(RankingForecast("bradley_terry", beta), mu[:2], var[:2], np.array([0, 1]), np.array([0, 2]))[0]
+    assert two == pytest.approx(math.log(logistic((mu[0] - mu[1]) / math.sqrt(2 * beta**2 + var[0] + var[1]))),
+                                rel=1e-13)
 
 
-def test_thurstone_loglik_is_the_chain_of_adjacent_places():
-    beta, eps = 0.7, 0.25
-    order = [2, 0, 3, 1, 4]  # by place, the tie in input order
-    expected = 0.0
-    for i, j in zip(order, order[1:]):
-        c = math.sqrt(2 * beta**2 + VAR[i] + VAR[j])
-        d = MU[i] - MU[j]
-        expected += math.log(phi((eps - d) / c) - phi((-eps - d) / c)) if RANK[i] == RANK[j] else \
-            math.log(phi((d - eps) / c))
-    got = ranking_loglik(RankingForecast("thurstone", beta, eps), MU, VAR, RANK, ONE)[0]
-    assert got == pytest.approx(expected, rel=1e-12)
+def _orders(n):
+    from itertools import permutations
+
+    for perm in permutations(range(n)):
+        rank = np.empty(n, np.int64)
+        rank[list(perm)] = np.arange(n)
+        yield rank
 
 
 @pytest.mark.parametrize("kind", ["plackett_luce", "bradley_terry", "thurstone"])
-def test_loglik_equals_the_observations_own_value(kind):
+def test_loglik_is_a_probability_over_the_orders(kind):
+    """Summed over every strict order of a match's sides, each kind's probability is 1 (which a sum of
+    the pairs' or the chain's log-probabilities is not)."""
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 4):
+        mu, var = rng.normal(size=n), rng.uniform(0, 0.5, n)
+        f = RankingForecast(kind, 0.9)
+        total = sum(math.exp(ranking_loglik(f, mu, var, r, np.array([0, n]))[0]) for r in _orders(n))
+        assert total == pytest.approx(1.0, abs=1e-4 if kind == "thurstone" else 1e-12)
+    pairs = sum(math.exp(bt_loglik(mu, var, 0.9, r)[0]) for r in _orders(4))
+    assert abs(pairs - 1.0) > 0.01  # the composite of pairs is no distribution over orders
+
+
+def test_thurstone_loglik_is_the_probability_of_the_chain():
+    """Two sides: Phi's win and tie; three sides: the chain's integral by scipy's quadrature; the
+    adjacent factors' sum is another number."""
+    from scipy import integrate
+    from scipy.stats import norm
+
+    beta, eps = 0.7, 0.25
+    mu, var = np.array([0.4, -0.3]), np.array([0.2, 0.1])
+    c = math.sqrt(2 * beta**2 + var.sum())
+    d = mu[0] - mu[1]
+    f = RankingForecast("thurstone", beta, eps)
+    win = ranking_loglik(f, mu, var, np.array([0, 1]), np.array([0, 2]))[0]
+    tie = ranking_loglik(f, mu, var, np.array([0, 0]), np.array([0, 2]))[0]
+    assert win == pytest.approx(math.log(phi((d - eps) / c)), abs=1e-5)
+    assert tie == pytest.approx(math.log(phi((eps - d) / c) - phi((-eps - d) / c)), abs=1e-5)
+    mu, var = np.array([0.3, 1.1, -0.4]), np.array([0.2, 0.5, 0.0])
+    sd = np.sqrt(beta**2 + var)
+    rank = np.array([1, 0, 1])  # side 1 first, sides 0 and 2 tied behind
+    # p1 > p0 + eps and |p0 - p2| <= eps: integrate over p0 the two conditional probabilities
+    def inner(p0):
+        ahead = norm.sf(p0 + eps, mu[1], sd[1])
+        level = norm.cdf(p0 + eps, mu[2], sd[2]) - norm.cdf(p0 - eps, mu[2], sd[2])
+        return norm.pdf(p0, mu[0], sd[0]) * ahead * level
+    want = integrate.quad(inner, -12, 12, epsabs=1e-13, epsrel=1e-11)[0]
+    got = ranking_loglik(f, mu, var, rank, np.array([0, 3]))[0]
+    assert got == pytest.approx(math.log(want), abs=1e-5)
+    assert abs(got - thurstone_loglik(mu, var, beta, eps, rank)[0]) > 0.05
+
+
+def test_plackett_luce_loglik_equals_the_observations_own_value():
     rng = np.random.default_rng(3)
-    beta, eps = 0.9, 0.2
+    beta = 0.9
     for n in (2, 3, 7):
         mu, var = rng.normal(size=n), rng.uniform(0, 0.5, n)
         rank = np.sort(rng.integers(0, n, n))
         rank = np.searchsorted(rank, rank)[rng.permutation(n)]  # competition ranking with ties
-        ref = {"plackett_luce": lambda: pl_loglik(mu, var, beta, rank)[0],
-               "bradley_terry": lambda: bt_loglik(mu, var, beta, rank)[0],
-               "thurstone": lambda: thurstone_loglik(mu, var, beta, eps, rank)[0]}[kind]()
-        got = ranking_loglik(RankingForecast(kind, beta, eps), mu, var, rank, np.array([0, n]))[0]
-        assert got == pytest.approx(ref, rel=1e-12)
+        got = ranking_loglik(RankingForecast("plackett_luce", beta), mu, var, rank, np.array([0, n]))[0]
+        assert got == pytest.approx(pl_loglik(mu, var, beta, rank)[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("kind, eps", [("bradley_terry", 0.0), ("plackett_luce", 0.0), ("thurstone", 0.0),

@@ -8,16 +8,27 @@ observation that means (:class:`statespace.model.ranking_forecast.RankingForecas
 ``beta`` and ``eps``). Per match of :math:`n` sides, in :math:`O(n^2)` time and :math:`O(n)`
 memory (a Codeforces contest has 3,000 sides: no :math:`n \times n` array is made):
 
-- **Ranking log-likelihood** (:func:`ranking_loglik`, nats, higher is better): the value of the
-  observation's log-likelihood of the observed ranking, as
-  :func:`statespace.model.ranking.pl_loglik` (Plackett-Luce),
-  :func:`statespace.model.ranking_pairwise.bt_loglik` (the sum over all pairs of Bradley-Terry
-  games) and :func:`statespace.model.ranking_pairwise.thurstone_loglik` (TrueSkill's chain of
-  adjacent probit factors with draw margin :math:`\varepsilon`) give it, without their gradient
-  and Hessian. The three are log-probabilities of different things (a whole ranking; a
-  composite of :math:`n(n-1)/2` games; :math:`n - 1` adjacent factors), so they compare methods
-  of one kind only. A tie in a Thurstonian ranking at :math:`\varepsilon = 0` has no likelihood
-  and is refused (``ValueError`` naming the match).
+- **Ranking log-likelihood** (:func:`ranking_loglik`, nats, higher is better; comparable across
+  kinds): the log-probability of the observed ranking under a distribution over rankings that the
+  forecast implies, so that summed over every strict order of a match's sides the probability is 1:
+
+  - ``plackett_luce``: Plackett-Luce at Weng and Lin's scale :math:`c = \sqrt{\sum_k (\beta^2 + v_k)}`
+    (the value of :func:`statespace.model.ranking.pl_loglik`, ties as its Weng-Lin form);
+  - ``bradley_terry``: a forecast of pairs is not yet a distribution over rankings (the sum over all
+    pairs of their log-probabilities, :func:`statespace.model.ranking_pairwise.bt_loglik`, counts
+    :math:`n(n-1)/2` dependent events as independent). Its ranking is the Plackett-Luce one whose
+    pairwise marginals are those Bradley-Terry games (Luce's choice axiom; Marden 1995, Section
+    5.1), at the pair scale of the match's mean variance :math:`\sqrt{2\beta^2 + 2\bar v}`: exactly
+    the game's probability one against one, and for point ratings (:math:`v = 0`, Elo) exactly
+    every pair's forecast;
+  - ``thurstone``: the probability of TrueSkill's chain of adjacent results with draw margin
+    :math:`\varepsilon` (:func:`statespace.model.ranking_probability.thurstone_order_logprob`, an
+    :math:`n`-dimensional Gaussian integral computed by a recursion over the places), not the sum of
+    the adjacent factors' log-probabilities (:func:`statespace.model.ranking_pairwise.thurstone_loglik`'s
+    value), which counts those dependent events as independent.
+
+  A tie in a Thurstonian ranking at :math:`\varepsilon = 0` has probability 0 and is refused
+  (``ValueError`` naming the match).
 - **Pairwise log loss** (:func:`forecast_pair_log_loss`, nats, lower is better; comparable across
   kinds): the mean over the match's :math:`n(n-1)/2` pairs of the binary log loss
   :math:`-[y \log E_{ij} + (1 - y) \log(1 - E_{ij})]`, :math:`y` = 1 when i placed ahead of j, 0
@@ -62,6 +73,7 @@ from statespace.model import ranking_metrics as RM
 from statespace.model.ranking import Z_MAX, ratio
 from statespace.model.ranking_forecast import RankingForecast
 from statespace.model.ranking_pairwise import D_SCALES, pair_scale
+from statespace.model.ranking_probability import thurstone_order_logprob
 
 __all__ = ["SCORES", "ranking_loglik", "forecast_pair_log_loss", "match_scores"]
 
@@ -74,14 +86,11 @@ _LOG_HALF = math.log(0.5)
 
 
 @njit(cache=True)
-def _pl_value(mu, var, beta, rank):
-    r"""Plackett-Luce's :math:`\ell = \sum_k (\operatorname{mean}_{G_k} x - \operatorname{lse}_{T_k} x)`,
-    the places' groups walked from the last up with a running log-sum-exp of the sides not ahead."""
+def _pl_value(mu, c, rank):
+    r"""Plackett-Luce's :math:`\ell = \sum_k (\operatorname{mean}_{G_k} x - \operatorname{lse}_{T_k} x)`
+    at the scale ``c`` (:math:`x = \mu / c`), the places' groups walked from the last up with a
+    running log-sum-exp of the sides not ahead."""
     n = mu.shape[0]
-    s2 = 0.0
-    for k in range(n):
-        s2 += beta * beta + var[k]
-    c = math.sqrt(s2)
     order = np.argsort(rank, kind="mergesort")
     top = -math.inf  # running lse = top + log(acc)
     acc = 0.0
@@ -106,6 +115,20 @@ def _pl_value(mu, var, beta, rank):
 
 
 @njit(cache=True)
+def _scale(kind, beta, v):
+    r"""The one scale of a match's Plackett-Luce ranking: Weng and Lin's :math:`\sqrt{\sum_k (\beta^2 + v_k)}`
+    for ``plackett_luce``; the pair scale at the match's mean variance,
+    :math:`\sqrt{2\beta^2 + 2\bar v}`, for ``bradley_terry``."""
+    n = v.shape[0]
+    total = 0.0
+    for k in range(n):
+        total += v[k]
+    if kind == 0:
+        return math.sqrt(n * beta * beta + total)
+    return math.sqrt(2.0 * beta * beta + 2.0 * total / n)
+
+
+@njit(cache=True)
 def _outcome(ri, rj):
     """1 when the side of place ``ri`` is ahead of that of ``rj``, 0 behind, 1/2 tied."""
     return 1.0 if ri < rj else (0.0 if ri > rj else 0.5)
@@ -113,26 +136,10 @@ def _outcome(ri, rj):
 
 @njit(cache=True)
 def _loglik_value(kind, beta, eps, u, v, r):
-    """One match's log-likelihood of its ranking ``r`` (see the module docstring)."""
-    n = u.shape[0]
-    if kind == 0:
-        return _pl_value(u, v, beta, r)
-    total = 0.0
-    if kind == 1:
-        for i in range(n):
-            for j in range(i + 1, n):
-                c = pair_scale(v, beta, i, j)
-                d = ratio(u[i] - u[j], c, D_SCALES) * c
-                total += nx.loglik_grad(nx.LOGISTIC, nx.DRAW_HALF, 0.0, _outcome(r[i], r[j]), d, c)[0]
-        return total
-    order = np.argsort(r, kind="mergesort")
-    for p in range(n - 1):
-        i, j = order[p], order[p + 1]
-        c = pair_scale(v, beta, i, j)
-        d = ratio(u[i] - u[j], c, D_SCALES) * c
-        s = 0.5 if r[i] == r[j] else 1.0
-        total += nx.loglik_grad(nx.PROBIT, nx.DRAW_THRESHOLD, eps, s, d, c)[0]
-    return total
+    """One match's log-probability of its ranking ``r`` (see the module docstring)."""
+    if kind == 2:
+        return thurstone_order_logprob(u, v, beta, eps, r)
+    return _pl_value(u, _scale(kind, beta, v), r)
 
 
 @njit(cache=True)
@@ -146,11 +153,7 @@ def _log_add(a, b):
 def _pair_loss_value(kind, beta, eps, u, v, r):
     """One match's mean over its pairs of the log loss of the expected score (module docstring)."""
     n = u.shape[0]
-    c = 0.0
-    if kind == 0:
-        for k in range(n):
-            c += beta * beta + v[k]
-        c = math.sqrt(c)
+    c = _scale(0, beta, v) if kind == 0 else 0.0
     total = 0.0
     for i in range(n):
         for j in range(i + 1, n):
