@@ -72,3 +72,10 @@ def test_a_side_far_out_of_its_place_falls_back_to_the_chain():
     got = thurstone_order_logprob(mu, var, 1.0, 0.0, rank)
     assert got == chain_loglik(mu, var, 1.0, 0.0, rank)
     assert math.isfinite(got) and got < -1e10
+
+
+def test_a_flat_forecast_gives_every_order_of_fifty_the_same_probability():
+    rng = np.random.default_rng(2)
+    for var in (0.0, 3.0):
+        got = thurstone_order_logprob(np.zeros(50), np.full(50, var), 1.0, 0.0, rng.permutation(50))
+        assert got == pytest.approx(-math.lgamma(51), rel=1e-5)

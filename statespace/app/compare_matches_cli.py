@@ -135,8 +135,8 @@ def format_table(table) -> str:
 
 
 _FOOTNOTE = ("Each match is forecast from the matches before it (online). loglik: the mean per match of the "
-             "log-likelihood of the\nobserved ranking under the method's own observation (comparable between "
-             "methods of one observation only);\npair log loss (nats): the mean over each match's pairs of sides of "
+             "log-probability of the\nobserved ranking under the method's own forecast (every method's of the same "
+             "event);\npair log loss (nats): the mean over each match's pairs of sides of "
              "the binary log loss of the method's expected\nscore (a tie 0.5); pair inv %: the pairs ordered as the "
              "result; rank dev %: places off, of the field; top-1: the\nstrongest forecast side won. Matches weighted "
              "by their number of sides (loglik: by match); \u00b1se: the paired\nstandard error of the difference "

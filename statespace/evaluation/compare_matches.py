@@ -112,16 +112,16 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
     Returns a DataFrame, one row per method (index ``method``), best pairwise log loss first:
 
     - ``observation``: the ranking observation of the method's forecast (``match_forecast().kind``);
-    - ``loglik``: the mean per match of the log-likelihood of the observed ranking under that
-      observation (higher is better; comparable between methods of one observation only);
+    - ``loglik``: the mean per match of the log-probability of the observed ranking under the
+      method's forecast (higher is better; a probability of the same event for every method, so
+      comparable across observations: :func:`statespace.model.ranking_scores.ranking_loglik`);
     - ``pair_log_loss``: the mean binary log loss of the method's expected score over each match's
       pairs of sides (nats; lower is better; comparable across observations);
     - ``pair_inversion`` (% of pairs ordered as the result, higher is better), ``rank_deviation``
       (% of the field, lower is better), ``top1`` (the share of matches the strongest forecast
       side won): by the sides' performance means;
     - each score's ``<score>_se``: the paired standard error over the same matches of the row's
-      score minus the best row's for that score (0 on the best row; for ``loglik`` the best of
-      the methods of the same observation);
+      score minus the best row's for that score (0 on the best row);
     - ``n_matches`` and ``n_sides``: the matches scored and their sides; ``seconds``: the run.
 
     The scores weight matches as :mod:`statespace.model.ranking_scores` says (by their number of
@@ -181,10 +181,7 @@ def compare_matches(methods, matches: Matches, split: float = 0.7, *, progress: 
     for score, better in SCORES.items():
         se = np.zeros(len(table))
         for i, name in enumerate(table.index):
-            peers = table.index
-            if score == "loglik":  # log-likelihoods of different observations are of different events
-                peers = peers[table["observation"] == table.at[name, "observation"]]
-            col = table.loc[peers, score]
+            col = table[score]
             best = col.idxmax() if better == "max" else col.idxmin()
             se[i] = 0.0 if best == name else paired_se(values[name][score], values[best][score], weights[score])
         table.insert(table.columns.get_loc(score) + 1, f"{score}_se", se)
