@@ -14,15 +14,11 @@ with no home side and, where some match has tied sides, draws (its draw setting 
 
 The objectives (:data:`OBJECTIVES`), per match as :mod:`statespace.model.ranking_scores` weights them:
 
-- ``"loglik"``: minus the mean per match of the log-likelihood of the observed rankings
-  (:func:`~statespace.model.ranking_scores.ranking_loglik`); the default for Plackett-Luce
-  (a likelihood of the whole ranking) and Bradley-Terry pairs (a composite likelihood over all
-  pairs);
+- ``"loglik"`` (the default): minus the mean per match of the log-probability of the observed
+  rankings under the method's forecast (:func:`~statespace.model.ranking_scores.ranking_loglik`:
+  a proper probability of the ranking for every kind of forecast);
 - ``"pair_log_loss"``: the pairwise log loss of the expected scores
-  (:func:`~statespace.model.ranking_scores.forecast_pair_log_loss`); the default for the
-  Thurstonian chain, whose product of the adjacent places' factors is not the probability of
-  the ranking: a flat forecast (every factor 1/2) is hard to beat by it, and maximising it
-  drives the performance noise ``beta`` to the top of its box.
+  (:func:`~statespace.model.ranking_scores.forecast_pair_log_loss`).
 """
 
 from __future__ import annotations
@@ -79,8 +75,7 @@ def tune_matches(method, matches: Matches, params=None, bounds=None, *, objectiv
                  burn_in: float = 0.0, maxiter: int = 100):
     """Fit ``method``'s settings to ``matches``; returns ``(tuned method, TuneResult)`` (the tuned
     method's ``tuning`` is the result, whose ``objective_name`` says what was minimised: one of
-    :data:`OBJECTIVES`, by default ``"pair_log_loss"`` for a Thurstonian forecast and ``"loglik"``
-    otherwise; see the module docstring). Standard errors are not computed (NaN).
+    :data:`OBJECTIVES`, by default ``"loglik"``; see the module docstring). Standard errors are not computed (NaN).
 
     ``params``: the names to fit (default: all of ``method.tunable``'s for matches); ``bounds``:
     ``{name: (low, high)}`` overriding its box (checked by :func:`filters.tuning.check_box`);
@@ -96,9 +91,9 @@ def tune_matches(method, matches: Matches, params=None, bounds=None, *, objectiv
     from filters.match_run import check_matches
 
     check_matches(method, matches)
-    kind = method.match_forecast().kind
+    method.match_forecast()  # a setting that cannot forecast a match refuses here
     if objective is None:
-        objective = "pair_log_loss" if kind == "thurstone" else "loglik"
+        objective = "loglik"
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if isinstance(burn_in, bool) or not isinstance(burn_in, (int, float)) or not 0 <= burn_in < 1:

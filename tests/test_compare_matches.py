@@ -162,7 +162,7 @@ def test_tuning_on_matches_finds_the_best_k_of_a_grid(league):
 
 def test_tuning_a_setting_learnt_from_games_starts_inside_its_box():
     """TrueSkill's draw rate is left to learn (None); on matches with a tie it is tuned from the
-    middle of its box, by the pairwise log loss (a Thurstonian forecast)."""
+    middle of its box, by the ranking log-likelihood (the probability of TrueSkill's chain)."""
     from filters import TrueSkill
 
     frame = pd.DataFrame({"match": ["a"] * 3 + ["b"] * 3 + ["c"] * 2, "time": [0, 0, 0, 1, 1, 1, 2, 2],
@@ -173,7 +173,7 @@ def test_tuning_a_setting_learnt_from_games_starts_inside_its_box():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundWarning)
         _, result = tune_matches(TrueSkill(), matches, maxiter=3)
-    assert result.objective_name == "pair_log_loss" and "draw_probability" in result.params
+    assert result.objective_name == "loglik" and "draw_probability" in result.params
     lo, hi = result.bounds["draw_probability"]
     assert lo < result.start["draw_probability"] < hi
 
