@@ -244,14 +244,14 @@ class EloMMR(Filter):
         team = np.flatnonzero(members != 1)
         if team.size:
             m = int(side_of_match[team[0]])
-            raise ValueError(f"{self.name} rates contests of individuals: match {matches.label[m]!r} (time "
-                             f"{matches.when[m]}) has a side of {int(members[team[0]])} competitors; use a method "
-                             f"that rates teams (TrueSkill, WengLin, Elo)")
+            raise ValueError(f"{self.name} rates contests of individuals: {matches.match_text(m)} has a side of "
+                             f"{int(members[team[0]])} competitors; use a method that rates teams (TrueSkill, "
+                             f"WengLin, Elo)")
         bad = np.flatnonzero(matches.weight != 1.0)
         if bad.size:
             m = int(np.searchsorted(matches.side_ptr[matches.match_ptr], bad[0], side="right") - 1)
-            raise ValueError(f"{self.name} does not use partial-play weights: match {matches.label[m]!r} (time "
-                             f"{matches.when[m]}) gives {matches.names[matches.member[bad[0]]]!r} weight "
+            raise ValueError(f"{self.name} does not use partial-play weights: {matches.match_text(m)} gives "
+                             f"{matches.names[matches.member[bad[0]]]!r} weight "
                              f"{matches.weight[bad[0]]:g}; use weights of 1")
 
     def run(self, games, initial=None, state=None):

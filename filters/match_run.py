@@ -59,9 +59,7 @@ def check_matches(method, matches: Matches) -> None:
     if getattr(type(method), "_match", None) is not None:
         return
     m = _first_many_sided(matches)
-    when = matches.when[m]
-    when = pd.Timestamp(when) if isinstance(when, np.datetime64) else when
-    what = (f"match {matches.label[m]!r} (time {when}) has {_shape(matches, m)}" if m >= 0
+    what = (f"{matches.match_text(m)} has {_shape(matches, m)}" if m >= 0
             else f"these {matches.n_matches} matches are all one competitor against one: rate them as games "
                  f"(statespace.Games)")
     raise ValueError(f"{method.name} rates games of two competitors only and cannot rate matches of many sides: "

@@ -145,6 +145,14 @@ class Matches:
         :class:`statespace.Games`)."""
         return bool(np.all(np.diff(self.match_ptr) == 2) and np.all(np.diff(self.side_ptr) == 1))
 
+    def match_text(self, m: int) -> str:
+        """``match 'label' (time 2004-07-13 17:02:13)``: how messages name match ``m`` (a date shown
+        as a timestamp, a number as itself)."""
+        when = self.when[m]
+        if isinstance(when, np.datetime64):
+            when = pd.Timestamp(when)
+        return f"match {self.label[m]!r} (time {when})"
+
     def sides(self, m: int) -> list[np.ndarray]:
         """The member ids of each side of match ``m`` (in stored order: by rank)."""
         if not -self.n_matches <= m < self.n_matches:
