@@ -101,11 +101,14 @@ and its record :class:`AutoResult` (:mod:`~statespace.ensemble.auto_search`), th
 (:mod:`~statespace.ensemble.auto_variant`, :mod:`~statespace.ensemble.auto_candidate`), the blend
 of the best (:mod:`~statespace.ensemble.auto_blend`) and the fitted result :class:`AutoFit`
 (:mod:`~statespace.ensemble.auto_fit`); this module holds :func:`auto` and the public names.
+On matches of many sides ``auto`` chooses among the methods that rate them:
+:mod:`~statespace.ensemble.auto_matches`.
 """
 
 from __future__ import annotations
 
 from statespace.data.games import Games
+from statespace.data.matches import Matches
 from statespace.ensemble import auto_blend as _auto_blend, auto_search as _auto_search, auto_variant as _auto_variant
 from statespace.ensemble.auto_candidate import Candidate
 from statespace.ensemble.auto_fit import AutoFit
@@ -145,6 +148,11 @@ def auto(games: Games, *, split: float | None = None, **options) -> AutoFit:
     are those of :class:`Auto`: ``burn_in``, ``objective``, ``observations``, ``powers``,
     ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``).
 
+    Given matches of many sides (a :class:`statespace.data.matches.Matches`) it chooses among the
+    methods that rate them instead, tuned on the first ``split`` (default 0.7) and compared on the
+    rest, and returns an :class:`~statespace.ensemble.auto_matches_fit.AutoMatchFit`
+    (:func:`statespace.ensemble.auto_matches.auto_matches`, whose options ``options`` are).
+
     Example::
 
         import statespace as ss
@@ -154,4 +162,8 @@ def auto(games: Games, *, split: float | None = None, **options) -> AutoFit:
         fit = ss.auto(sim.games, split=0.8)
         print(fit.summary())
     """
+    if isinstance(games, Matches):
+        from statespace.ensemble.auto_matches import auto_matches  # loads the filters only when needed
+
+        return auto_matches(games, **options) if split is None else auto_matches(games, split=split, **options)
     return Auto(split=split, **options).fit(games)
