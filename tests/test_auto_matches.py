@@ -124,3 +124,24 @@ def test_level_candidates_go_to_the_fewest_tuned_settings():
     rows[1]["pair_log_loss"] = 0.5 + 2 * TIE
     assert _pick(rows)["candidate"] == "tuned"
     assert _pick([{"candidate": "x", "pair_log_loss": float("nan"), "settings": {}}]) is None
+
+
+def test_cli_compare_auto_on_matches_adds_the_row_chosen_on_the_training_matches(capsys, monkeypatch):
+    import json
+
+    from statespace.app.cli import main
+    from statespace.ensemble import auto_matches as module
+    from statespace.model.match_scenarios import team_league
+
+    monkeypatch.setattr(module, "DEFAULT_CANDIDATES", ("elo", "wenglin"))  # two quick candidates
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundWarning)
+        assert main(["compare", "--scenario", "team_league", "--seed", "2", "--methods", "elo", "--auto", "--json",
+                     "--quiet"]) == 0
+        rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["methods"]}
+        assert set(rows) == {"elo", "auto"}
+        matches = team_league(seed=2).matches
+        chosen = auto_matches(matches.take(np.arange(700))).method  # the choice sees the training matches only
+        ref = compare_matches({"auto": chosen}, matches, SPLIT)
+    assert rows["auto"]["spec"] == repr(chosen)
+    assert rows["auto"]["pair_log_loss"] == pytest.approx(ref.at["auto", "pair_log_loss"], rel=1e-12)

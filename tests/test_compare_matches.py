@@ -268,7 +268,6 @@ def test_cli_tunes_on_matches(capsys):
     (["--scenario", "nosuch"], "unknown scenario 'nosuch'; choose one of .*ffa_league"),
     (["--scenario", "ffa_league", "--mode", "walk_forward"], "matches are scored online only"),
     (["--scenario", "ffa_league", "--periods", "week"], "--periods .* games only"),
-    (["--scenario", "ffa_league", "--auto"], "--auto .* games only"),
     (["--scenario", "ffa_league", "--plot", "x.png"], "--plot .* games only"),
     (["--scenario", "ffa_league:n=3"], "match scenario ffa_league takes no parameters"),
     (["--scenario", "ffa_league", "--methods", "elo_fide"], "FIDE's rules rate games of two"),

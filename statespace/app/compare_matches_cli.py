@@ -6,9 +6,13 @@ prints its table (:func:`format_table`) or, with ``--json``, the table as JSON.
 The methods: ``--methods`` picks them (a method without a match kernel is refused, naming it);
 by default every registered method that rates matches
 (:func:`statespace.evaluation.compare_matches.match_methods`), match-only ones included. Matches are scored online only, so
-the options of games (``--mode`` other than online, ``--every``, ``--periods``, ``--auto``,
+the options of games (``--mode`` other than online, ``--every``, ``--periods``,
 ``--drop-invalid``, ``--plot``) are refused with one line. ``--tune`` tunes each method on the
-training matches first (:func:`statespace.evaluation.tune_matches.tune_matches`).
+training matches first (:func:`statespace.evaluation.tune_matches.tune_matches`). ``--auto`` adds
+the row ``auto``: :func:`statespace.auto`'s choice among the match-rating methods
+(:mod:`statespace.ensemble.auto_matches`) made on the training matches only (tuned on their first
+70%, compared on the rest, refit on all of them), then run online through every match like the
+other rows.
 """
 
 from __future__ import annotations
@@ -25,8 +29,7 @@ __all__ = ["MATCH_SCENARIOS", "is_match_source", "main", "format_table"]
 MATCH_SCENARIOS = ("ffa_league", "team_league")
 
 #: the options ``compare`` takes for games only: (attribute, flag)
-_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("auto", "--auto"), ("drop_invalid", "--drop-invalid"),
-               ("plot", "--plot"))
+_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("drop_invalid", "--drop-invalid"), ("plot", "--plot"))
 
 
 def is_match_source(args) -> bool:
@@ -65,7 +68,7 @@ def _refuse_games_options(args) -> None:
     for attr, flag in _GAMES_ONLY:
         if getattr(args, attr, None):
             raise CLIError(f"{flag} applies to games only; matches of many sides take --methods, --split, "
-                           f"--tune, --seed, --quiet and --json")
+                           f"--tune, --auto, --seed, --quiet and --json")
 
 
 def _load(args, err):
@@ -143,12 +146,29 @@ _FOOTNOTE = ("Each match is forecast from the matches before it (online). loglik
              "from the best row of that score.")
 
 
+def _auto(args, matches):
+    """auto's choice made on the training matches only (the rows' held-out matches unseen)."""
+    import numpy as np
+
+    from statespace.ensemble.auto import auto
+    from statespace.evaluation.compare_matches import held_out
+
+    try:
+        train = matches.take(np.arange(held_out(matches, args.split)))
+        return auto(train, progress=False if args.quiet else None).method
+    except ValueError as exc:
+        raise CLIError(f"--auto: {exc}") from None
+
+
 def main(args, out, err) -> int:
     """``compare`` on matches: 0 when the table is written; a user error raises :class:`CLIError`."""
     _refuse_games_options(args)
     matches, source = _load(args, err)
     methods = _methods(args, matches, err)
     from statespace.evaluation.compare_matches import compare_matches
+
+    if args.auto:
+        methods = {**methods, "auto": _auto(args, matches)}
 
     try:
         t0 = time.perf_counter()
