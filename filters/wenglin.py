@@ -217,6 +217,11 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     _draw_setting = "epsilon"
     _draw_default = EPSILON
 
+    @classmethod
+    def plackett_luce(cls, **kwargs) -> "WengLin":
+        """Weng-Lin's Plackett-Luce model (``WengLin(model="plackett_luce", ...)``)."""
+        return cls(model="plackett_luce", **kwargs)
+
     def __init__(self, model: str = "bradley_terry", mu: float = MU, sigma: float = SIGMA,
                  beta: float | None = None, tau: float | None = None, kappa: float = KAPPA,
                  epsilon: float | None = None, *, dynamics: str = "game", home: float = 0.0,
@@ -371,4 +376,8 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
 
 
 #: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these.
-METHODS = {"wenglin": WengLin}
+#: Names under which ``statespace compare --methods`` and ``statespace rate --method`` find these
+#: (``wenglin_pl``, the Plackett-Luce model that ranks a free-for-all in O(n), for matches; not in
+#: the default comparison of games, where it adds nothing to Bradley-Terry's row)
+METHODS = {"wenglin": WengLin, "wenglin_pl": WengLin.plackett_luce}
+METHODS_NOT_BY_DEFAULT = {"wenglin_pl"}

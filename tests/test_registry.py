@@ -164,8 +164,9 @@ def test_filters_registry_is_every_module_methods():
     for module in modules:
         expected.update(getattr(sys.modules[f"filters.{module}"], "METHODS", {}))
     assert filters.REGISTRY == expected
-    # pythagorean rates from each side's points, which the default scenario lacks; elo_mmr rates contests only
-    assert filters.NOT_BY_DEFAULT == {"pythagorean", "elo_mmr"}
+    # pythagorean rates from each side's points, which the default scenario lacks; elo_mmr rates contests only;
+    # wenglin_pl (for matches) adds nothing to Bradley-Terry's row on games
+    assert filters.NOT_BY_DEFAULT == {"pythagorean", "elo_mmr", "wenglin_pl"}
     assert {"Elo", "Glicko", "Glicko2", "TrueSkill", "WengLin", "EKF", "REGISTRY"} <= set(filters.__all__)
 
 

@@ -80,6 +80,7 @@ BUILTIN_INDEX = {
     "stephenson": "filters.stephenson",
     "trueskill": "filters.trueskill",
     "wenglin": "filters.wenglin",
+    "wenglin_pl": "filters.wenglin",
     "laplace": "smoothers",
     "bradley_terry": "smoothers",
     "pymc": "smoothers",
