@@ -45,6 +45,7 @@ _LAZY = {
     "Goals": "model.goals",
     "ELO_SCALE": "model.skillmodel", "SkillModel": "model.skillmodel",
     "DroppedRowsWarning": "data.games", "Games": "data.games", "GamesError": "data.games",
+    "Matches": "data.matches",
     "Simulation": "model.simulate", "simulate": "model.simulate",
     "compare": "evaluation.compare", "Comparison": "evaluation.compare",
     "compare_matches": "evaluation.compare_matches",
@@ -61,7 +62,7 @@ _SUBMODULES = {"scenarios": "model.scenarios", "metrics": "model.metrics", "data
 __all__ = [
     "SkillModel", "NoDraw", "HalfWin", "Threshold", "Davidson", "ELO_SCALE",
     "Observation", "Outcome", "Margin", "Goals",
-    "Games", "GamesError", "DroppedRowsWarning",
+    "Games", "GamesError", "DroppedRowsWarning", "Matches",
     "BoundWarning", "DrawWarning", "SeenGamesWarning",
     "simulate", "Simulation", "scenarios", "metrics", "datasets", "compare", "Comparison", "compare_matches",
     "FixedForecast", "auto", "Auto", "Blend", "study", "Grid",
