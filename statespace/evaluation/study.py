@@ -32,6 +32,11 @@ Grid
   - ``{"csv": PATH}``: a games CSV (:meth:`statespace.Games.from_csv`);
   - a :class:`statespace.Games`: these games;
 
+  - a match data set or a simulated league of matches of many sides (``"dataset:halo2_large_team"``,
+    ``"ffa_league"``, ``{"scenario": "simulate_matches", "sides": 8}``): each task is then one
+    row of :func:`statespace.evaluation.compare_matches.compare_matches`, online, with its
+    ranking scores as the row's columns (:mod:`statespace.evaluation.study_matches`);
+
 - ``seeds`` (default ``[0]``): the seed of each simulated scenario. A source that is not
   simulated (a data set, a CSV, a Games) does not depend on the seed: it runs once per method and
   mode, with ``seed`` missing (``<NA>``) in its row, so averages over seeds weigh it once;
@@ -94,6 +99,8 @@ from typing import Any, Mapping, Sequence
 from statespace.methods.specs import one_line
 from statespace.evaluation.study_rows import (KEY_COLUMNS, SCORE_COLUMNS, key_row as _key_row, read_rows, table as _table, write_row)
 from statespace.evaluation.study_run import check_jobs as _check_jobs, run_all
+from statespace.evaluation.study_matches import (MATCH_MODES, is_match_source, match_row, match_source_spec,
+                                                 match_summary)
 
 __all__ = ["Grid", "Task", "study", "summary", "run_task", "run_all", "StudyWarning", "KEY_COLUMNS",
            "SCORE_COLUMNS"]
@@ -116,6 +123,9 @@ def _source_spec(name: str, source) -> dict | Any:
 
     if isinstance(source, Games):
         return source
+    matches = match_source_spec(name, source)
+    if matches is not None:
+        return matches
     if isinstance(source, str):
         kind, colon, value = source.partition(":")
         if not colon:  # a bare name: a scenario, else a data set
@@ -158,7 +168,7 @@ def _source_spec(name: str, source) -> dict | Any:
 
 def _seeded(spec) -> bool:
     """Whether a source's games depend on the seed (simulated scenarios only)."""
-    return isinstance(spec, dict) and "scenario" in spec
+    return isinstance(spec, dict) and ("scenario" in spec or "match_scenario" in spec)
 
 
 def _method(name: str, method):
@@ -292,7 +302,7 @@ class Grid:
         for mname, method in self.methods.items():
             for sname, source in self.sources.items():
                 for seed in (self.seeds if _seeded(source) else (None,)):
-                    for mode in self.modes:
+                    for mode in (MATCH_MODES if is_match_source(source) else self.modes):
                         task = Task(len(out), mname, method, sname, source, seed, mode, float(self.split),
                                     self.every, self.tune, self.tune_options)
                         object.__setattr__(task, "id", _task_id(task._spec(settings[mname], keys[sname])))
@@ -336,6 +346,8 @@ def run_task(task: Task) -> dict:
 
     row = _key_row(task)
     try:
+        if is_match_source(task.source):
+            return match_row(task, row)
         games = _games(task.source, task.seed)
         table = compare({task.method_name: task.method}, games, task.split, task.mode, every=task.every,
                         tune=task.tune, tune_options=task.tune_options, progress=False)
@@ -459,4 +471,4 @@ def summary(table):
     out = out.rename(columns={"mean": "log_loss", "count": "n"})
     out["n"] = out["n"].fillna(0).astype(int)
     out["failed"] = out["failed"].fillna(0).astype(int)
-    return pd.DataFrame(out).reset_index(drop=True)
+    return match_summary(table, pd.DataFrame(out).reset_index(drop=True))
