@@ -22,12 +22,20 @@ The grid file (read with :mod:`tomllib`; relative paths are relative to the file
     balanced = "scenario:balanced"
     drift = { scenario = "drifting" }
     mine = { csv = "games.csv" }
+    halo = "dataset:halo2_large_team"                   # matches of many sides (teams)
+    ffa = { scenario = "simulate_matches", sides = 8 }  # a simulated free-for-all league
 
     [tune_options]               # optional: passed to each method's tune, e.g. burn_in = 0.2
     burn_in = 0.2
 
+Sources of matches of many sides (match data sets, ``ffa_league``, ``team_league``,
+``simulate_matches`` with its parameters: :mod:`statespace.evaluation.study_matches`) run online
+only, each task a ``compare_matches`` row with the ranking scores; a method that cannot rate
+matches fails there, naming itself.
+
 The command prints a summary (per method, source and mode: the mean log loss over the seeds,
-its standard error, the number of tasks and of failed ones: :func:`statespace.evaluation.study.summary`) and,
+its standard error, with match sources the mean pairwise log loss and its standard error, the
+number of tasks and of failed ones: :func:`statespace.evaluation.study.summary`) and,
 with ``--out``, writes the full table (one row per task), as Parquet or CSV by the file's
 suffix. Finished rows go to the parts folder as they end: ``--parts DIR``, else the grid's
 ``path``, else ``OUT.parts`` beside ``--out`` (without ``--out`` and ``path`` there is none); run
