@@ -66,6 +66,7 @@ from statespace.model.ranking import pl_loglik
 from statespace.model.ranking_forecast import RankingForecast
 from statespace.model.ranking_pairwise import thurstone_loglik
 
+from . import _ekf_match_fast as FAST
 from . import kernels as K
 from ._ekf_layout import _MBETA, _MEAN, _MEPS, _MKIND, _SD
 from .match_loop import match_kernel, side_moments
@@ -75,6 +76,11 @@ __all__ = ["PLACKETT_LUCE", "THURSTONE", "MARGIN", "match_setting", "match_forec
 
 #: ``theta[match_kind]``: the observation of a match (``NONE``: the model rates games only)
 NONE, PLACKETT_LUCE, THURSTONE, MARGIN = -1, 0, 1, 2
+
+#: the diagonal form rates a ranking of more sides than this, each of one member, by
+#: :mod:`filters._ekf_match_fast` (the same step in O(n log n)); smaller matches and teams take the
+#: joint O(n^3) form, the definition
+FAST_SIDES = 64
 
 
 def match_setting(model, iterations: int = 1) -> tuple[int, float, float]:
@@ -208,6 +214,41 @@ def _score_difference(theta, perf_mean, s0):
     return perf_mean[s0] - perf_mean[s0 + 1] if int(theta[_MKIND]) == MARGIN else 0.0
 
 
+@njit(cache=True)
+def _fast(theta, side_ptr, s0, s1):
+    """Whether the match takes :mod:`filters._ekf_match_fast`: a ranking of more than
+    :data:`FAST_SIDES` sides of one member each."""
+    if s1 - s0 <= FAST_SIDES or int(theta[_MKIND]) not in (PLACKETT_LUCE, THURSTONE):
+        return False
+    for s in range(s0, s1):
+        if side_ptr[s + 1] - side_ptr[s] != 1:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _match_singles(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean):
+    """The diagonal step of a match of single members by :mod:`filters._ekf_match_fast`: member
+    ``i`` moves by ``sqrt(v_i) step_i`` to variance ``v_i shrink_i`` (the same numbers as the joint
+    form's ``w v u`` and ``v - (w v)^2 M``, to rounding)."""
+    n = s1 - s0
+    t = np.empty(n)
+    for s in range(n):
+        k = side_ptr[s0 + s]
+        t[s] = weight[k] * x[member[k], _SD]
+    mu = perf_mean[s0:s1].copy()
+    rk = rank[s0:s1].copy()
+    if int(theta[_MKIND]) == THURSTONE:
+        step, shrink = FAST.chain_newton(mu, t, theta[_MBETA], theta[_MEPS], rk)
+    else:
+        step, shrink = FAST.pl_newton(mu, t, theta[_MBETA], rk)
+    for s in range(n):
+        i = member[side_ptr[s0 + s]]
+        sd = x[i, _SD]
+        x[i, _MEAN] = K.clamp_mean(x[i, _MEAN] + sd * step[s])
+        x[i, _SD] = math.sqrt(K.clamp_var(sd * (sd * shrink[s])))
+
+
 @match_kernel
 def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
     """The diagonal EKF's match: the Newton step from ``N(m, diag(v))`` with the diagonal of the
@@ -216,6 +257,9 @@ def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var
     y = _score_difference(theta, perf_mean, s0)
     side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, _SD)
     n = s1 - s0
+    if _fast(theta, side_ptr, s0, s1):
+        _match_singles(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean)
+        return
     g, H = side_derivs(theta, perf_mean[s0:s1].copy(), rank[s0:s1].copy(), y)
     S = np.zeros((n, n))
     for s in range(n):

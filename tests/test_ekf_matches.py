@@ -258,3 +258,120 @@ def test_the_scale_is_a_unit(covariance):
         for got, want in zip(run(unit), one):
             # the means are O(1) residues of steps of the sds' size (1e3): rounding of 1e-12 of those
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-7)
+
+
+def _singles(rng, n_sides, ties):
+    """One match of ``n_sides`` single-member sides (partial play, one weight 0), competitors 0..n-1."""
+    rank = rng.permutation(n_sides)
+    if ties:  # groups of three sharing a place, and a tie at the last place
+        rank = np.minimum(rank // 3 * 3, n_sides - 4)
+    weight = rng.uniform(0.3, 1.0, n_sides)
+    weight[1] = 0.0
+    member = rng.permutation(n_sides).astype(np.int64)
+    return np.arange(n_sides + 1, dtype=np.int64), member, weight, rank.astype(np.int64)
+
+
+def _pl_derivs(p, rank, c):
+    """Plackett-Luce's gradient and Hessian in the performances, written out from its stages (Weng
+    and Lin's form with ties: l = sum over the places' groups k of mean_{G_k} p / c - lse_{T_k} p / c,
+    T_k the sides not ahead of group k): g = sum_k (1_{G_k} / |G_k| - pi_k) / c and
+    H = -sum_k (diag(pi_k) - pi_k pi_k^T) / c^2, pi_k the softmax of p / c over T_k."""
+    g = np.zeros(p.size)
+    H = np.zeros((p.size, p.size))
+    for r in np.unique(rank):
+        z = np.where(rank >= r, p / c, -np.inf)
+        pi = np.exp(z - z.max())
+        pi /= pi.sum()
+        g += ((rank == r) / np.sum(rank == r) - pi) / c
+        H -= (np.diag(pi) - np.outer(pi, pi)) / c**2
+    return g, H
+
+
+def _joint(x, model, side_ptr, member, weight, rank):
+    """The joint Newton step from the diagonal prior over the match's members, by a dense inverse:
+    P' = (V^-1 - W H W)^-1, m' = m + P' W g, g and H of the ranking at the performances w m (H of
+    Plackett-Luce's written out; the chain's from thurstone_loglik, checked above by central
+    differences)."""
+    from statespace.model.ranking_pairwise import thurstone_loglik
+    n = rank.size
+    m, v = x[member, 0], x[member, 1] ** 2
+    p = weight * m
+    if model is LOGISTIC:
+        c = math.sqrt(n / 2.0) * model.scale
+        g, H = _pl_derivs(p, rank, c)
+    else:
+        _, g, H = thurstone_loglik(p, np.zeros(n), model.scale / math.sqrt(2), model.draw.theta, rank)
+    P = np.linalg.inv(np.diag(1 / v) - weight[:, None] * H * weight[None, :])
+    return m + P @ (weight * g), np.diag(P)
+
+
+@pytest.mark.parametrize("model", [LOGISTIC, PROBIT], ids=["plackett_luce", "thurstone"])
+@pytest.mark.parametrize("ties", [False, True], ids=["strict", "ties"])
+def test_many_singles_take_the_fast_step_of_the_joint_update(model, ties):
+    """A free-for-all of more than FAST_SIDES single members (filters._ekf_match_fast) gives the
+    joint update's mean and diagonal, by a dense inverse; the fast functions themselves on 20 to 200
+    sides against the joint form of newton_sides."""
+    from filters import _ekf_match as EM
+    from filters import _ekf_match_fast as FAST
+    rng = np.random.default_rng(17)
+    theta = EKF(model).theta()
+    for n in (EM.FAST_SIDES + 1, 200):
+        side_ptr, member, weight, rank = _singles(rng, n, ties)
+        x = np.ascontiguousarray(np.column_stack([rng.normal(0, 2, n), rng.uniform(0.3, 2.0, n)]))
+        idle = x[member[1]].copy()  # weight 0: does not move
+        m_new, v_new = _joint(x, model, side_ptr, member, weight, rank)
+        perf_mean, perf_var = np.empty(n), np.empty(n)
+        assert EM._fast(theta, side_ptr, 0, n)
+        EM._match(x, theta, side_ptr, member, weight, rank, 0, n, perf_mean, perf_var)
+        np.testing.assert_allclose(x[member, 0], m_new, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(x[member, 1] ** 2, v_new, rtol=1e-10, atol=0)
+        np.testing.assert_array_equal(x[member[1]], idle)
+    for n in (20, 57, 200):  # the fast functions against the joint form's eigh-Woodbury step
+        _, member, weight, rank = _singles(rng, n, ties)
+        mu, v = rng.normal(0, 3, n), rng.uniform(0.1, 3.0, n)
+        g, H = EM.side_derivs(theta, mu * weight, rank, 0.0)
+        u, M = EM.newton_sides(np.diag(weight**2 * v), g, H)
+        t = weight * np.sqrt(v)
+        if model is LOGISTIC:
+            step, shrink = FAST.pl_newton(mu * weight, t, theta[EM._MBETA], rank)
+        else:
+            step, shrink = FAST.chain_newton(mu * weight, t, theta[EM._MBETA], theta[EM._MEPS], rank)
+        np.testing.assert_allclose(np.sqrt(v) * step, weight * v * u, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(v * shrink, v - (weight * v) ** 2 * np.diag(M), rtol=1e-10, atol=0)
+
+
+def test_the_fast_step_is_for_rankings_of_many_single_members():
+    from filters import _ekf_match as EM
+    theta = EKF(LOGISTIC).theta()
+    n = EM.FAST_SIDES
+    singles = np.arange(n + 3, dtype=np.int64)
+    assert EM._fast(theta, singles, 0, n + 1) and EM._fast(EKF(PROBIT).theta(), singles, 1, n + 2)
+    assert not EM._fast(theta, singles, 0, n)
+    team = singles.copy()
+    team[n // 2:] += 1  # one side of two members
+    assert not EM._fast(theta, team, 0, n + 1)
+    margin = EKF(SkillModel("logistic", 1.0, observation=Margin(1.0))).theta()
+    assert not EM._fast(margin, singles, 0, n + 1)
+
+
+@pytest.mark.parametrize("model", [LOGISTIC, PROBIT], ids=["plackett_luce", "thurstone"])
+def test_the_fast_step_keeps_the_scale_a_unit_and_far_apart_ratings_finite(model):
+    """80 single members with ratings thousands of scales apart and variances of a million
+    scales^2: every number finite, no variance grows, and units of 1e-80 and 1e80 give the same
+    numbers times the unit."""
+    rng = np.random.default_rng(4)
+    n = 80
+    side_ptr, member, weight, rank = _singles(rng, n, False)
+    base = np.column_stack([rng.normal(0, 3e3, n), rng.uniform(1.0, 1e3, n)])
+
+    def run(unit):
+        x = np.ascontiguousarray(base * unit)
+        draw = "half" if model is LOGISTIC else ("threshold", 0.3 * unit)
+        f = EKF(SkillModel(model.link, model.scale * unit, 0.0, unit**2, 0.0, draw))
+        _match(x, f.theta(), side_ptr, member, weight, rank, 0, n, np.empty(n), np.empty(n))
+        return x / unit
+
+    one = run(1.0)
+    assert np.all(np.isfinite(one)) and np.all(one[:, 1] > 0) and np.all(one[:, 1] <= base[:, 1] * (1 + 1e-12))
+    for unit in (1e-80, 1e80):
+        np.testing.assert_allclose(run(unit), one, rtol=1e-9, atol=1e-9 * 3e3)
