@@ -46,6 +46,17 @@ and keeps the diagonal of :math:`P'`: the full update from the diagonal prior wi
 cross terms dropped, as the diagonal EKF does for a game (whose update is this one with two
 sides of one member). There :math:`S` is diagonal, :math:`S_{ss} = \sum_{k \in s} w_k^2 v_k`.
 
+**Which update runs.** The full form always takes the joint step above (``_match_full``). The
+diagonal form takes it for matches of at most :data:`FAST_SIDES` sides, for teams (a side of more
+than one member) and under Margin; a ranking of more than :data:`FAST_SIDES` sides of one member
+each (a free-for-all) takes :mod:`filters._ekf_match_fast`, the same step to rounding (its
+Hessian's structure, tridiagonal for the chain and diagonal plus quasiseparable for
+Plackett-Luce, gives the solve and the diagonal of the inverse exactly in :math:`O(n)` after the
+sort), where the eigendecomposition costs :math:`O(n^3)` and the Hessian :math:`O(n^2)`. The joint
+form stays the definition and the one for small matches, where it costs little and its
+eigenvalue projection is the guard; teams stay there because their design matrix mixes the
+members of a side, and the matches of teams are small.
+
 The kernels read the observation from ``theta`` (:data:`filters._ekf_layout.PARAMS`:
 ``match_kind``, ``match_beta``, ``match_eps``); a Margin kernel reads the two sides' scores from
 ``perf_mean`` before writing the forecast there (:mod:`filters.match_run` fills it with the
@@ -253,7 +264,8 @@ def _match_singles(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean):
 def _match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
     """The diagonal EKF's match: the Newton step from ``N(m, diag(v))`` with the diagonal of the
     result kept; member ``k`` of side ``s`` moves by ``w_k v_k u_s`` to variance
-    ``v_k - (w_k v_k)^2 M_ss``."""
+    ``v_k - (w_k v_k)^2 M_ss``. A ranking of more than :data:`FAST_SIDES` single members takes
+    :func:`_match_singles` instead, the same numbers to rounding in O(n log n) (module docstring)."""
     y = _score_difference(theta, perf_mean, s0)
     side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, _SD)
     n = s1 - s0
