@@ -79,10 +79,12 @@ def test_auto_rows_equal_compare_matches_tuned_rows_and_the_refit_tunes_on_all(l
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundWarning)
         fit = auto_matches(league, candidates={"elo": Elo(k=5.0)}, maxiter=20)
-        ref = compare_matches({"elo": Elo(k=5.0)}, league, SPLIT, tune=True, tune_options={"maxiter": 20})
+        ref = compare_matches({"elo": Elo(k=5.0)}, league, SPLIT, tune=True,
+                              tune_options={"maxiter": 20, "objective": "pair_log_loss"})
     assert fit.table.at["elo", "pair_log_loss"] == pytest.approx(ref.at["elo", "pair_log_loss"], rel=1e-12)
     assert fit.table.at["elo", "settings"]["k"] == pytest.approx(ref.attrs["tuned"]["elo"].params["k"], rel=1e-12)
     assert fit.table.at["elo", "settings"]["k"] != 5.0
+    assert fit.table.attrs["objective"] == "pair_log_loss" == fit.refit_tuning.objective_name
     # refit: tuned again on all 60 matches, from the first part's tuned k
     assert fit.refit_tuning is not None and fit.refit_tuning.n_games == league.n_matches
     assert fit.method.k == pytest.approx(fit.refit_tuning.params["k"])
@@ -105,6 +107,7 @@ def test_a_candidate_that_cannot_rate_matches_is_a_failed_row_never_chosen(leagu
     ({"split": 0.001}, "auto: split=0.001"),
     ({"tune": "yes"}, "tune must be True or False"),
     ({"maxiter": 0}, "maxiter must be a whole number"),
+    ({"objective": "brier"}, "objective must be None or one of loglik, pair_log_loss"),
     ({"candidates": {"x": "no_such_method"}}, "candidate 'x'"),
     ({"candidates": [Elo(), Elo()]}, "has the name 'elo' of another"),
 ])

@@ -20,11 +20,15 @@ row of the table with its reason in ``error``, never chosen.
 
 **How each is judged.** The matches are split in time order at ``split`` (default 0.7): each
 candidate is tuned on the first part (:func:`filters.match_tuning.tune_matches`: its settings by
-L-BFGS-B, each minimising its own one-step-ahead ranking score; a candidate with nothing to tune is
-scored at its settings, said in ``note``), then run online over all the matches, and its
-forecasts of the matches after the split (each made before its match, from the state that has
-seen only the matches before it) are scored by :func:`statespace.model.ranking_scores.match_scores`.
-That is the row ``statespace.compare_matches(..., split=split, tune=True)`` gives the candidate.
+L-BFGS-B, minimising the pairwise log loss of its one-step-ahead forecasts, the score the choice
+is made by; a candidate with nothing to tune is scored at its settings, said in ``note``), then
+run online over all the matches, and its forecasts of the matches after the split (each made
+before its match, from the state that has seen only the matches before it) are scored by
+:func:`statespace.model.ranking_scores.match_scores`. That is the row
+``compare_matches(..., split=split, tune=True, tune_options={"objective": "pair_log_loss"})``
+gives the candidate. ``objective=None`` tunes each by its own default instead (the ranking
+log-likelihood), which for a Thurstonian forecast of a large field is a many-dimensional integral
+per match, and so slow.
 
 **The choice is by the pairwise log loss** (``pair_log_loss``, lower is better): the mean over
 each match's pairs of sides of the binary log loss of the method's expected score of one side
@@ -60,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from filters.match_run import check_matches
-from filters.match_tuning import tune_matches
+from filters.match_tuning import OBJECTIVES, tune_matches
 from statespace._runtime.progress import bar, check_progress, note
 from statespace.data.matches import Matches
 from statespace.ensemble.auto_matches_fit import AutoMatchFit
@@ -128,13 +132,14 @@ def _check(method, matches: Matches) -> None:
         own(matches)
 
 
-def _tune(method, matches: Matches, burn_in: float, maxiter: int):
+def _tune(method, matches: Matches, burn_in: float, maxiter: int, objective: str | None):
     """``(tuned method, TuneResult or None, note)``: a method that cannot be tuned stays as it is."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BoundWarning)  # the table names the settings on a bound
             warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
-            tuned, result = tune_matches(method, matches, burn_in=burn_in, maxiter=maxiter)
+            tuned, result = tune_matches(method, matches, burn_in=burn_in, maxiter=maxiter,
+                                           objective=objective)
     except ValueError as exc:
         return method, None, f"not tuned ({' '.join(str(exc).split())}): scored at its settings"
     return tuned, result, ""
@@ -163,7 +168,7 @@ def _pick(rows: list[dict]) -> dict | None:
 
 def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tune: bool = True,
                  burn_in: float = 0.0, maxiter: int = MAXITER, refit: bool = True,
-                 progress: bool | None = None) -> AutoMatchFit:
+                 objective: str | None = CHOICE, progress: bool | None = None) -> AutoMatchFit:
     """Choose the candidate with the lowest validation pairwise log loss on ``matches`` and return it
     fitted on all of them (see the module docstring).
 
@@ -172,7 +177,9 @@ def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tun
     ``{name: method or spec}`` or a list of methods. ``tune``: tune each candidate on the first
     part (default) or score it at its settings. ``burn_in``: the share of the tuning matches run
     but left out of each tuning's objective; ``maxiter``: L-BFGS-B iterations of each tuning.
-    ``refit``: tune the chosen again on all the matches. ``progress``: a bar on stderr, one step
+    ``refit``: tune the chosen again on all the matches. ``objective``: what each tuning minimises,
+    one of :data:`filters.match_tuning.OBJECTIVES` (default the pairwise log loss; ``None``: each
+    method's own default). ``progress``: a bar on stderr, one step
     per candidate (``True``, ``False``, ``None``: once the work has taken a few seconds).
     ``ValueError`` for bad options, and when no candidate can be scored (naming each one's
     reason)."""
@@ -184,6 +191,8 @@ def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tun
             raise ValueError(f"auto: {flag} must be True or False, got {value!r}")
     if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
         raise ValueError(f"auto: maxiter must be a whole number >= 1, got {maxiter!r}")
+    if objective is not None and objective not in OBJECTIVES:
+        raise ValueError(f"auto: objective must be None or one of {', '.join(OBJECTIVES)}, got {objective!r}")
     check_progress(progress, "auto")
     try:
         train, _ = matches.split(split)
@@ -201,7 +210,7 @@ def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tun
                 _check(method, matches)
                 if tune:
                     t = time.perf_counter()
-                    method, result, row["note"] = _tune(method, train, burn_in, maxiter)
+                    method, result, row["note"] = _tune(method, train, burn_in, maxiter, objective)
                     row["tune_seconds"] = time.perf_counter() - t
                     if result is not None:
                         row.update(settings=dict(result.params), at_bound=tuple(result.on_bound))
@@ -224,11 +233,11 @@ def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tun
         method, refit_result = tuned[chosen], None
         if tune and refit and best["settings"]:
             note(pbar, f"refitting {chosen} on all the matches")
-            refitted, refit_result, _ = _tune(method, matches, burn_in, maxiter)
+            refitted, refit_result, _ = _tune(method, matches, burn_in, maxiter, objective)
             method = refitted
         run = method.run(matches)
         note(pbar, f"chose {chosen}")
-    table.attrs.update(choice=CHOICE, split=split, n_train=k, n_validation=matches.n_matches - k, tuned=tune,
+    table.attrs.update(choice=CHOICE, objective=objective if tune else None, split=split, n_train=k, n_validation=matches.n_matches - k, tuned=tune,
                        refit=refit_result is not None, values=values, weights=weights)
     return AutoMatchFit(method, run, matches, table, chosen, tuned, refit_result, time.perf_counter() - t0)
 
