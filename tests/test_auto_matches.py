@@ -147,4 +147,6 @@ def test_cli_compare_auto_on_matches_adds_the_row_chosen_on_the_training_matches
         chosen = auto_matches(matches.take(np.arange(700))).method  # the choice sees the training matches only
         ref = compare_matches({"auto": chosen}, matches, SPLIT)
     assert rows["auto"]["spec"] == repr(chosen)
+    assert main(["compare", "--scenario", "team_league", "--seed", "2", "--methods", "elo", "--auto", "--quiet"]) == 0
+    assert f"auto: chose {chosen.name} on the 700 training matches" in capsys.readouterr().out
     assert rows["auto"]["pair_log_loss"] == pytest.approx(ref.at["auto", "pair_log_loss"], rel=1e-12)

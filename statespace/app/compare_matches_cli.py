@@ -147,7 +147,8 @@ _FOOTNOTE = ("Each match is forecast from the matches before it (online). loglik
 
 
 def _auto(args, matches):
-    """auto's choice made on the training matches only (the rows' held-out matches unseen)."""
+    """auto's choice (its ``AutoMatchFit``) made on the training matches only (the rows' held-out
+    matches unseen)."""
     import numpy as np
 
     from statespace.ensemble.auto import auto
@@ -155,7 +156,7 @@ def _auto(args, matches):
 
     try:
         train = matches.take(np.arange(held_out(matches, args.split)))
-        return auto(train, progress=False if args.quiet else None).method
+        return auto(train, progress=False if args.quiet else None)
     except ValueError as exc:
         raise CLIError(f"--auto: {exc}") from None
 
@@ -167,8 +168,10 @@ def main(args, out, err) -> int:
     methods = _methods(args, matches, err)
     from statespace.evaluation.compare_matches import compare_matches
 
+    chose = None
     if args.auto:
-        methods = {**methods, "auto": _auto(args, matches)}
+        chose = _auto(args, matches)
+        methods = {**methods, "auto": chose.method}
 
     try:
         t0 = time.perf_counter()
@@ -201,6 +204,9 @@ def main(args, out, err) -> int:
     print(format_table(table), file=out)
     print(file=out)
     print(_FOOTNOTE, file=out)
+    if chose is not None:
+        print(f"\nauto: chose {chose.chosen} on the {n_train:,} training matches ({chose.method!r}; tuned on their "
+              f"first {chose.table.attrs['n_train']:,}, compared on the rest by the pairwise log loss)", file=out)
     if tuned:
         print(file=out)
         print("tuned on the training matches (minus the ranking log-likelihood, or the pairwise log loss for "
