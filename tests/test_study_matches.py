@@ -99,6 +99,8 @@ def test_match_rows_resume_from_their_files(tmp_path):
     ({"scenario": "simulate_matches", "drift": -1.0}, "drift"),
     ({"scenario": "team_league", "seed": 3}, "the seed of a scenario comes from the grid's seeds"),
     ({"dataset": "halo2_large_team", "x": 1}, "a data set takes no parameters"),
+    ("ffa_leage", "is neither a scenario .*team_league.* nor a data set .*halo2_large_team"),
+    ("dataset:halo3", "unknown data set 'halo3'; choose one of .*halo2_head_to_head"),
 ])
 def test_bad_match_sources_are_refused_naming_them(source, message):
     with pytest.raises(ValueError, match=f"source 'bad': .*{message}"):

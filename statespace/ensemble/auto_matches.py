@@ -91,8 +91,7 @@ def _candidates(candidates) -> dict[str, Any]:
     from statespace.methods.specs import CLIError, parse_method
 
     if candidates is None:
-        candidates = dict.fromkeys(DEFAULT_CANDIDATES)
-        candidates = {name: name for name in candidates}
+        candidates = {name: name for name in DEFAULT_CANDIDATES}
     if isinstance(candidates, Mapping):
         named = {str(k): v for k, v in candidates.items()}
     elif isinstance(candidates, Sequence) and not isinstance(candidates, str):

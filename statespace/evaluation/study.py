@@ -99,7 +99,8 @@ from typing import Any, Mapping, Sequence
 from statespace.methods.specs import one_line
 from statespace.evaluation.study_rows import (KEY_COLUMNS, SCORE_COLUMNS, key_row as _key_row, read_rows, table as _table, write_row)
 from statespace.evaluation.study_run import check_jobs as _check_jobs, run_all
-from statespace.evaluation.study_matches import (MATCH_MODES, is_match_source, match_row, match_source_spec,
+from statespace.data.match_datasets import MATCH_DATASETS
+from statespace.evaluation.study_matches import (MATCH_MODES, MATCH_SCENARIOS, is_match_source, match_row, match_source_spec,
                                                  match_summary)
 
 __all__ = ["Grid", "Task", "study", "summary", "run_task", "run_all", "StudyWarning", "KEY_COLUMNS",
@@ -133,8 +134,9 @@ def _source_spec(name: str, source) -> dict | Any:
                 return {"scenario": source}
             if source in datasets.DATASETS:
                 return {"dataset": source}
-            raise ValueError(f"source {name!r}: {source!r} is neither a scenario ({', '.join(scenarios.ALL)}) nor "
-                             f"a data set ({', '.join(datasets.DATASETS)}); or write 'dataset:NAME', "
+            raise ValueError(f"source {name!r}: {source!r} is neither a scenario "
+                             f"({', '.join([*scenarios.ALL, *MATCH_SCENARIOS])}) nor a data set "
+                             f"({', '.join([*datasets.DATASETS, *MATCH_DATASETS])}); or write 'dataset:NAME', "
                              f"'scenario:NAME'")
         source = {kind.strip(): value.strip()}
     if not isinstance(source, Mapping):
@@ -151,7 +153,7 @@ def _source_spec(name: str, source) -> dict | Any:
             raise ValueError(f"source {name!r}: a data set takes no parameters, got {sorted(set(spec) - {'dataset'})}")
         if spec["dataset"] not in datasets.DATASETS:
             raise ValueError(f"source {name!r}: unknown data set {spec['dataset']!r}; choose one of "
-                             f"{', '.join(datasets.DATASETS)}")
+                             f"{', '.join([*datasets.DATASETS, *MATCH_DATASETS])}")
     elif kind == "scenario":
         if "seed" in spec:
             raise ValueError(f"source {name!r}: the seed of a scenario comes from the grid's seeds, not its spec")
