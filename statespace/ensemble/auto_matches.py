@@ -37,9 +37,9 @@ forecasts each pair (who finishes ahead of whom), and the pairwise log loss scor
 probabilities, a proper score of them, whatever the kind of forecast. The ranking log-likelihood
 scores the whole ranking, which only a Plackett-Luce forecast gives as such; for a forecast of
 pairs (Bradley-Terry) or of a chain of adjacent places (TrueSkill's Thurstonian model) it scores
-a model of the ranking built from the method's forecast, which differs with the kind (and in
-earlier versions was not a probability of the ranking at all). Pair inversion, rank deviation and
-top-1 read the forecast's order alone, not its probabilities. Candidates within :data:`TIE` of
+a model of the ranking built from the method's forecast, a construction that differs with the
+kind. Pair inversion, rank deviation and top-1 read the forecast's order alone, not its
+probabilities. Candidates within :data:`TIE` of
 the lowest are level, and the first of them with the fewest tuned settings is taken.
 
 **Refit.** The chosen candidate is then tuned again on all the matches (``refit=True``, the
