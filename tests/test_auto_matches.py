@@ -150,3 +150,13 @@ def test_cli_compare_auto_on_matches_adds_the_row_chosen_on_the_training_matches
     assert main(["compare", "--scenario", "team_league", "--seed", "2", "--methods", "elo", "--auto", "--quiet"]) == 0
     assert f"auto: chose {chosen.name} on the 700 training matches" in capsys.readouterr().out
     assert rows["auto"]["pair_log_loss"] == pytest.approx(ref.at["auto", "pair_log_loss"], rel=1e-12)
+
+
+def test_the_default_candidates_are_registered_methods_that_rate_matches():
+    from statespace.ensemble.auto_matches import DEFAULT_CANDIDATES
+    from statespace.methods.registry import get
+
+    for name in DEFAULT_CANDIDATES:
+        method = get(name)()
+        assert getattr(type(method), "_match", None) is not None, name
+        method.match_forecast()

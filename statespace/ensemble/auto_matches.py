@@ -12,8 +12,8 @@ method fitted on all of them, with a table of every candidate (:class:`AutoMatch
     fit.method.run(more_matches)          # the chosen (tuned) filter, online through any matches
 
 **The candidates** (:data:`DEFAULT_CANDIDATES`): multiplayer Elo (pairwise decomposition),
-TrueSkill, Weng-Lin (Bradley-Terry), the extended Kalman filter and Elo-MMR, each at the
-registry's settings; ``candidates=`` gives others (``{name: method or method spec}``, e.g.
+TrueSkill, Weng-Lin (Bradley-Terry and Plackett-Luce), the extended Kalman filter and Elo-MMR,
+each at the registry's settings; ``candidates=`` gives others (``{name: method or method spec}``, e.g.
 ``{"elo": Elo(k=24), "ts": "trueskill:beta=4"}``, or a list of methods named by their ``name``).
 A candidate that cannot rate the matches (Elo-MMR rates contests of individuals, not teams) is a
 row of the table with its reason in ``error``, never chosen.
@@ -76,7 +76,7 @@ from statespace.model.ranking_scores import match_scores
 __all__ = ["auto_matches", "AutoMatchFit", "DEFAULT_CANDIDATES", "SPLIT", "MAXITER"]
 
 #: the registry's match-rating methods auto compares by default (each at its registered settings)
-DEFAULT_CANDIDATES = ("elo", "trueskill", "wenglin", "ekf", "elo_mmr")
+DEFAULT_CANDIDATES = ("elo", "trueskill", "wenglin", "wenglin_pl", "ekf", "elo_mmr")
 #: the share of the matches, in time order, each candidate is tuned on (the rest validates)
 SPLIT = 0.7
 #: L-BFGS-B iterations of each tuning
@@ -236,8 +236,9 @@ def auto_matches(matches: Matches, *, split: float = SPLIT, candidates=None, tun
             method = refitted
         run = method.run(matches)
         note(pbar, f"chose {chosen}")
-    table.attrs.update(choice=CHOICE, objective=objective if tune else None, split=split, n_train=k, n_validation=matches.n_matches - k, tuned=tune,
-                       refit=refit_result is not None, values=values, weights=weights)
+    table.attrs.update(choice=CHOICE, objective=objective if tune else None, split=split, n_train=k,
+                       n_validation=matches.n_matches - k, tuned=tune, refit=refit_result is not None, values=values,
+                       weights=weights)
     return AutoMatchFit(method, run, matches, table, chosen, tuned, refit_result, time.perf_counter() - t0)
 
 
