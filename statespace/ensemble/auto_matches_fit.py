@@ -83,7 +83,7 @@ class AutoMatchFit:
                  f"  tuned on the first {a['n_train']:,} matches" if a["tuned"] else
                  f"  at the settings given (not tuned); run online over {self.matches.n_matches:,} matches",
                  f"  compared on the last {a['n_validation']:,} matches, each forecast online: pairwise log loss "
-                 f"(nats; lower is better; the one score every kind of forecast is comparable by)",
+                 f"(nats; lower is better; each method's own probabilities of who finishes ahead of whom)",
                  "  why: " + self._why()]
         if self.settings:
             lines.append("  settings: " + ", ".join(f"{k} {v:.6g}" for k, v in self.settings.items())
