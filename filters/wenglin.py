@@ -220,6 +220,9 @@ class WengLin(LearnedDraws, GaussianBeliefFilter):
     @classmethod
     def plackett_luce(cls, **kwargs) -> "WengLin":
         """Weng-Lin's Plackett-Luce model (``WengLin(model="plackett_luce", ...)``)."""
+        if "model" in kwargs:  # the one setting this variant fixes
+            raise ValueError(f"WengLin.plackett_luce: the Weng-Lin model is Plackett-Luce here; got "
+                             f"model={kwargs['model']!r} (use WengLin(model=...))")
         return cls(model="plackett_luce", **kwargs)
 
     def __init__(self, model: str = "bradley_terry", mu: float = MU, sigma: float = SIGMA,

@@ -15,6 +15,7 @@ it before printing the lab's address; nothing calls it at import.
 from __future__ import annotations
 
 from . import compute, match_compute
+from .errors import LabInputError
 from .match_schema import MatchRequest, ffa_example, team_example
 from .schema import METHODS, CompareRequest, RateRequest
 
@@ -47,6 +48,9 @@ def warm_up() -> list[str]:
             done.append(f"compare:{mode}")
     for name in match_compute.match_methods():
         for example in (ffa_example(), team_example()):
-            match_compute.rate_matches(MatchRequest.model_validate({**example, "method": name, "settings": {}}))
+            try:
+                match_compute.rate_matches(MatchRequest.model_validate({**example, "method": name, "settings": {}}))
+            except LabInputError:  # a method of individuals (Elo-MMR) refuses the teams: nothing to compile
+                pass
         done.append(f"matches:{name}")
     return list(dict.fromkeys(done))
