@@ -55,10 +55,15 @@ import numpy as np
 from numba import njit
 
 from statespace.model.skillmodel import ELO_SCALE, SkillModel
-from statespace.model.numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs, outcome_proba
+from statespace.model.numeric import (DRAW_HALF, LOGISTIC, LOGISTIC_VAR_FACTOR, effective_scale, loglik_derivs,
+                                      outcome_proba)
+from statespace.model.ranking_forecast import RankingForecast
 
 from . import _checks as CH
 from . import kernels as K
+from ._glicko_match import match_glicko1, match_glicko2
+from ._glicko_steps import (INITIAL_VOLATILITY_MAX, PARAMS, RD2_MAX_SCALES, TAU_MAX, V_MAX, VOL_MAX, VOL_MIN, _C,
+                            _FORM, _HOME, _R, _RD, _RDMAX, _SIGMA, glicko2_step, new_volatility)
 from .base import Filter
 
 __all__ = ["Glicko", "Glicko2", "expected_score", "g"]
@@ -77,13 +82,11 @@ C = math.sqrt((INITIAL_RD**2 - 50.0**2) / 100.0)
 #: steadier) and a newcomer's volatility
 TAU = 0.5
 INITIAL_VOLATILITY = 0.06
+#: a match of many sides counts as one game for each side (see :mod:`filters._glicko_match`)
+MATCH_AS = "game"
 #: rating periods without explicit periods last this many days (a month, what Glickman's
 #: defaults were made for)
 PERIOD_DAYS = 30.0
-#: the kernels' parameters, in ``theta`` order, shared by both versions
-PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
-_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = range(len(PARAMS))
-_R, _RD, _SIGMA = 0, 1, 2
 
 
 def g(rd):
@@ -159,117 +162,6 @@ def _predict1(x, i, theta, dt):
     x[i, _RD] = min(rd, theta[_RDMAX])
 
 
-# ---------------------------------------------------------------- Glicko-2
-@njit(cache=True, error_model="numpy")
-def _f_ex(xv, ex, delta2, pv, a_, inv_tau2):
-    """Glickman's f(x) = e^x (Delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2,
-    given ex = e^x, pv = phi^2 + v and inv_tau2 = 1 / tau^2 (so no exp or division is repeated).
-
-    The first term is taken as ``(e^x q) ((Delta^2 - phi^2 - v - e^x) q) / 2``, ``q = 1 / (phi^2 + v + e^x)``,
-    so that no square of a large variance is formed (it may still be inf far from the root, where
-    only its sign matters: :func:`new_volatility` copes)."""
-    q = 1.0 / (pv + ex)
-    return 0.5 * (ex * q) * ((delta2 - pv - ex) * q) - (xv - a_) * inv_tau2
-
-
-#: the largest tau: more than twice the top of Glickman's advice (0.3 to 1.2)
-TAU_MAX = 3.0
-#: the largest starting volatility: an RD growth of one scale (173.7 points) a period
-INITIAL_VOLATILITY_MAX = 1.0
-#: Glicko-2's largest RD, in scales (1737 points; Glickman's 350 is 2): the volatility step grows
-#: ln sigma^2 by up to tau^2 v / 8, and v, the variance a game's result implies, grows as
-#: e^{|mu - mu_j|}: a newcomer of RD 100 scales, moved 50 scales by its first game, met a settled
-#: competitor and ran the volatility, then the ratings, to 1e296
-RD2_MAX_SCALES = 10.0
-#: Glicko-2's volatility is kept in [VOL_MIN, VOL_MAX]: ln sigma^2 is then a normal float,
-#: and sigma^2 added to phi^2 leaves the RD (173.7 phi) within the filters' sd cap of 1e150
-VOL_MIN = 1e-150
-VOL_MAX = 1e147
-_X_MIN = 2.0 * math.log(VOL_MIN)
-_X_MAX = 2.0 * math.log(VOL_MAX)
-#: Glickman's v = 1 / sum g^2 E (1 - E) counts as at most this (its games then tell nothing of the
-#: skill; a larger v, up to inf when every E is exactly 0 or 1, would overflow phi^2 + v and Delta)
-V_MAX = 1e300
-
-
-@njit(cache=True, error_model="numpy")
-def new_volatility(sigma, phi, v, delta, tau, eps, max_iter):
-    """Glickman's step 5: the new volatility by the Illinois algorithm (regula falsi).
-
-    Returns -1.0 when the iteration does not converge within ``max_iter`` steps (the caller
-    raises), never a silent NaN.
-
-    Guards, none of which changes a step where Glickman's arithmetic is finite: the root
-    of f is sought in ``x = ln sigma^2`` within ``[ln VOL_MIN^2, ln VOL_MAX^2]``, and a root beyond
-    an end gives that end (a shock no finite volatility explains, ``Delta^2`` overflowing, gives
-    ``VOL_MAX``; with a huge ``tau`` f may stay below 0 down to the floor, and the volatility falls
-    to ``VOL_MIN``); a ``tau`` so small that ``1 / tau^2`` passes 1e290, or that ``a - tau`` rounds to
-    ``a``, leaves sigma as it is (the root lies within about ``tau^2`` of ``a``); the search stops
-    when a secant step no longer moves (``eps`` below the resolution of x), at the end point where
-    f is smaller, and when a secant step is undefined (f infinite at an end: it is NaN, compiled with
-    NumPy's error model, so no division raises), at ``A``, an end of the bracket.
-    """
-    s2 = min(max(sigma * sigma, VOL_MIN * VOL_MIN), VOL_MAX * VOL_MAX)
-    a_ = math.log(s2)
-    inv_tau = 1.0 / tau
-    inv_tau2 = inv_tau * inv_tau
-    if not inv_tau2 <= 1e290:
-        return math.sqrt(s2)
-    pv = phi * phi + v
-    delta2 = delta * delta
-    # e^A and e^B are kept alongside A and B, so the result sqrt(e^A) costs no further exp
-    A = a_
-    exA = s2
-    fA = _f_ex(A, exA, delta2, pv, a_, inv_tau2)
-    if delta2 > pv:
-        exB = delta2 - pv
-        if exB >= VOL_MAX * VOL_MAX:
-            B = _X_MAX
-            exB = VOL_MAX * VOL_MAX
-            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
-            if fB >= 0.0:  # f > 0 up to the cap: the root lies beyond it
-                return VOL_MAX
-        else:
-            B = math.log(exB)
-            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
-    else:
-        k = 1.0
-        B = max(a_ - tau, _X_MIN)
-        if B == a_:  # tau below the resolution of x
-            return math.sqrt(s2)
-        exB = math.exp(B)
-        fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
-        while fB < 0.0:
-            if B <= _X_MIN:  # f < 0 down to the floor: the root lies below it
-                return VOL_MIN
-            k += 1.0
-            if k > max_iter:
-                return -1.0
-            B = max(a_ - k * tau, _X_MIN)
-            exB = math.exp(B)
-            fB = _f_ex(B, exB, delta2, pv, a_, inv_tau2)
-    it = 0
-    while abs(B - A) > eps:
-        it += 1
-        if it > max_iter:
-            return -1.0
-        C = A + (A - B) * fA / (fB - fA)
-        if C == A or C == B:  # the bracket no longer shrinks: x is known to its last digit
-            return math.sqrt(exA) if abs(fA) <= abs(fB) else math.sqrt(exB)
-        exC = math.exp(C)
-        fC = _f_ex(C, exC, delta2, pv, a_, inv_tau2)
-        if fC * fB <= 0.0:
-            A = B
-            exA = exB
-            fA = fB
-        else:
-            fA = fA / 2.0
-        B = C
-        exB = exC
-        fB = fC
-    return math.sqrt(exA)
-
-
 @K.predict_kernel
 def _predict2(x, i, theta, dt):
     """Glicko-2's idle periods: ``phi^2 += sigma^2`` for each period but the one played (step 6 grows
@@ -282,28 +174,8 @@ def _predict2(x, i, theta, dt):
 
 @K.apply_kernel
 def _apply2(x, count, theta, i, scratch):
-    """Glicko-2 steps 3-8 for competitor ``i`` from the period's sites (in rating units):
-    ``1 / v = sum g^2 E (1 - E) = precision * 173.72^2``, ``Delta / v = gradient * 173.72``.
-
-    Guards: ``v`` counts as at most ``V_MAX`` (every ``E`` exactly 0 or 1 gives
-    ``1 / v = 0``: Glickman's ``v`` would be inf and ``Delta`` NaN); the volatility is kept in
-    ``[VOL_MIN, VOL_MAX]`` (:func:`new_volatility`), the new RD's square within the filters'
-    variance bounds and the rating within ``+-MEAN_MAX``."""
-    w = scratch[i, 1] * ELO_SCALE * ELO_SCALE
-    r = scratch[i, 2] * ELO_SCALE
-    phi = x[i, _RD] / ELO_SCALE
-    v = 1.0 / max(w, 1.0 / V_MAX)
-    delta = v * r
-    sigma = new_volatility(x[i, _SIGMA], phi, v, delta, theta[_TAU], theta[_EPS], int(theta[_MAXIT]))
-    if not sigma > 0.0:  # -1 (or, were a guard missed, NaN): an error, never a NaN rating
-        raise ArithmeticError("Glicko-2: the volatility iteration did not converge; "
-                              "check tau and the ratings (or raise max_iter)")
-    phi_star2 = phi * phi + sigma * sigma
-    phi_new2 = 1.0 / (1.0 / phi_star2 + w)  # 1/v = w
-    x[i, _R] = K.clamp_mean(x[i, _R] + ELO_SCALE * phi_new2 * r)
-    # step 7 has no cap of its own (only the time update has RD_max)
-    x[i, _RD] = math.sqrt(K.clamp_var(ELO_SCALE * ELO_SCALE * phi_new2))
-    x[i, _SIGMA] = sigma
+    """Glicko-2 steps 3-8 for competitor ``i`` from the period's sites (:func:`glicko2_step`)."""
+    glicko2_step(x, theta, i, scratch[i, 1], scratch[i, 2])
 
 
 class _GlickoBase(Filter):
@@ -323,8 +195,11 @@ class _GlickoBase(Filter):
     def _home_bounds(self, games) -> dict[str, tuple[float, float]]:
         return {} if games.neutral.all() else {"home": (-400.0, 400.0)}
 
-    def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
+    def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form, match_as):
         owner = type(self).__name__
+        if match_as not in ("game", "period"):
+            raise ValueError(f"{owner}: match_as must be 'game' or 'period', got {match_as!r}")
+        self.match_as = match_as
         self.initial_rating = CH.location(owner, "initial_rating", initial_rating, ELO_SCALE)
         self.initial_rd = CH.length(owner, "initial_rd", initial_rd, ELO_SCALE)
         self.rd_max = CH.length(owner, "rd_max", rd_max, ELO_SCALE)
@@ -334,11 +209,18 @@ class _GlickoBase(Filter):
             raise ValueError(f"form must be 'prediction' or 'update', got {form!r}")
         self.form = form
 
+    def _describe_rest(self) -> str:
+        return ((f", home={self.home:g}" if self.home else "")
+                + (f", match_as={self.match_as!r}" if self.match_as != MATCH_AS else ""))
+
     def kernel_value(self, name: str) -> float:
-        """``update_form`` is 1 for Glickman's update-time forecast; a setting the version does
+        """``update_form`` is 1 for Glickman's update-time forecast, ``match_as_game`` 1 when a match
+        counts as one game (:mod:`filters._glicko_match`); a setting the version does
         not have (Glicko-1's ``tau``, Glicko-2's ``c``) is 0."""
         if name == "update_form":
             return float(self.form == "update")
+        if name == "match_as_game":
+            return float(self.match_as == "game")
         return getattr(self, name, 0.0)
 
     def initial_row(self, value) -> np.ndarray:
@@ -358,6 +240,13 @@ class _GlickoBase(Filter):
         other.__dict__.update(self.__dict__)
         other.form = form
         return Filter.predict_proba(other, state, a, b, at_home)
+
+    def match_forecast(self) -> RankingForecast:
+        r"""Bradley-Terry pairs in Glickman's prediction form: side :math:`s` ahead of :math:`t` with
+        probability :math:`F\bigl((r_s - r_t) / \sqrt{\alpha^2 + 3 (\mathrm{RD}_s^2 + \mathrm{RD}_t^2) / \pi^2}\bigr)`,
+        :math:`\alpha = 400 / \ln 10` (:math:`\beta = \alpha / \sqrt 2`, the variances counted
+        :math:`3 / \pi^2`: his :math:`g` function)."""
+        return RankingForecast("bradley_terry", ELO_SCALE / math.sqrt(2.0), var_factor=LOGISTIC_VAR_FACTOR)
 
 
 class Glicko(_GlickoBase):
@@ -382,6 +271,10 @@ class Glicko(_GlickoBase):
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
+    match_as:
+        How a match of many sides is rated (:mod:`filters._glicko_match`): ``"game"`` (default), the
+        match one game for each side, its pairings weighted :math:`1/(n-1)`; or ``"period"``, every
+        pairing a whole game of one rating period (Glickman's formula as it stands).
 
     Accepted ranges (:mod:`statespace.model.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
     ``c`` in :math:`[0, 10^3\alpha]`, ``initial_rd`` and ``rd_max`` in :math:`(0, 10^3\alpha]`,
@@ -392,17 +285,18 @@ class Glicko(_GlickoBase):
     name = "glicko"
     columns = ("rating", "rd")
     _predict = _predict1
+    _match = match_glicko1
     rule = K.RULE_GAUSSIAN
 
     def __init__(self, c: float = C, *, initial_rating: float = INITIAL_RATING,
                  initial_rd: float = INITIAL_RD, rd_max: float = RD_MAX, home: float = 0.0,
-                 period_days: float = PERIOD_DAYS, form: str = "prediction"):
+                 period_days: float = PERIOD_DAYS, form: str = "prediction", match_as: str = MATCH_AS):
         self.c = CH.length(type(self).__name__, "c", c, ELO_SCALE, zero=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
-                         period_days=period_days, form=form)
+                         period_days=period_days, form=form, match_as=match_as)
 
     def _describe(self) -> str:
-        return f"c={self.c:g}" + (f", home={self.home:g}" if self.home else "")
+        return f"c={self.c:g}" + self._describe_rest()
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``c`` in [0.5, 500] per period, and ``home`` where some game is not neutral."""
@@ -431,7 +325,7 @@ class Glicko2(_GlickoBase):
     eps, max_iter:
         Convergence tolerance (1e-6) and iteration bound of the Illinois algorithm; not
         converging raises ``ArithmeticError`` rather than producing NaN.
-    home, period_days, form, rd_max:
+    home, period_days, form, rd_max, match_as:
         As for :class:`Glicko`.
 
     Accepted ranges (:mod:`statespace.model.ranges`): ``tau`` in ``(0, 3]`` (Glickman advises 0.3 to 1.2;
@@ -449,13 +343,14 @@ class Glicko2(_GlickoBase):
     name = "glicko2"
     columns = ("rating", "rd", "volatility")
     _predict = _predict2
+    _match = match_glicko2
     _apply = _apply2
     rule = K.RULE_CUSTOM
 
     def __init__(self, tau: float = TAU, *, initial_rating: float = INITIAL_RATING, initial_rd: float = INITIAL_RD,
                  initial_volatility: float = INITIAL_VOLATILITY, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction", eps: float = 1e-6,
-                 max_iter: int = 10_000):
+                 max_iter: int = 10_000, match_as: str = MATCH_AS):
         self.tau = CH.number("Glicko2", "tau", tau, 0.0, TAU_MAX, lo_open=True)
         self.initial_volatility = CH.number("Glicko2", "initial_volatility", initial_volatility, 0.0,
                                             INITIAL_VOLATILITY_MAX, lo_open=True)
@@ -465,10 +360,10 @@ class Glicko2(_GlickoBase):
             CH.number("Glicko2", name, value, 0.0, RD2_MAX_SCALES * ELO_SCALE, lo_open=True,
                       unit=f" ({RD2_MAX_SCALES:g} scales of {ELO_SCALE:.6g})")
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
-                         period_days=period_days, form=form)
+                         period_days=period_days, form=form, match_as=match_as)
 
     def _describe(self) -> str:
-        return f"tau={self.tau:g}" + (f", home={self.home:g}" if self.home else "")
+        return f"tau={self.tau:g}" + self._describe_rest()
 
     def tunable(self, games) -> dict[str, tuple[float, float]]:
         """``tau`` in [0.05, 2.5], the starting volatility in [0.001, 1] (with few games per

@@ -111,6 +111,9 @@ class Stephenson(Glicko):
     _site = _site
     _apply = _apply
     rule = K.RULE_CUSTOM
+    #: Stephenson's rules (the neighbourhood pull, the bonus) are written for games of two; no
+    #: match kernel, so matches of many sides are refused (Glicko's is not inherited)
+    _match = None
 
     def __init__(self, c: float = 10.0, h: float = 10.0, bonus: float = 0.0, neighbourhood: float = 0.02, *,
                  initial_rating: float = 1500.0, initial_rd: float = 350.0, rd_max: float = 350.0,

@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from filters import Elo, Glicko
+from filters import Elo, Stephenson
 from statespace.ensemble.auto import auto
 from statespace.ensemble.auto_matches import auto_matches
 from statespace.ensemble.auto_matches_fit import AutoMatchFit
@@ -94,12 +94,12 @@ def test_auto_rows_equal_compare_matches_tuned_rows_and_the_refit_tunes_on_all(l
 
 
 def test_a_candidate_that_cannot_rate_matches_is_a_failed_row_never_chosen(league):
-    fit = auto_matches(league, candidates={"glicko": Glicko(), "elo": Elo()}, tune=False)
+    fit = auto_matches(league, candidates={"stephenson": Stephenson(), "elo": Elo()}, tune=False)
     assert fit.chosen == "elo"
-    assert "glicko rates games of two competitors only" in fit.table.at["glicko", "error"]
-    assert math.isnan(fit.table.at["glicko", "pair_log_loss"]) and fit.table.index[-1] == "glicko"
-    with pytest.raises(ValueError, match="no candidate could be scored.*glicko: glicko rates games"):
-        auto_matches(league, candidates={"glicko": Glicko()}, tune=False)
+    assert "stephenson rates games of two competitors only" in fit.table.at["stephenson", "error"]
+    assert math.isnan(fit.table.at["stephenson", "pair_log_loss"]) and fit.table.index[-1] == "stephenson"
+    with pytest.raises(ValueError, match="no candidate could be scored.*stephenson: stephenson rates games"):
+        auto_matches(league, candidates={"stephenson": Stephenson()}, tune=False)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -177,7 +177,7 @@ def test_the_methods_offered_are_those_with_a_match_kernel(client, monkeypatch):
         return out
 
     offered = {m["method"] for m in client.get(METHODS).json()["methods"]}
-    assert "elo" in offered and "elo_fide" not in offered and "glicko2" not in offered
+    assert "elo" in offered and "elo_fide" not in offered and "stephenson" not in offered and "glicko2" in offered
     assert offered >= kernels()  # every filter class with a kernel (FIDE's variant of Elo refuses)
     # a filter without its kernel is no longer offered, and is refused
     monkeypatch.setattr(TrueSkill, "_match", None)
@@ -187,8 +187,8 @@ def test_the_methods_offered_are_those_with_a_match_kernel(client, monkeypatch):
 
 
 def test_a_method_without_a_match_kernel_is_refused(client):
-    err = _error(client.post(RATE, json={**ffa_example(), "method": "glicko2", "settings": {}}), 422, "method")
-    assert err["message"].startswith("glicko2 rates games of two competitors only")
+    err = _error(client.post(RATE, json={**ffa_example(), "method": "stephenson", "settings": {}}), 422, "method")
+    assert err["message"].startswith("stephenson rates games of two competitors only")
     assert "methods that rate matches:" in err["message"] and "elo" in err["message"]
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from filters import Elo, Glicko2
+from filters import Elo, Glicko2, Stephenson
 from statespace.data.games import Games
 from statespace.data.matches import Matches
 
@@ -114,8 +114,8 @@ def test_side_forecast_is_the_weighted_sum_before_the_match():
 
 def test_a_method_without_a_match_kernel_refuses_naming_itself_and_the_match():
     frame = _long(np.random.default_rng(1), n_matches=3, n_players=20, max_team=3)
-    with pytest.raises(ValueError, match=r"glicko2 .*cannot rate matches of many sides: match 'm0'.*Elo"):
-        Glicko2().run(Matches.from_long(frame))
+    with pytest.raises(ValueError, match=r"stephenson .*cannot rate matches of many sides: match 'm0'.*Elo"):
+        Stephenson().run(Matches.from_long(frame))
     with pytest.raises(ValueError, match="FIDE"):
         Elo.fide().run(Matches.from_long(frame))
     with pytest.raises(ValueError, match="continuing a state"):

@@ -6,6 +6,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from statespace.model.ranking import pl_loglik
 from statespace.model.ranking_forecast import RankingForecast
@@ -204,3 +205,40 @@ def test_bad_inputs_are_named():
         match_scores("bradley_terry", np.zeros(2), np.zeros(2), np.array([0, 1]), np.array([0, 2]))
     with pytest.raises(ValueError, match="strength of side 0"):
         match_scores(f, np.array([np.nan, 0.0]), np.zeros(2), np.array([0, 1]), np.array([0, 2]))
+
+
+def _reference_pair_loss(kind, beta, eps, mu, var, rank):
+    """Every pair's loss at 40 digits (mpmath's normal cdf and logistic), so that a loss close
+    to 0 is known to all its digits."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    n = mu.size
+    c_match = mpmath.sqrt(sum(mpmath.mpf(beta) ** 2 + mpmath.mpf(v) for v in var))
+    total = mpmath.mpf(0)
+    for i, j in combinations(range(n), 2):
+        d = mpmath.mpf(mu[i]) - mpmath.mpf(mu[j])
+        c = mpmath.sqrt(2 * mpmath.mpf(beta) ** 2 + mpmath.mpf(var[i]) + mpmath.mpf(var[j]))
+        if kind == "thurstone":
+            e = (mpmath.ncdf((d - eps) / c) + mpmath.ncdf((d + eps) / c)) / 2
+            f = (mpmath.ncdf((-d - eps) / c) + mpmath.ncdf((-d + eps) / c)) / 2
+        else:
+            z = d / (c_match if kind == "plackett_luce" else c)
+            e, f = 1 / (1 + mpmath.exp(-z)), 1 / (1 + mpmath.exp(z))
+        y = outcome(rank[i], rank[j])
+        total -= y * mpmath.log(e) + (1 - y) * mpmath.log(f)
+    return float(total / (n * (n - 1) / 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 12), spread=st.sampled_from([0.1, 1.0, 10.0, 40.0]),
+       kind=st.sampled_from(["plackett_luce", "bradley_terry", "thurstone"]), eps=st.sampled_from([0.0, 0.3, 2.0]),
+       var_factor=st.sampled_from([1.0, 3 / math.pi**2]))
+def test_pairwise_log_loss_equals_a_40_digit_computation_far_into_the_tails(seed, n, spread, kind, eps, var_factor):
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(0.0, spread, n)
+    var = rng.uniform(0.0, 2.0, n)
+    rank = rng.integers(0, n, n)  # repeats are ties, target 1/2
+    got = forecast_pair_log_loss(RankingForecast(kind, 0.7, eps, var_factor), mu, var, rank, np.array([0, n]))[0]
+    want = _reference_pair_loss(kind, 0.7, eps, mu, var * var_factor, rank)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-300)

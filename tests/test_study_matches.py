@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from filters import Elo, Glicko
+from filters import Elo, Stephenson
 from statespace.evaluation.compare import compare
 from statespace.evaluation.compare_matches import compare_matches
 from statespace.evaluation.study import Grid, study, summary
@@ -63,15 +63,15 @@ def test_a_match_data_set_runs_once_and_tuned_rows_match_compare_matches():
 
 
 def test_a_games_only_method_on_a_match_source_is_a_failed_row_naming_it(games):
-    table = study(methods={"glicko": Glicko(), "elo": Elo()}, sources={"games": games, "league": SOURCE},
+    table = study(methods={"stephenson": Stephenson(), "elo": Elo()}, sources={"games": games, "league": SOURCE},
                   modes=["online"], progress=False)
     rows = {(r["method"], r["source"]): r for _, r in table.iterrows()}
-    failed = rows[("glicko", "league")]
-    assert failed["error"].startswith("ValueError: glicko rates games of two competitors only")
+    failed = rows[("stephenson", "league")]
+    assert failed["error"].startswith("ValueError: stephenson rates games of two competitors only")
     assert all(math.isnan(failed[c]) for c in ["log_loss", *MATCH_COLUMNS])
     assert rows[("elo", "league")]["error"] is None and np.isfinite(rows[("elo", "league")]["pair_log_loss"])
     # games rows are what compare gives, with no ranking scores
-    for method, obj in (("glicko", Glicko()), ("elo", Elo())):
+    for method, obj in (("stephenson", Stephenson()), ("elo", Elo())):
         row = rows[(method, "games")]
         ref = compare({method: obj}, games, 0.7, "online", progress=False).loc[method]
         assert row["error"] is None and row["log_loss"] == pytest.approx(ref["log_loss"], rel=1e-12)
@@ -79,7 +79,7 @@ def test_a_games_only_method_on_a_match_source_is_a_failed_row_naming_it(games):
     s = summary(table)
     assert list(s.columns) == ["method", "source", "mode", "log_loss", "se", "pair_log_loss", "pair_log_loss_se",
                                "n", "failed"]
-    line = s[(s["method"] == "glicko") & (s["source"] == "league")].iloc[0]
+    line = s[(s["method"] == "stephenson") & (s["source"] == "league")].iloc[0]
     assert line["failed"] == 1 and line["n"] == 0
 
 
@@ -111,7 +111,7 @@ def test_study_command_runs_a_grid_with_a_match_source(tmp_path):
     from statespace.app.cli import main
 
     grid = tmp_path / "grid.toml"
-    grid.write_text('seeds = [0]\n[methods]\nelo = "elo"\nglicko = "glicko"\n[sources]\n'
+    grid.write_text('seeds = [0]\n[methods]\nelo = "elo"\nstephenson = "stephenson"\n[sources]\n'
                     'league = { scenario = "simulate_matches", n_players = 12, n_matches = 50, sides = 4 }\n')
     out, err = io.StringIO(), io.StringIO()
     from contextlib import redirect_stderr, redirect_stdout
@@ -119,6 +119,6 @@ def test_study_command_runs_a_grid_with_a_match_source(tmp_path):
     with redirect_stdout(out), redirect_stderr(err):
         assert main(["study", str(grid), "--out", str(tmp_path / "t.csv"), "--quiet"]) == 0
     assert "pair_log_loss" in out.getvalue()
-    assert "1 of 2 tasks failed" in err.getvalue() and "glicko rates games of two competitors only" in err.getvalue()
+    assert "1 of 2 tasks failed" in err.getvalue() and "stephenson rates games of two competitors only" in err.getvalue()
     written = pd.read_csv(tmp_path / "t.csv")
     assert list(written["mode"]) == ["online", "online"]

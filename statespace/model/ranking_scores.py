@@ -66,7 +66,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from statespace.model import numeric as nx
 from statespace.model import ranking_metrics as RM
@@ -83,6 +83,7 @@ SCORES = {"loglik": "max", "pair_log_loss": "min", "pair_inversion": "max", "ran
 
 _KIND = {"plackett_luce": 0, "bradley_terry": 1, "thurstone": 2}
 _LOG_HALF = math.log(0.5)
+_SQRT2 = math.sqrt(2.0)
 
 
 @njit(cache=True)
@@ -149,39 +150,86 @@ def _log_add(a, b):
     return top + math.log1p(math.exp(min(a, b) - top))
 
 
+@njit(cache=True, inline="always")
+def _softplus(z):
+    """``log(1 + e^z)`` without overflow."""
+    if z > 0.0:
+        return z + math.log1p(math.exp(-z))
+    return math.log1p(math.exp(z))
+
+
+@njit(cache=True, inline="always")
+def _logistic_pair_loss(y, z):
+    """``-[y log F(z) + (1 - y) log F(-z)]``, F the logistic cdf (``-log F(z) = softplus(-z)``): one
+    exponential for a decided pair, two for a tie."""
+    if y == 1.0:
+        return _softplus(-z)
+    if y == 0.0:
+        return _softplus(z)
+    return y * _softplus(-z) + (1.0 - y) * _softplus(z)
+
+
+#: below this a Thurstonian pair's smaller probability is taken in logs (its tail formula)
+_TINY = 1e-280
+
+
+@njit(cache=True, inline="always")
+def _thurstone_pair_loss(y, a, b):
+    """``-[y log E + (1 - y) log(1 - E)]`` with ``E = (Phi(a) + Phi(b)) / 2`` and
+    ``1 - E = (Phi(-a) + Phi(-b)) / 2``: the smaller of the two from ``erfc`` (no cancellation), the
+    other as ``log1p`` of minus it, so that a loss close to 0 keeps its digits; where the smaller
+    underflows, both in logs (:func:`statespace.model.numeric.log_cdf`, Mills' ratio)."""
+    if a + b >= 0.0:  # E >= 1/2: 1 - E is the smaller
+        q = 0.25 * (math.erfc(a / _SQRT2) + math.erfc(b / _SQRT2))
+        if q > _TINY:
+            return -y * math.log1p(-q) - (1.0 - y) * math.log(q)
+    else:
+        p = 0.25 * (math.erfc(-a / _SQRT2) + math.erfc(-b / _SQRT2))
+        if p > _TINY:
+            return -y * math.log(p) - (1.0 - y) * math.log1p(-p)
+    ahead = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, a), nx.log_cdf(nx.PROBIT, b))
+    behind = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, -a), nx.log_cdf(nx.PROBIT, -b))
+    return -(y * ahead + (1.0 - y) * behind)
+
+
 @njit(cache=True)
 def _pair_loss_value(kind, beta, eps, u, v, r):
     """One match's mean over its pairs of the log loss of the expected score (module docstring)."""
     n = u.shape[0]
-    c = _scale(0, beta, v) if kind == 0 else 0.0
     total = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            y = _outcome(r[i], r[j])
-            if kind == 2:  # E = (Phi(a) + Phi(b)) / 2, 1 - E = (Phi(-a) + Phi(-b)) / 2
+    if kind == 0:  # one scale for the match
+        c = _scale(0, beta, v)
+        for i in range(n):
+            for j in range(i + 1, n):
+                total += _logistic_pair_loss(_outcome(r[i], r[j]), ratio(u[i] - u[j], c, D_SCALES))
+    elif kind == 1:
+        for i in range(n):
+            for j in range(i + 1, n):
+                z = ratio(u[i] - u[j], pair_scale(v, beta, i, j), D_SCALES)
+                total += _logistic_pair_loss(_outcome(r[i], r[j]), z)
+    else:
+        for i in range(n):
+            for j in range(i + 1, n):
                 cij = pair_scale(v, beta, i, j)
                 a = ratio(u[i] - u[j] - eps, cij, D_SCALES)
                 b = ratio(u[i] - u[j] + eps, cij, D_SCALES)
-                ahead = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, a), nx.log_cdf(nx.PROBIT, b))
-                behind = _LOG_HALF + _log_add(nx.log_cdf(nx.PROBIT, -a), nx.log_cdf(nx.PROBIT, -b))
-            else:
-                z = ratio(u[i] - u[j], c if kind == 0 else pair_scale(v, beta, i, j), D_SCALES)
-                ahead = nx.log_cdf(nx.LOGISTIC, z)
-                behind = nx.log_cdf(nx.LOGISTIC, -z)
-            total -= y * ahead + (1.0 - y) * behind
+                total += _thurstone_pair_loss(_outcome(r[i], r[j]), a, b)
     return total / (n * (n - 1) / 2.0)
 
 
-@njit(cache=True)
-def _per_match(kind, beta, eps, mu, var, rank, match_ptr, loglik, loss):
+@njit(cache=True, parallel=True)
+def _per_match(kind, beta, eps, mu, var, rank, match_ptr, loglik, loss, n_threads):
     """Each match's log-likelihood into ``loglik`` and pairwise log loss into ``loss`` (an
-    empty array: not computed)."""
-    for m in range(match_ptr.size - 1):
-        lo, hi = match_ptr[m], match_ptr[m + 1]
-        if loglik.size:
-            loglik[m] = _loglik_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
-        if loss.size:
-            loss[m] = _pair_loss_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
+    empty array: not computed), the matches shared over numba's threads in turn (thread ``p`` of
+    ``T`` takes matches ``p, p + T, ...``: a history's large contests fall to every thread)."""
+    n_matches = match_ptr.size - 1
+    for p in prange(n_threads):
+        for m in range(p, n_matches, n_threads):
+            lo, hi = match_ptr[m], match_ptr[m + 1]
+            if loglik.size:
+                loglik[m] = _loglik_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
+            if loss.size:
+                loss[m] = _pair_loss_value(kind, beta, eps, mu[lo:hi], var[lo:hi], rank[lo:hi])
 
 
 def _inputs(forecast, perf_mean, perf_var, rank, match_ptr):
@@ -218,8 +266,8 @@ def ranking_loglik(forecast, perf_mean, perf_var, rank, match_ptr) -> tuple[floa
     mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
     _check_ties(forecast, rank, match_ptr)
     out = np.empty(match_ptr.size - 1)
-    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr, out,
-               np.empty(0))
+    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var * forecast.var_factor, rank,
+               match_ptr, out, np.empty(0), get_num_threads())
     weights = np.ones(out.size)
     return float(np.mean(out)), out, weights
 
@@ -230,8 +278,8 @@ def forecast_pair_log_loss(forecast, perf_mean, perf_var, rank, match_ptr) -> tu
     values, weights)."""
     mu, var, rank, match_ptr = _inputs(forecast, perf_mean, perf_var, rank, match_ptr)
     out = np.empty(match_ptr.size - 1)
-    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var, rank, match_ptr,
-               np.empty(0), out)
+    _per_match(_KIND[forecast.kind], float(forecast.beta), float(forecast.eps), mu, var * forecast.var_factor, rank,
+               match_ptr, np.empty(0), out, get_num_threads())
     weights = np.diff(match_ptr).astype(np.float64)
     return float(np.sum(out * weights) / np.sum(weights)), out, weights
 
