@@ -27,8 +27,8 @@ from . import kernels as K
 __all__ = ["PARAMS", "new_volatility", "glicko1_step", "glicko2_step"]
 
 #: the kernels' parameters, in ``theta`` order, shared by both versions
-PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter", "match_as_game")
-_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT, _AS_GAME = range(len(PARAMS))
+PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
+_C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = range(len(PARAMS))
 #: the state's columns: rating, RD (both in rating points) and, for Glicko-2, the volatility
 _R, _RD, _SIGMA = 0, 1, 2
 

@@ -82,8 +82,6 @@ C = math.sqrt((INITIAL_RD**2 - 50.0**2) / 100.0)
 #: steadier) and a newcomer's volatility
 TAU = 0.5
 INITIAL_VOLATILITY = 0.06
-#: a match of many sides counts as one game for each side (see :mod:`filters._glicko_match`)
-MATCH_AS = "game"
 #: rating periods without explicit periods last this many days (a month, what Glickman's
 #: defaults were made for)
 PERIOD_DAYS = 30.0
@@ -195,11 +193,8 @@ class _GlickoBase(Filter):
     def _home_bounds(self, games) -> dict[str, tuple[float, float]]:
         return {} if games.neutral.all() else {"home": (-400.0, 400.0)}
 
-    def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form, match_as):
+    def __init__(self, *, initial_rating, initial_rd, rd_max, home, period_days, form):
         owner = type(self).__name__
-        if match_as not in ("game", "period"):
-            raise ValueError(f"{owner}: match_as must be 'game' or 'period', got {match_as!r}")
-        self.match_as = match_as
         self.initial_rating = CH.location(owner, "initial_rating", initial_rating, ELO_SCALE)
         self.initial_rd = CH.length(owner, "initial_rd", initial_rd, ELO_SCALE)
         self.rd_max = CH.length(owner, "rd_max", rd_max, ELO_SCALE)
@@ -210,17 +205,13 @@ class _GlickoBase(Filter):
         self.form = form
 
     def _describe_rest(self) -> str:
-        return ((f", home={self.home:g}" if self.home else "")
-                + (f", match_as={self.match_as!r}" if self.match_as != MATCH_AS else ""))
+        return f", home={self.home:g}" if self.home else ""
 
     def kernel_value(self, name: str) -> float:
-        """``update_form`` is 1 for Glickman's update-time forecast, ``match_as_game`` 1 when a match
-        counts as one game (:mod:`filters._glicko_match`); a setting the version does
+        """``update_form`` is 1 for Glickman's update-time forecast; a setting the version does
         not have (Glicko-1's ``tau``, Glicko-2's ``c``) is 0."""
         if name == "update_form":
             return float(self.form == "update")
-        if name == "match_as_game":
-            return float(self.match_as == "game")
         return getattr(self, name, 0.0)
 
     def initial_row(self, value) -> np.ndarray:
@@ -271,10 +262,6 @@ class Glicko(_GlickoBase):
     form:
         Expected score used by ``predict_proba``: ``"prediction"`` (symmetric, default) or
         ``"update"`` (Glickman's update-time form; see :func:`expected_score`).
-    match_as:
-        How a match of many sides is rated (:mod:`filters._glicko_match`): ``"game"`` (default), the
-        match one game for each side, its pairings weighted :math:`1/(n-1)`; or ``"period"``, every
-        pairing a whole game of one rating period (Glickman's formula as it stands).
 
     Accepted ranges (:mod:`statespace.model.ranges`, in scales :math:`\alpha = 400 / \ln 10 = 173.7`):
     ``c`` in :math:`[0, 10^3\alpha]`, ``initial_rd`` and ``rd_max`` in :math:`(0, 10^3\alpha]`,
@@ -290,10 +277,10 @@ class Glicko(_GlickoBase):
 
     def __init__(self, c: float = C, *, initial_rating: float = INITIAL_RATING,
                  initial_rd: float = INITIAL_RD, rd_max: float = RD_MAX, home: float = 0.0,
-                 period_days: float = PERIOD_DAYS, form: str = "prediction", match_as: str = MATCH_AS):
+                 period_days: float = PERIOD_DAYS, form: str = "prediction"):
         self.c = CH.length(type(self).__name__, "c", c, ELO_SCALE, zero=True)
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
-                         period_days=period_days, form=form, match_as=match_as)
+                         period_days=period_days, form=form)
 
     def _describe(self) -> str:
         return f"c={self.c:g}" + self._describe_rest()
@@ -325,7 +312,7 @@ class Glicko2(_GlickoBase):
     eps, max_iter:
         Convergence tolerance (1e-6) and iteration bound of the Illinois algorithm; not
         converging raises ``ArithmeticError`` rather than producing NaN.
-    home, period_days, form, rd_max, match_as:
+    home, period_days, form, rd_max:
         As for :class:`Glicko`.
 
     Accepted ranges (:mod:`statespace.model.ranges`): ``tau`` in ``(0, 3]`` (Glickman advises 0.3 to 1.2;
@@ -350,7 +337,7 @@ class Glicko2(_GlickoBase):
     def __init__(self, tau: float = TAU, *, initial_rating: float = INITIAL_RATING, initial_rd: float = INITIAL_RD,
                  initial_volatility: float = INITIAL_VOLATILITY, rd_max: float = RD_MAX, home: float = 0.0,
                  period_days: float = PERIOD_DAYS, form: str = "prediction", eps: float = 1e-6,
-                 max_iter: int = 10_000, match_as: str = MATCH_AS):
+                 max_iter: int = 10_000):
         self.tau = CH.number("Glicko2", "tau", tau, 0.0, TAU_MAX, lo_open=True)
         self.initial_volatility = CH.number("Glicko2", "initial_volatility", initial_volatility, 0.0,
                                             INITIAL_VOLATILITY_MAX, lo_open=True)
@@ -360,7 +347,7 @@ class Glicko2(_GlickoBase):
             CH.number("Glicko2", name, value, 0.0, RD2_MAX_SCALES * ELO_SCALE, lo_open=True,
                       unit=f" ({RD2_MAX_SCALES:g} scales of {ELO_SCALE:.6g})")
         super().__init__(initial_rating=initial_rating, initial_rd=initial_rd, rd_max=rd_max, home=home,
-                         period_days=period_days, form=form, match_as=match_as)
+                         period_days=period_days, form=form)
 
     def _describe(self) -> str:
         return f"tau={self.tau:g}" + self._describe_rest()

@@ -11,8 +11,8 @@ method fitted on all of them, with a table of every candidate (:class:`AutoMatch
     fit.ratings()                         # the chosen method's leaderboard after every match
     fit.method.run(more_matches)          # the chosen (tuned) filter, online through any matches
 
-**The candidates** (:data:`DEFAULT_CANDIDATES`): multiplayer Elo (pairwise decomposition),
-TrueSkill, Weng-Lin (Bradley-Terry and Plackett-Luce), the extended Kalman filter and Elo-MMR,
+**The candidates** (:data:`DEFAULT_CANDIDATES`): multiplayer Elo and Glicko-1 and -2 (pairwise
+decomposition), TrueSkill, Weng-Lin (Bradley-Terry and Plackett-Luce), the extended Kalman filter and Elo-MMR,
 each at the registry's settings; ``candidates=`` gives others (``{name: method or method spec}``, e.g.
 ``{"elo": Elo(k=24), "ts": "trueskill:beta=4"}``, or a list of methods named by their ``name``).
 A candidate that cannot rate the matches (Elo-MMR rates contests of individuals, not teams) is a
@@ -76,7 +76,7 @@ from statespace.model.ranking_scores import match_scores
 __all__ = ["auto_matches", "AutoMatchFit", "DEFAULT_CANDIDATES", "SPLIT", "MAXITER"]
 
 #: the registry's match-rating methods auto compares by default (each at its registered settings)
-DEFAULT_CANDIDATES = ("elo", "trueskill", "wenglin", "wenglin_pl", "ekf", "elo_mmr")
+DEFAULT_CANDIDATES = ("elo", "glicko", "glicko2", "trueskill", "wenglin", "wenglin_pl", "ekf", "elo_mmr")
 #: the share of the matches, in time order, each candidate is tuned on (the rest validates)
 SPLIT = 0.7
 #: L-BFGS-B iterations of each tuning
