@@ -79,7 +79,7 @@ import numpy as np
 from numba import njit
 
 from statespace.model import numeric as nx
-from statespace.model.ranking import Z_MAX, rank_order, ratio
+from statespace.model.ranking import Z_MAX, place_groups, rank_order, ratio
 from statespace.model.ranking_pairwise import D_SCALES, pair_scale
 
 __all__ = ["pl_stages", "pl_hess_vec", "tridiag_solve", "tridiag_inv_diag", "pl_newton", "chain_newton"]
@@ -138,17 +138,7 @@ def pl_stages(mu, beta, order, rank):
     so nothing overflows however far apart the sides are."""
     n = mu.shape[0]
     c = math.sqrt(n) * beta
-    group = np.empty(n, np.int64)
-    start = np.empty(n + 1, np.int64)
-    k = 0
-    start[0] = 0
-    for p in range(n):
-        if p > 0 and rank[order[p]] != rank[order[p - 1]]:
-            k += 1
-            start[k] = p
-        group[p] = k
-    n_groups = k + 1
-    start[n_groups] = n
+    group, start, n_groups = place_groups(rank, order)
     x = np.empty(n)
     for p in range(n):
         x[p] = ratio(mu[order[p]], c, Z_MAX)

@@ -19,6 +19,7 @@ from statespace.methods.display import Ratings, as_ratings
 from statespace.methods.registry import collect
 
 from . import match_loop as ML
+from .run import leaderboard
 
 __all__ = ["MatchRun", "run_matches", "check_matches", "match_times", "match_filters", "recorded_columns"]
 
@@ -136,18 +137,7 @@ class MatchRun:
         """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``matches`` played and the
         method's own columns, best ``mean`` first; competitors without matches left out."""
         m = self.method
-        st = self.state.split()[0]
-        v = st.values
-        df = pd.DataFrame({"player": st.players, "mean": v[:, 0]})
-        if m.sd_column is not None:
-            df["sd"] = v[:, m.columns.index(m.sd_column)]
-        df["matches"] = st.count
-        for c in m.shown_columns:
-            df[c] = v[:, m.columns.index(c)]
-        for c, col in m.derived_columns(v).items():
-            df[c] = col
-        df = df[df["matches"] > 0]
-        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        df = leaderboard(m, self.state, "matches")
         return as_ratings(df, f"{m!r} · {self.matches.n_matches:,} matches · {int(df.shape[0]):,} competitors")
 
     def trajectories(self) -> pd.DataFrame:

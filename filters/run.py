@@ -22,7 +22,7 @@ from statespace.methods.seen import check_not_past, warn_seen
 if TYPE_CHECKING:
     from .state import FilterState
 
-__all__ = ["FilterRun", "moments_kernel"]
+__all__ = ["FilterRun", "moments_kernel", "state_columns", "leaderboard"]
 
 #: what a warning about forecasts of games inside a run's span offers instead
 _HONEST = ("The honest forecasts of the games a run went through are its one-step-ahead forecasts, run.proba "
@@ -40,6 +40,34 @@ def moments_kernel(params, d, var):
     forecast kernel, handed back in the place of the forecast."""
     return d, var, _MARK
 
+
+
+def state_columns(method, values: np.ndarray) -> dict[str, np.ndarray]:
+    """``mean``, ``sd`` (if ``method`` tracks one), its shown state columns and its derived ones, from
+    state rows ``values`` (one row per competitor or per record)."""
+    cols = {"mean": values[:, 0]}
+    if method.sd_column is not None:
+        cols["sd"] = values[:, method.columns.index(method.sd_column)]
+    for c in method.shown_columns:
+        cols[c] = values[:, method.columns.index(c)]
+    cols.update(method.derived_columns(values))
+    return cols
+
+
+def leaderboard(method, state, played: str) -> pd.DataFrame:
+    """The leaderboard of a run's ``state`` (games and matches alike): ``player``, ``mean``, ``sd``
+    (if tracked), the count of games or matches played (column ``played``) and the method's own
+    columns, best ``mean`` first (ties by name); competitors who played nothing left out."""
+    st = state.split()[0]
+    cols = state_columns(method, st.values)
+    df = pd.DataFrame({"player": st.players, "mean": cols.pop("mean")})
+    if "sd" in cols:
+        df["sd"] = cols.pop("sd")
+    df[played] = st.count
+    for c, v in cols.items():
+        df[c] = v
+    df = df[df[played] > 0]
+    return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 class FilterRun(FittedDisplay):
     """A filter run over a table of games: the fitted interface shared by every method.
@@ -210,32 +238,14 @@ class FilterRun(FittedDisplay):
 
     def _columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
         """``mean``, ``sd`` (if the method tracks one) and the method's shown state columns."""
-        m = self.method
-        cols = {"mean": values[:, 0]}
-        if m.sd_column is not None:
-            cols["sd"] = values[:, m.columns.index(m.sd_column)]
-        for c in m.shown_columns:
-            cols[c] = values[:, m.columns.index(c)]
-        cols.update(m.derived_columns(values))
-        return cols
+        return state_columns(self.method, values)
 
     def ratings(self) -> Ratings:
         """Leaderboard: ``player``, ``mean``, ``sd`` (if tracked), ``games`` and the method's own
         columns (e.g. ``rd`` and ``volatility``), best ``mean`` first; competitors without games
         are left out. A DataFrame (:class:`statespace.methods.display.Ratings`) whose
         ``attrs["summary"]`` is the run's one-line summary, its caption in Jupyter."""
-        st = self.state
-        st = st.split()[0]
-        cols = self._columns(st.values)
-        df = pd.DataFrame({"player": st.players, "mean": cols.pop("mean")})
-        if "sd" in cols:
-            df["sd"] = cols.pop("sd")
-        df["games"] = st.count
-        for c, v in cols.items():
-            df[c] = v
-        df = df[df["games"] > 0]
-        df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
-        return as_ratings(df, self._summary())
+        return as_ratings(leaderboard(self.method, self.state, "games"), self._summary())
 
     def trajectories(self) -> pd.DataFrame:
         """Long table of each competitor's state after each of its games (time order):

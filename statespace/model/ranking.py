@@ -38,7 +38,7 @@ from numba import njit
 from statespace.model import numeric as nx
 from statespace.model import ranges as R
 
-__all__ = ["check_match", "pl_scale", "pl_loglik", "pl_forecast", "expected_place", "rank_order", "ratio"]
+__all__ = ["check_match", "pl_scale", "pl_loglik", "pl_forecast", "expected_place", "rank_order", "place_groups", "ratio"]
 
 #: a standardised performance beyond this counts as this (as statespace.model.numeric's limit):
 #: mu / c over a tiny c overflows to inf, and inf - inf is NaN
@@ -105,6 +105,26 @@ def rank_order(rank):
 
 
 @njit(cache=True)
+def place_groups(rank, order):
+    """The places' groups of tied sides along ``order`` (:func:`rank_order`): ``(group, start,
+    n_groups)``, ``group[p]`` the group of the ``p``-th side in order (0 first) and ``start`` the
+    groups' first positions, ``start[n_groups] = n`` (length ``n + 1``)."""
+    n = order.shape[0]
+    group = np.empty(n, np.int64)
+    start = np.empty(n + 1, np.int64)
+    k = 0
+    start[0] = 0
+    for p in range(n):
+        if p > 0 and rank[order[p]] != rank[order[p - 1]]:
+            k += 1
+            start[k] = p
+        group[p] = k
+    n_groups = k + 1
+    start[n_groups] = n
+    return group, start, n_groups
+
+
+@njit(cache=True)
 def expected_place(P):
     r"""Expected place of each side, 1 first: :math:`1 + \sum_{j \ne i} P[j, i]` (linearity of
     expectation: a side's competition place is 1 + the number of sides strictly ahead of it)."""
@@ -163,18 +183,7 @@ def pl_loglik(mu, var, beta, rank):
     for i in range(n):
         x[i] = ratio(mu[i], c, Z_MAX)
     order = rank_order(rank)
-    # group of each sorted position, and each group's start
-    group = np.empty(n, np.int64)
-    start = np.empty(n + 1, np.int64)
-    k = 0
-    start[0] = 0
-    for p in range(n):
-        if p > 0 and rank[order[p]] != rank[order[p - 1]]:
-            k += 1
-            start[k] = p
-        group[p] = k
-    n_groups = k + 1
-    start[n_groups] = n
+    group, start, n_groups = place_groups(rank, order)
     # log-sum-exp of x over T_k, streamed from the last place up
     lse = np.empty(n_groups)
     m = -math.inf

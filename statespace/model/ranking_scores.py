@@ -70,7 +70,7 @@ from numba import get_num_threads, njit, prange
 
 from statespace.model import numeric as nx
 from statespace.model import ranking_metrics as RM
-from statespace.model.ranking import Z_MAX, ratio
+from statespace.model.ranking import Z_MAX, place_groups, rank_order, ratio
 from statespace.model.ranking_forecast import RankingForecast
 from statespace.model.ranking_pairwise import D_SCALES, pair_scale
 from statespace.model.ranking_probability import thurstone_order_logprob
@@ -91,18 +91,15 @@ def _pl_value(mu, c, rank):
     r"""Plackett-Luce's :math:`\ell = \sum_k (\operatorname{mean}_{G_k} x - \operatorname{lse}_{T_k} x)`
     at the scale ``c`` (:math:`x = \mu / c`), the places' groups walked from the last up with a
     running log-sum-exp of the sides not ahead."""
-    n = mu.shape[0]
-    order = np.argsort(rank, kind="mergesort")
+    order = rank_order(rank)
+    _, start, n_groups = place_groups(rank, order)
     top = -math.inf  # running lse = top + log(acc)
     acc = 0.0
     total = 0.0
-    hi = n - 1
-    while hi >= 0:
-        lo = hi
-        while lo > 0 and rank[order[lo - 1]] == rank[order[hi]]:
-            lo -= 1
+    for k in range(n_groups - 1, -1, -1):
+        lo, hi = start[k], start[k + 1]
         group = 0.0
-        for p in range(lo, hi + 1):
+        for p in range(lo, hi):
             x = ratio(mu[order[p]], c, Z_MAX)
             group += x
             if x > top:
@@ -110,8 +107,7 @@ def _pl_value(mu, c, rank):
                 top = x
             else:
                 acc += math.exp(x - top)
-        total += group / (hi - lo + 1) - (top + math.log(acc))
-        hi = lo - 1
+        total += group / (hi - lo) - (top + math.log(acc))
     return total
 
 
