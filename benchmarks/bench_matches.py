@@ -9,7 +9,7 @@ the CPU time of the thread (steadier on a shared machine; the target is read on 
 (the loop is serial). The target for TrueSkill, Weng-Lin (Plackett-Luce) and Elo-MMR is under 30 s for
 the whole stream on one core (Elo-MMR's paper reports 31.4 s for Codeforces on 24 cores).
 Methods whose update is quadratic in the entrants by definition (Weng-Lin's full Bradley-Terry
-pairing, multiplayer Elo, the EKF over all pairs) run the first ``--quadratic-contests`` contests
+pairing, multiplayer Elo, Glicko-1 and -2, the EKF over all pairs) run the first ``--quadratic-contests`` contests
 only, and their whole-stream time is extrapolated (reported as such).
 
 Pairwise games are unchanged by the match loop (their loops are the same code); compare their
@@ -44,7 +44,9 @@ def _methods():
         out.append(("Elo-MMR", lambda: filters.REGISTRY["elo_mmr"](), True))
     out.append(("EKF (diagonal, Plackett-Luce)", lambda: filters.EKF(), True))
     out += [("WengLin (Bradley-Terry full)", lambda: filters.WengLin(model="bradley_terry"), False),
-            ("Elo (multiplayer)", lambda: filters.Elo(), False)]
+            ("Elo (multiplayer)", lambda: filters.Elo(), False),
+            ("Glicko (one game a match)", lambda: filters.Glicko(), False),
+            ("Glicko-2 (one game a match)", lambda: filters.Glicko2(), False)]
     return out
 
 
