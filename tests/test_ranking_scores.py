@@ -226,7 +226,14 @@ def _reference_pair_loss(kind, beta, eps, mu, var, rank):
             z = d / (c_match if kind == "plackett_luce" else c)
             e, f = 1 / (1 + mpmath.exp(-z)), 1 / (1 + mpmath.exp(z))
         y = outcome(rank[i], rank[j])
-        total -= y * mpmath.log(e) + (1 - y) * mpmath.log(f)
+        # E and 1 - E each computed on its own; the log of the larger as log1p of minus the smaller,
+        # so that a loss of 1e-65 is not lost to the larger rounding to 1 at 40 digits
+        log_e = mpmath.log(e) if e < 0.5 else mpmath.log1p(-f)
+        log_f = mpmath.log(f) if f < 0.5 else mpmath.log1p(-e)
+        if y > 0:
+            total -= y * log_e
+        if y < 1:
+            total -= (1 - y) * log_f
     return float(total / (n * (n - 1) / 2))
 
 
