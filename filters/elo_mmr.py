@@ -246,7 +246,7 @@ class EloMMR(Filter):
             m = int(side_of_match[team[0]])
             raise ValueError(f"{self.name} rates contests of individuals: {matches.match_text(m)} has a side of "
                              f"{int(members[team[0]])} competitors; use a method that rates teams (TrueSkill, "
-                             f"WengLin, Elo)")
+                             f"WengLin, Elo, Glicko)")
         bad = np.flatnonzero(matches.weight != 1.0)
         if bad.size:
             m = int(np.searchsorted(matches.side_ptr[matches.match_ptr], bad[0], side="right") - 1)
