@@ -1,0 +1,148 @@
+"""Where a newcomer's first run goes: import, compilation and the run itself, method by method.
+
+Each measurement is a fresh process with an empty numba cache (a new ``NUMBA_CACHE_DIR``), as after
+``pip install`` from a fresh clone; wall and CPU seconds of the child are read from the operating
+system (``getrusage`` of finished children), so the figures include start-up and imports as a user meets them:
+
+1. ``import statespace, filters, smoothers`` alone;
+2. README's main job, ``statespace compare`` (built-in default), cold, then again warm (the cache
+   the cold run left);
+3. ``statespace compare --methods elo`` cold;
+4. per method of the default list, in one cold process over the main job's games
+   (``scenarios.balanced(seed=0)``): the first ``fit`` (compilation or cache load, then the run)
+   and a second ``fit`` (the run alone); their difference is the method's compile cost;
+5. ``Games.from_arrays`` of 1,000,000 games between 1,000,000 and between 1,000 string-named
+   competitors, and ``predict_proba`` of one game after fitting the first with Elo (warm).
+
+Usage::
+
+    python benchmarks/first_run.py            # everything (about two minutes on 2 cores)
+    python benchmarks/first_run.py --skip-arrays
+
+The Elo loop against a plain numba loop is ``benchmarks/bench_floor.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import cpu_name, git_describe, load, versions
+
+_PER_METHOD = r"""
+import sys, time, json
+t0 = time.perf_counter()
+import statespace as ss
+from statespace.methods.specs import registry
+t_import = time.perf_counter() - t0
+games = ss.scenarios.get("balanced", seed=0).games
+rows = []
+for name, factory in registry(default_only=True).items():
+    method = factory()
+    t0 = time.perf_counter(); method.fit(games); first = time.perf_counter() - t0
+    t0 = time.perf_counter(); method.fit(games); second = time.perf_counter() - t0
+    rows.append((name, first, second))
+print(json.dumps({"import": t_import, "rows": rows}))
+"""
+
+_ARRAYS = r"""
+import time, json
+import numpy as np
+import statespace as ss
+from filters import Elo
+out = {}
+rng = np.random.default_rng(0)
+n = 1_000_000
+for n_names in (1_000_000, 1_000):
+    names = np.array([f"p{i}" for i in range(n_names)])
+    a = rng.integers(0, n_names, n)
+    b = (a + 1 + rng.integers(0, n_names - 1, n)) % n_names
+    args = (np.arange(n, dtype=float), names[a], names[b], rng.integers(0, 2, n).astype(float))
+    ss.Games.from_arrays(*(x[:100] for x in args))
+    t0 = time.perf_counter(); games = ss.Games.from_arrays(*args); out[f"from_arrays {n_names}"] = time.perf_counter() - t0
+    if n_names == 1_000_000:
+        run = Elo().fit(games)
+        one = ss.Games.from_arrays([n + 1.0], [names[a[0]]], [names[b[0]]], [1.0])
+        run.predict_proba(one)
+        t0 = time.perf_counter(); run.predict_proba(one); out["predict_proba one game"] = time.perf_counter() - t0
+print(json.dumps(out))
+"""
+
+
+def _child(cmd: list[str], cache: str) -> tuple[float, float, str]:
+    """Run ``cmd`` with ``NUMBA_CACHE_DIR=cache``: (wall s, CPU s of the child, stdout)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, MPLBACKEND="Agg")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    cpu = _children_cpu()  # the child's own CPU time (user + system), from the OS's accounting
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
+    return wall, cpu, out
+
+
+_last_children = [0.0]
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the children finished since the last call."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = r.ru_utime + r.ru_stime
+    delta, _last_children[0] = total - _last_children[0], total
+    return delta
+
+
+def main(argv=None) -> int:
+    import json
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--skip-arrays", action="store_true", help="leave out the from_arrays / predict_proba timings")
+    a = p.parse_args(argv)
+    exe = sys.executable
+    cli = [exe, "-m", "statespace.app.cli"]
+    print("The first run: import, compilation and run (fresh processes, empty numba caches)")
+    print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores")
+    print(f"versions: {versions('numpy', 'numba')}")
+    print(f"commit: {git_describe()}")
+    print(f"{load()} at the start\n")
+    _children_cpu()
+    rows = []
+    with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2, \
+            tempfile.TemporaryDirectory() as c3, tempfile.TemporaryDirectory() as c4:
+        rows.append(("import statespace, filters, smoothers (cold)",
+                     *_child([exe, "-c", "import statespace, filters, smoothers"], c1)[:2]))
+        rows.append(("statespace compare (cold: empty cache)", *_child(cli + ["compare"], c2)[:2]))
+        rows.append(("statespace compare (warm: the cache it left)", *_child(cli + ["compare"], c2)[:2]))
+        rows.append(("statespace compare --methods elo (cold)", *_child(cli + ["compare", "--methods", "elo"], c3)[:2]))
+        print("| command | wall s | CPU s |\n|---|---:|---:|")
+        for label, wall, cpu in rows:
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} |")
+        wall, cpu, out = _child([exe, "-c", _PER_METHOD], c4)
+    data = json.loads(out.strip().splitlines()[-1])
+    print(f"\nPer method of the default list, one cold process ({wall:.1f} s wall, {cpu:.1f} s CPU; "
+          f"import {data['import']:.2f} s): first fit (compile or cache load, then run) and second fit "
+          f"(run alone), on the main job's 600 games")
+    print("\n| method | first fit s | second fit s | compile s (difference) |\n|---|---:|---:|---:|")
+    total = 0.0
+    for name, first, second in data["rows"]:
+        total += first - second
+        print(f"| {name} | {first:.3f} | {second:.4f} | {first - second:.3f} |")
+    print(f"| all | | | {total:.2f} |")
+    if not a.skip_arrays:
+        with tempfile.TemporaryDirectory() as c5:
+            _, _, out = _child([exe, "-c", _ARRAYS], c5)
+        print("\n| string ids at array speed (warm) | s |\n|---|---:|")
+        for label, sec in json.loads(out.strip().splitlines()[-1]).items():
+            print(f"| {label} | {sec:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
