@@ -323,7 +323,7 @@ def _profile_kernels():
     from numba import njit
 
     from filters import kernels as K
-    from filters import glicko as G
+    from filters import _glicko_steps as G  # the volatility solve and its f
     from statespace import ELO_SCALE
 
     @njit(cache=False)
