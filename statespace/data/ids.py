@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from statespace.data.ascii_ids import ascii_codes
+
 from statespace.data.columns import _id_text
 
 __all__ = ["competitor_codes", "StreamedNames"]
@@ -151,6 +153,9 @@ def competitor_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         coded = _integer_codes(ia, ib)
         if coded is not False:
             return coded
+    coded = ascii_codes(a, b)  # NumPy text of ASCII names: no Python object per row
+    if coded is not None:
+        return None if np.any(coded[0] == coded[1]) else coded
     sides = []
     for values in (a, b):
         coded = _distinct_codes(values)
