@@ -26,7 +26,7 @@ update of that game.
 
 A member :math:`k` of side :math:`s` takes the side's sums through its weight, as its skill enters
 the side's performance: precision :math:`w_k^2 / d_s^2` and gradient :math:`w_k G_s`, then
-Glicko-1's step (:func:`filters._glicko_steps.glicko1_step`) or Glicko-2's steps 5-8
+Glicko-1's step (the Gaussian product, :func:`filters.kernels.gaussian_product`) or Glicko-2's steps 5-8
 (:func:`filters._glicko_steps.glicko2_step`, its volatility from those sums; a member of weight 0
 has an empty period, its RD growing by its volatility). Every side's sums are taken before any
 member moves, so the order of the sides does not matter. The cost is :math:`O(n^2)` a match, as
@@ -41,7 +41,8 @@ from numba import njit
 from statespace.model.numeric import DRAW_HALF, LOGISTIC, effective_scale, loglik_derivs
 from statespace.model.skillmodel import ELO_SCALE
 
-from ._glicko_steps import _RD, glicko1_step, glicko2_step
+from . import kernels as K
+from ._glicko_steps import _RD, glicko2_step
 from .match_loop import match_kernel, side_moments
 
 __all__ = ["match_sums", "match_glicko1", "match_glicko2"]
@@ -73,27 +74,30 @@ def match_sums(perf_mean, perf_var, rank, s0, s1, precision, gradient):
         gradient[s] = share * grad
 
 
-@match_kernel
-def match_glicko1(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
-    """Glicko-1 on one match (the module docstring): the sides' sums, then each member's step."""
+@njit(cache=True)
+def _rate_match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var, version2):
+    """Either version on one match: the sides' moments and sums, then each member's step (Glicko-1's
+    Gaussian product, or Glicko-2's steps 5-8 when ``version2``)."""
     side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, _RD)
     precision = np.empty(s1 - s0)
     gradient = np.empty(s1 - s0)
     match_sums(perf_mean, perf_var, rank, s0, s1, precision, gradient)
     for s in range(s0, s1):
         for k in range(side_ptr[s], side_ptr[s + 1]):
-            w = weight[k]
-            glicko1_step(x, member[k], w * w * precision[s - s0], w * gradient[s - s0])
+            i, w = member[k], weight[k]
+            if version2:
+                glicko2_step(x, theta, i, w * w * precision[s - s0], w * gradient[s - s0])
+            else:
+                K.gaussian_product(x, i, x[i, _RD] * x[i, _RD], w * w * precision[s - s0], w * gradient[s - s0])
+
+
+@match_kernel
+def match_glicko1(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
+    """Glicko-1 on one match (the module docstring)."""
+    _rate_match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var, False)
 
 
 @match_kernel
 def match_glicko2(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var):
-    """Glicko-2 on one match (the module docstring): the sides' sums, then each member's steps 5-8."""
-    side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, _RD)
-    precision = np.empty(s1 - s0)
-    gradient = np.empty(s1 - s0)
-    match_sums(perf_mean, perf_var, rank, s0, s1, precision, gradient)
-    for s in range(s0, s1):
-        for k in range(side_ptr[s], side_ptr[s + 1]):
-            w = weight[k]
-            glicko2_step(x, theta, member[k], w * w * precision[s - s0], w * gradient[s - s0])
+    """Glicko-2 on one match (the module docstring)."""
+    _rate_match(x, theta, side_ptr, member, weight, rank, s0, s1, perf_mean, perf_var, True)

@@ -6,7 +6,8 @@ A rating period leaves each competitor two sums over its games (in rating points
 (:func:`filters.kernels.gaussian_site`), a match of many sides in its own kernel
 (:mod:`filters._glicko_match`); both then update the competitor with the same step:
 
-- Glicko-1 (Glickman 1999, eqs. 5-6): :func:`glicko1_step`,
+- Glicko-1 (Glickman 1999, eqs. 5-6), the Gaussian product of the filters' shared rule
+  (:func:`filters.kernels.gaussian_product`):
   :math:`1/\mathrm{RD}'^2 = 1/\mathrm{RD}^2 + 1/d^2`, :math:`r' = r + \mathrm{RD}'^2 q \sum_j g (s_j - E_j)`;
 - Glicko-2 (Glickman, "Example of the Glicko-2 system", steps 3-8): :func:`glicko2_step`, the
   volatility by :func:`new_volatility`.
@@ -24,23 +25,13 @@ from statespace.model.skillmodel import ELO_SCALE
 
 from . import kernels as K
 
-__all__ = ["PARAMS", "new_volatility", "glicko1_step", "glicko2_step"]
+__all__ = ["PARAMS", "new_volatility", "glicko2_step"]
 
 #: the kernels' parameters, in ``theta`` order, shared by both versions
 PARAMS = ("c", "rd_max", "home", "update_form", "tau", "eps", "max_iter")
 _C, _RDMAX, _HOME, _FORM, _TAU, _EPS, _MAXIT = range(len(PARAMS))
 #: the state's columns: rating, RD (both in rating points) and, for Glicko-2, the volatility
 _R, _RD, _SIGMA = 0, 1, 2
-
-
-@njit(cache=True)
-def glicko1_step(x, i, precision, gradient):
-    """Glicko-1's update of row ``i`` from its period's precision and gradient (rating units):
-    the Gaussian product of :data:`filters.kernels.RULE_GAUSSIAN`, with its guards (the mean within
-    ``+-MEAN_MAX``, the variance at least ``VAR_MIN``)."""
-    prec = min(1.0 / max(x[i, _RD] * x[i, _RD], K.VAR_MIN) + precision, 1.0 / K.VAR_MIN)
-    x[i, _R] = K.clamp_mean(x[i, _R] + gradient / prec)
-    x[i, _RD] = math.sqrt(max(1.0 / prec, K.VAR_MIN))
 
 
 @njit(cache=True, error_model="numpy")

@@ -188,6 +188,16 @@ def moment_site(scratch, i, prior_var, mean_shift, post_var):
 
 
 @njit(cache=True, inline="always")
+def gaussian_product(x, i, prior_var, precision, gradient):
+    """Row ``i``'s Gaussian belief ``N(x[i, 0], prior_var)`` times sites of summed ``precision`` and
+    ``gradient`` (:data:`RULE_GAUSSIAN`): the new mean within ``+-MEAN_MAX`` and variance at least
+    ``VAR_MIN`` (the prior variance, inverted, too; the precision at most ``1 / VAR_MIN``)."""
+    total = min(1.0 / max(prior_var, VAR_MIN) + precision, 1.0 / VAR_MIN)
+    x[i, 0] = clamp_mean(x[i, 0] + gradient / total)
+    x[i, 1] = math.sqrt(max(1.0 / total, VAR_MIN))
+
+
+@njit(cache=True, inline="always")
 def _combine(rule, apply, x, count, theta, i, scratch):
     """Apply row ``i``'s accumulated sites by the filter's rule, then clear the row. A Gaussian rule's
     new mean is kept within ``+-MEAN_MAX`` and its variance at least ``VAR_MIN`` (the prior
@@ -203,9 +213,7 @@ def _combine(rule, apply, x, count, theta, i, scratch):
             x[i, 0] = clamp_mean(x[i, 0] + scratch[i, 2])
             x[i, 1] = math.sqrt(scratch[i, 1])
         else:
-            precision = min(1.0 / max(scratch[i, 3], VAR_MIN) + scratch[i, 1], 1.0 / VAR_MIN)
-            x[i, 0] = clamp_mean(x[i, 0] + scratch[i, 2] / precision)
-            x[i, 1] = math.sqrt(max(1.0 / precision, VAR_MIN))
+            gaussian_product(x, i, scratch[i, 3], scratch[i, 1], scratch[i, 2])
         for c in range(SCRATCH_WIDTH):
             scratch[i, c] = 0.0
     else:

@@ -41,7 +41,6 @@ def moments_kernel(params, d, var):
     return d, var, _MARK
 
 
-
 def state_columns(method, values: np.ndarray) -> dict[str, np.ndarray]:
     """``mean``, ``sd`` (if ``method`` tracks one), its shown state columns and its derived ones, from
     state rows ``values`` (one row per competitor or per record)."""
@@ -68,6 +67,7 @@ def leaderboard(method, state, played: str) -> pd.DataFrame:
         df[c] = v
     df = df[df[played] > 0]
     return df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
 
 class FilterRun(FittedDisplay):
     """A filter run over a table of games: the fitted interface shared by every method.

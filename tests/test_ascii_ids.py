@@ -22,6 +22,14 @@ def _general(a, b):
         return ids.competitor_codes(a, b)
 
 
+def _draw(pool, seed, n):
+    """``n`` games between names of ``pool`` (an array), no one meeting itself."""
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, len(pool), n)
+    j = (i + 1 + rng.integers(0, len(pool) - 1, n)) % len(pool)
+    return pool[i], pool[j]
+
+
 def _same(x, y):
     if x is None or y is None:
         return x is None and y is None
@@ -32,11 +40,7 @@ def _same(x, y):
 @given(pool=st.lists(st.text(ALPHABET, min_size=0, max_size=20), min_size=2, max_size=12, unique=True),
        seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
 def test_ascii_path_equals_the_general_path(pool, seed, n):
-    rng = np.random.default_rng(seed)
-    names = np.array(pool)
-    i = rng.integers(0, len(pool), n)
-    j = (i + 1 + rng.integers(0, len(pool) - 1, n)) % len(pool)
-    a, b = names[i], names[j]
+    a, b = _draw(np.array(pool), seed, n)
     assert _same(ids.competitor_codes(a, b), _general(a, b))
 
 
@@ -85,10 +89,7 @@ def test_a_competitor_meeting_itself_is_still_the_row_error():
                      min_size=2, max_size=12, unique=True),
        seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
 def test_plain_ascii_names_are_coded_by_the_fast_path_exactly(pool, seed, n):
-    rng = np.random.default_rng(seed)
-    names = np.array(pool)
-    i = rng.integers(0, len(pool), n)
-    j = (i + 1 + rng.integers(0, len(pool) - 1, n)) % len(pool)
-    fast = ascii_ids.ascii_codes(names[i], names[j])
+    a, b = _draw(np.array(pool), seed, n)
+    fast = ascii_ids.ascii_codes(a, b)
     assert fast is not None
-    assert _same(fast, _general(names[i], names[j]))
+    assert _same(fast, _general(a, b))
