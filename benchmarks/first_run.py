@@ -2,21 +2,26 @@
 
 Each measurement is a fresh process with an empty numba cache (a new ``NUMBA_CACHE_DIR``), as after
 ``pip install`` from a fresh clone; wall and CPU seconds of the child are read from the operating
-system (``getrusage`` of finished children), so the figures include start-up and imports as a user meets them:
+system (``getrusage`` of finished children), so the figures include start-up and imports as a user
+meets them. Small work runs as plain Python until compiling pays (``statespace._runtime.tier``,
+``STATESPACE_JIT=auto``, the default); ``STATESPACE_JIT=always`` compiles everything a run calls,
+as before that rule, which is where the compile costs below come from:
 
 1. ``import statespace, filters, smoothers`` alone;
 2. README's main job, ``statespace compare`` (built-in default), cold, then again warm (the cache
-   the cold run left);
-3. ``statespace compare --methods elo`` cold;
+   the cold run left), by default and with ``STATESPACE_JIT=always``;
+3. ``statespace compare --methods elo`` cold, both ways;
 4. per method of the default list, in one cold process over the main job's games
-   (``scenarios.balanced(seed=0)``): the first ``fit`` (compilation or cache load, then the run)
-   and a second ``fit`` (the run alone); their difference is the method's compile cost;
+   (``scenarios.balanced(seed=0)``) with ``STATESPACE_JIT=always``: the first ``fit`` (compilation,
+   then the run) and a second ``fit`` (the run alone), their difference the method's compile cost;
+   and in another cold process by default, the first ``fit`` (interpreted);
 5. ``Games.from_arrays`` of 1,000,000 games between 1,000,000 and between 1,000 string-named
-   competitors, and ``predict_proba`` of one game after fitting the first with Elo (warm).
+   competitors, and ``predict_proba`` of one game after fitting the first with Elo (warm: compiled
+   by a first call on a hundred games with ``STATESPACE_JIT=always``).
 
 Usage::
 
-    python benchmarks/first_run.py            # everything (about two minutes on 2 cores)
+    python benchmarks/first_run.py            # everything (about three minutes on 2 cores)
     python benchmarks/first_run.py --skip-arrays
 
 The Elo loop against a plain numba loop is ``benchmarks/bench_floor.py``.
@@ -73,9 +78,10 @@ print(json.dumps(out))
 """
 
 
-def _child(cmd: list[str], cache: str) -> tuple[float, float, str]:
-    """Run ``cmd`` with ``NUMBA_CACHE_DIR=cache``: (wall s, CPU s of the child, stdout)."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, MPLBACKEND="Agg")
+def _child(cmd: list[str], cache: str, jit: str = "auto") -> tuple[float, float, str]:
+    """Run ``cmd`` with ``NUMBA_CACHE_DIR=cache`` and ``STATESPACE_JIT=jit``: (wall s, CPU s of the
+    child, stdout)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, MPLBACKEND="Agg", STATESPACE_JIT=jit)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
@@ -114,30 +120,38 @@ def main(argv=None) -> int:
     print(f"{load()} at the start\n")
     _children_cpu()
     rows = []
-    with tempfile.TemporaryDirectory() as c1, tempfile.TemporaryDirectory() as c2, \
-            tempfile.TemporaryDirectory() as c3, tempfile.TemporaryDirectory() as c4:
+    with tempfile.TemporaryDirectory() as c1:
         rows.append(("import statespace, filters, smoothers (cold)",
                      *_child([exe, "-c", "import statespace, filters, smoothers"], c1)[:2]))
-        rows.append(("statespace compare (cold: empty cache)", *_child(cli + ["compare"], c2)[:2]))
-        rows.append(("statespace compare (warm: the cache it left)", *_child(cli + ["compare"], c2)[:2]))
-        rows.append(("statespace compare --methods elo (cold)", *_child(cli + ["compare", "--methods", "elo"], c3)[:2]))
-        print("| command | wall s | CPU s |\n|---|---:|---:|")
-        for label, wall, cpu in rows:
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} |")
-        wall, cpu, out = _child([exe, "-c", _PER_METHOD], c4)
+    for jit in ("auto", "always"):
+        with tempfile.TemporaryDirectory() as c2, tempfile.TemporaryDirectory() as c3:
+            rows.append((f"statespace compare (cold: empty cache), {jit}", *_child(cli + ["compare"], c2, jit)[:2]))
+            rows.append((f"statespace compare (warm: the cache it left), {jit}",
+                         *_child(cli + ["compare"], c2, jit)[:2]))
+            rows.append((f"statespace compare --methods elo (cold), {jit}",
+                         *_child(cli + ["compare", "--methods", "elo"], c3, jit)[:2]))
+    print("| command (STATESPACE_JIT) | wall s | CPU s |\n|---|---:|---:|")
+    for label, wall, cpu in rows:
+        print(f"| {label} | {wall:.2f} | {cpu:.2f} |")
+    with tempfile.TemporaryDirectory() as c4, tempfile.TemporaryDirectory() as c5:
+        wall, cpu, out = _child([exe, "-c", _PER_METHOD], c4, "always")
+        _, _, out_auto = _child([exe, "-c", _PER_METHOD], c5, "auto")
     data = json.loads(out.strip().splitlines()[-1])
-    print(f"\nPer method of the default list, one cold process ({wall:.1f} s wall, {cpu:.1f} s CPU; "
-          f"import {data['import']:.2f} s): first fit (compile or cache load, then run) and second fit "
-          f"(run alone), on the main job's 600 games")
-    print("\n| method | first fit s | second fit s | compile s (difference) |\n|---|---:|---:|---:|")
+    auto = {name: first for name, first, _ in json.loads(out_auto.strip().splitlines()[-1])["rows"]}
+    print(f"\nPer method of the default list, one cold process with STATESPACE_JIT=always ({wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU; import {data['import']:.2f} s): first fit (compilation, then the run) and second fit "
+          f"(the run alone), on the main job's 600 games; and the first fit in a cold process by default (auto: "
+          f"interpreted)")
+    print("\n| method | first fit s (always) | second fit s | compile s (difference) | first fit s (auto) |"
+          "\n|---|---:|---:|---:|---:|")
     total = 0.0
     for name, first, second in data["rows"]:
         total += first - second
-        print(f"| {name} | {first:.3f} | {second:.4f} | {first - second:.3f} |")
-    print(f"| all | | | {total:.2f} |")
+        print(f"| {name} | {first:.3f} | {second:.4f} | {first - second:.3f} | {auto[name]:.3f} |")
+    print(f"| all | | | {total:.2f} | {sum(auto.values()):.2f} |")
     if not a.skip_arrays:
         with tempfile.TemporaryDirectory() as c5:
-            _, _, out = _child([exe, "-c", _ARRAYS], c5)
+            _, _, out = _child([exe, "-c", _ARRAYS], c5, "always")
         print("\n| string ids at array speed (warm) | s |\n|---|---:|")
         for label, sec in json.loads(out.strip().splitlines()[-1]).items():
             print(f"| {label} | {sec:.3f} |")

@@ -310,7 +310,7 @@ def _combine_lanes(x, acc, i):
 
 @entry(types.void(LanesSiteFn, f8_2d, f8_2d, f8_2d, i8, K.i8_1r, K.i8_1r, K.f8_1r, K.f8_1r, K.f8_1r, K.f8_1r,
                   K.f8_1r, K.i8_1r, types.boolean, i8, f8, i8, f8_2d), parallel=True, error_model="numpy",
-       fastmath=FLAGS)
+       fastmath=FLAGS, interpret=False)
 def lanes_loop(site, obs, prior, theta, rows, a, b, score, ya, yb, home, weight, starts, one_game, first, n_draws,
                width, out):
     """Every setting ``s`` (parameters ``theta[s]``, observation vector ``obs[s]``, every row

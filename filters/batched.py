@@ -62,7 +62,7 @@ def _reset(x, x0, count, last, scratch):
 
 
 @entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, types.boolean, i8, f8_2d, f8_3d, f8_2d, i8_1r,
-                  i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8, i8, i8, i8, f8_2d), parallel=True)
+                  i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8, i8, i8, i8, f8_2d), parallel=True, interpret=False)
 def grid_game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x0, theta, a, b, score, ya, yb,
                    home, weight, t, width, shared, first, blocks, out):
     """:func:`~filters.kernels.game_loop` for every setting ``s`` (observation vector ``obs[s]``,
@@ -83,7 +83,7 @@ def grid_game_loop(predict, site, apply, derivs, forecast, has_predict, rule, ob
 
 
 @entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, i8, f8_2d, f8_3d, f8_2d, i8_1r, i8_1r, f8_1r,
-                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, i8, f8_2d), parallel=True)
+                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, i8, f8_2d), parallel=True, interpret=False)
 def grid_site_loop(predict, site, apply, derivs, forecast, rule, obs, x0, theta, a, b, score, ya, yb, home, weight,
                    t, starts, width, shared, first, blocks, out):
     """:func:`~filters.kernels.site_loop` for every setting, blocks of settings in parallel, as
@@ -98,7 +98,7 @@ def grid_site_loop(predict, site, apply, derivs, forecast, rule, obs, x0, theta,
 
 
 @entry(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_2d, f8_3d, f8_2d, i8_1r, i8_1r, f8_1r,
-                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, f8_2d), parallel=True)
+                  f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, i8, i8, i8, f8_2d), parallel=True, interpret=False)
 def grid_period_loop(predict, proba, update, derivs, forecast, obs, x0, theta, a, b, score, ya, yb, home, weight, t,
                      starts, shared, first, blocks, out):
     """:func:`~filters.kernels.period_loop` for every setting, blocks of settings in parallel, as

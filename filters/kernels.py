@@ -280,7 +280,7 @@ def _record(out_post, x, a, b, start, stop):
 
 
 @entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, i8, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
-                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, f8_2d, i8))
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, f8_2d, i8), work="a")
 def site_loop(predict, site, apply, derivs, forecast, rule, obs, x, count, last, theta, a, b, score, ya, yb, home,
               weight, t, starts, out_p, out_post, scratch, shared):
     """Filter the time-sorted games period by period (``starts[k]:starts[k+1]``): every
@@ -297,7 +297,7 @@ def site_loop(predict, site, apply, derivs, forecast, rule, obs, x, count, last,
 
 
 @entry(types.void(PredictFn, SiteFn, ApplyFn, DerivsFn, ForecastFn, types.boolean, i8, f8_1d, f8_2d, i8_1d, f8_1d,
-                 f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_2d, f8_2d, f8_2d, i8))
+                 f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_2d, f8_2d, f8_2d, i8), work="a")
 def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x, count, last, theta, a, b, score, ya,
               yb, home, weight, t, out_p, out_post, scratch, shared):
     """:func:`site_loop` when every game is its own rating period, without the period
@@ -334,7 +334,7 @@ def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x,
 
 
 @entry(types.void(PredictFn, ProbaFn, UpdateFn, DerivsFn, ForecastFn, f8_1d, f8_2d, i8_1d, f8_1d, f8_1d, i8_1r,
-                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, i8))
+                 i8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, f8_1r, i8_1r, f8_2d, f8_2d, i8), work="a")
 def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, theta, a, b, score, ya, yb, home, weight,
                 t, starts, out_p, out_post, shared):
     """:func:`site_loop` for a filter whose period update is not a sum of per-competitor sites
@@ -353,7 +353,7 @@ def period_loop(predict, proba, update, derivs, forecast, obs, x, count, last, t
 
 
 @entry(types.void(PredictFn, ProbaFn, ForecastFn, f8_1d, f8_2d, f8_1d, f8_1d, i8_1r, i8_1r, f8_1r, f8_1r, f8_2d,
-                 f8_2d, i8))
+                 f8_2d, i8), work="a")
 def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, out_p, tmp, shared):
     """Forecast games from a fixed state without updating it (the "frozen" forecast).
 

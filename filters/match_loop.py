@@ -74,7 +74,7 @@ def side_moments(x, side_ptr, member, weight, s0, s1, perf_mean, perf_var, sd_co
 
 
 @entry(types.void(PredictFn, MatchFn, f8_2d, types.int64[::1], f8_1d, f8_1d, f8_1r, i8_1r, i8_1r, i8_1r, f8_1r,
-                  i8_1r, f8_1d, f8_1d, f8_2d, i8))
+                  i8_1r, f8_1d, f8_1d, f8_2d, i8), work="member")
 def match_loop(predict, update, x, count, last, theta, time, match_ptr, side_ptr, member, weight, rank,
                perf_mean, perf_var, post, record):
     """Every match in order: each member moved forward in time by ``predict`` over the time since

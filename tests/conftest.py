@@ -49,6 +49,11 @@ def private_worker_cache(worker: str, tmp: str | None = None) -> str:
 if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("NUMBA_CACHE_DIR"):
     os.environ["NUMBA_CACHE_DIR"] = private_worker_cache(os.environ["PYTEST_XDIST_WORKER"])
 
+# The suite tests the compiled code. On a cold cache small work would otherwise run as plain Python
+# (statespace._runtime.tier) until each function is compiled, so which test met which would hang
+# on the order the tests ran in; tests/test_tier.py compares the two.
+os.environ.setdefault("STATESPACE_JIT", "always")
+
 #: Read-only real data sets (see ../shared/data/README.md); not part of the project.
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 

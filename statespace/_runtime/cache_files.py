@@ -355,8 +355,12 @@ def _ours(dispatcher) -> bool:
 
 def _wrap_enable_caching() -> None:
     """Make ``Dispatcher.enable_caching`` call :func:`share` for this project's functions, and share
-    the caches of the dispatchers of this project already made."""
+    the caches of the dispatchers of this project already made. Both also make their calls from
+    Python tiered (:func:`statespace._runtime.tier.adopt`): ``cache=True`` is how every compiled
+    function of these packages is declared, so this is the one place that sees them all made."""
     from numba.core.dispatcher import Dispatcher
+
+    from statespace._runtime.tier import adopt
 
     original = Dispatcher.enable_caching
     if not getattr(original, "_statespace_shared", False):
@@ -364,6 +368,7 @@ def _wrap_enable_caching() -> None:
             original(self)
             if _ours(self):
                 share(self)
+                adopt(self)
 
         enable_caching._statespace_shared = True
         Dispatcher.enable_caching = enable_caching
@@ -372,6 +377,7 @@ def _wrap_enable_caching() -> None:
             for value in list(vars(module).values()):
                 if isinstance(value, Dispatcher) and _ours(value):
                     share(value)
+                    adopt(value)
 
 
 class _AfterDispatcherImport(importlib.abc.MetaPathFinder):

@@ -48,6 +48,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from numba.extending import overload, register_model
 
 from statespace._runtime import cache as _cache
+from statespace._runtime import tier as _tier
 
 __all__ = ["kernel", "entry", "ready"]
 
@@ -159,6 +160,7 @@ def _specialised(key, args):
 
 
 _cache.share(_specialised)
+_tier.exempt(_specialised)  # its Python meaning is the entry's loop: the entries tier themselves
 
 
 class _Entry:
@@ -167,6 +169,10 @@ class _Entry:
     def __init__(self, fn, signature, options):
         self.py_func = fn
         self.signature = signature
+        options = dict(options)
+        work = options.pop("work", None)
+        self._interpret = options.pop("interpret", True)
+        self._work = None if work is None else list(inspect.signature(fn).parameters).index(work)
         self.dispatcher = njit(cache=True, **options)(fn)
         self._compiled = not isinstance(self.dispatcher, Dispatcher)
         _cache.share(self.dispatcher)
@@ -178,6 +184,7 @@ class _Entry:
         self._body = None if self._compiled else njit(**options)(fn)
         self._keys: dict[tuple, tuple] = {}  # ids of kernels -> (key, the kernels, kept alive)
         self._fast: dict[tuple, object] = {}  # (key, the arguments' fingerprint) -> compiled entry point
+        self._tiers: dict[tuple, _tier.Tier] = {}  # (key, fingerprint) or the kernels' ids -> how it runs
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -208,7 +215,13 @@ class _Entry:
         n = self._n_kernels
         key = self.key(args[:n]) if SPECIALISE else None
         if key is None:
-            return self.generic(*args)
+            tier = self._tiers.get(tuple(map(id, args[:n])))
+            if tier is None:
+                tier = self._tiers[tuple(map(id, args[:n]))] = self._new_tier()
+                tier.compiled = self._compiled or not self._interpret
+            if tier.compiled:
+                return self.generic(*args)
+            return _tier.run(tier, self._twin, args, lambda: self.generic(*args), self._units(args))
         rest = args[n:]
         try:
             fingerprint = compute_fingerprint(rest)
@@ -217,6 +230,26 @@ class _Entry:
         fast = self._fast.get((key, fingerprint))
         if fast is not None:
             return fast(key, rest)
+        tier = self._tiers.get((key, fingerprint))
+        if tier is None:
+            tier = self._tiers[(key, fingerprint)] = self._new_tier()
+            tier.compiled = (fingerprint is None or not self._interpret or _tier.mode() != "never"
+                             and _tier.load_cached(_specialised, (types.literal(key), typeof(rest, Purpose.argument))))
+        if tier.compiled:
+            return self._specialised(key, rest, fingerprint)
+        return _tier.run(tier, self._twin, args, lambda: self._specialised(key, rest, fingerprint),
+                         self._units(args))
+
+    def _new_tier(self):
+        return _tier.Tier(None if self._work is None else _tier.PRIOR_RATE_PER_UNIT)
+
+    def _units(self, args) -> float:
+        """The call's work: the length of the argument the entry names as its work, else
+        :func:`statespace._runtime.tier.work`."""
+        return _tier.work(args) if self._work is None else max(len(args[self._work]), 1)
+
+    def _specialised(self, key, rest, fingerprint):
+        """The specialised loop ``key`` names, compiled (or loaded from the disk cache), called."""
         # numba's dispatch retypes a str key as a literal on every call (milliseconds), so the
         # compiled loop's entry point is kept and called directly from then on
         result = _specialised(key, rest)
@@ -226,6 +259,11 @@ class _Entry:
                 self._fast[(key, fingerprint)] = _specialised.overloads[sig].entry_point
         return result
 
+    def _twin(self, *args):
+        """The loop as plain Python (:func:`statespace._runtime.tier.python_twin`), its kernels too."""
+        n = self._n_kernels
+        return _tier.python_twin(self.py_func)(*(_tier.python_twin(k) for k in args[:n]), *args[n:])
+
     def generic(self, *args):
         """The loop compiled once for every kernel, called through function pointers."""
         for a in args:
@@ -234,8 +272,13 @@ class _Entry:
         return self.compile()(*args)
 
 
-def entry(signature, **options):
-    """Decorator for a compiled loop called from Python (see the module docstring)."""
+def entry(signature, *, work: str | None = None, interpret: bool = True, **options):
+    """Decorator for a compiled loop called from Python (see the module docstring). ``work`` names
+    the argument whose length is a call's work (its games, say) for the choice between running it
+    interpreted and compiling it (:mod:`statespace._runtime.tier`; default: the elements of every
+    array argument); ``interpret=False``: always compiled (a loop using constructs only numba
+    knows, such as intrinsics)."""
+    options = dict(options, work=work, interpret=interpret)
     def wrap(fn):
         return _Entry(fn, signature, options)
     return wrap

@@ -82,6 +82,25 @@ def ascii_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     order = np.argsort(distinct[:, 0]) if distinct.shape[1] == 1 else np.lexsort(distinct.T[::-1])
     position = np.empty(n_names, dtype=np.int64)
     position[order] = np.arange(n_names)
-    text = np.ascontiguousarray(as_bytes[order]).view(f"S{as_bytes.shape[1]}").ravel().astype(f"U{width}")
+    text = _strings(as_bytes[order], length[order])
+    if text is None:
+        return None
     player = position[codes]
-    return player[:a.size], player[a.size:], text.astype(object)
+    return player[:a.size], player[a.size:], text
+
+
+def _strings(rows: np.ndarray, length: np.ndarray) -> np.ndarray | None:
+    """Object array of the Python strings of ``rows``, ASCII bytes zero-padded after each name's
+    ``length`` (one decode and one split of all of them, rather than a NumPy text array converted
+    row by row); ``None`` when a name holds a zero byte of its own."""
+    n, w = rows.shape
+    buf = np.zeros((n, w + 1), dtype=np.uint8)
+    buf[:, :w] = rows
+    keep = buf != 0
+    if not np.array_equal(keep.sum(axis=1), length):
+        return None
+    keep[:, w] = True  # each name ends with one zero byte
+    pieces = buf[keep].tobytes().decode("ascii").split("\0")
+    out = np.empty(n, dtype=object)
+    out[:] = pieces[:-1]
+    return out

@@ -77,7 +77,7 @@ def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------- compiled loops over games
-@entry(types.void(LikFn, _p, _p, _p, _p, _p, _p2))
+@entry(types.void(LikFn, _p, _p, _p, _p, _p, _p2), work="score")
 def _lik_loop(lik, params, score, score_a, score_b, d, out):
     for i in range(d.shape[0]):
         l, g, h = lik(params, score[i], score_a[i], score_b[i], d[i])
@@ -86,7 +86,7 @@ def _lik_loop(lik, params, score, score_a, score_b, d, out):
         out[i, 2] = h
 
 
-@entry(types.void(ForecastFn, _p, _p, _p, _p2))
+@entry(types.void(ForecastFn, _p, _p, _p, _p2), work="d")
 def _forecast_loop(forecast, params, d, var, out):
     for i in range(d.shape[0]):
         pw, pd, pl = forecast(params, d[i], var[i])
@@ -95,7 +95,7 @@ def _forecast_loop(forecast, params, d, var, out):
         out[i, 2] = pl
 
 
-@entry(types.void(MomentsFn, _p, _p, _p, _p, _p, _p, _p2))
+@entry(types.void(MomentsFn, _p, _p, _p, _p, _p, _p, _p2), work="score")
 def _moments_loop(moments, params, score, score_a, score_b, mean, var, out):
     for i in range(mean.shape[0]):
         m, v = moments(params, score[i], score_a[i], score_b[i], mean[i], var[i])
