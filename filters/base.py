@@ -436,12 +436,7 @@ class Filter(Settings):
             return games.period.astype(np.float64)
         if self.time_unit == "period" and self.period_days is not None:
             return games.days() / self.period_days
-        # game count: each game one step
-        t = np.arange(len(games), dtype=np.float64)
-        order = games.order
-        if np.any(order[1:] < order[:-1]):
-            t[order] = t.copy()
-        return t
+        return games.steps()  # game count: each game one step
 
     def _aligned(self, state: FilterState, games, initial=None, copy: bool = True) -> tuple[FilterState, np.ndarray]:
         """Copy of ``state`` extended with newcomers of ``games`` (a :class:`Games` or an array of

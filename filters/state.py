@@ -106,7 +106,7 @@ class GameArrays:
         whether the kernels read ``score_a`` and ``score_b`` (else they get the ``score`` column in
         their place, which no kernel of such an observation reads)."""
         order = games.order if times is not None else np.arange(len(games))
-        in_order = bool(np.all(order[1:] > order[:-1]))
+        in_order = games.in_time_order if times is not None else True
 
         def by_time(x, dtype=np.float64):
             """The column in time order; the table's own array when it already is (the loops only
@@ -121,7 +121,7 @@ class GameArrays:
                    b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
                    score_a=by_time(games.score_a) if scores else score,
                    score_b=by_time(games.score_b) if scores else score,
-                   home=by_time(np.subtract(1.0, games.neutral, dtype=np.float64)),
+                   home=by_time(games.home()),
                    weight=by_time(games.weight),
                    t=by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)

@@ -173,13 +173,33 @@ def _step_then_exp(x):
     return math.exp(x[1])
 
 
-def test_a_twin_that_overflows_is_run_again_compiled_from_its_arguments_as_they_were(monkeypatch):
+def _step_then_log(x):
+    x[0] += 1.0
+    return math.log(x[1])
+
+
+@pytest.mark.parametrize("fn, value, expected", [(_step_then_exp, 1000.0, math.inf),  # OverflowError in Python
+                                                 (_step_then_log, 0.0, -math.inf)])  # ValueError in Python
+def test_a_twin_that_raises_is_run_again_compiled_from_its_arguments_as_they_were(fn, value, expected, monkeypatch):
     monkeypatch.setenv("STATESPACE_JIT", "auto")
-    f = _adopted(_step_then_exp)
-    x = np.array([0.0, 1000.0])  # math.exp(1000.0) raises OverflowError in Python, is inf compiled
-    assert f(x) == math.inf
+    f = _adopted(fn)
+    x = np.array([0.0, value])
+    assert f(x) == expected
     assert x[0] == 1.0  # the interpreted step undone, the compiled one kept
     assert len(f.overloads) == 1
+
+
+def test_an_error_compiled_code_raises_too_reaches_the_caller(monkeypatch):
+    monkeypatch.setenv("STATESPACE_JIT", "auto")
+
+    def refuse(x):
+        if x[0] < 0.0:
+            raise ValueError("negative")
+        return x[0]
+
+    f = _adopted(refuse)
+    with pytest.raises(ValueError, match="negative"):
+        f(np.array([-1.0]))
 
 
 def test_a_twin_reaches_compiled_functions_through_modules_and_closures():

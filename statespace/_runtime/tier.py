@@ -12,9 +12,9 @@ each call the time it would take interpreted is predicted from the size of its a
 one big call compiles at once.
 
 The twin computes what the compiled code computes, operation by operation in the same IEEE
-doubles; where plain Python differs (a float division by zero or an ``exp`` overflow raises where
-compiled code gives an infinity; a construct only numba knows), the call is run again compiled,
-from copies of the array arguments as they were. NumPy's floating-point warnings are silenced in
+doubles; where plain Python differs (a float division by zero, an ``exp`` overflow or the ``log``
+of zero raises where compiled code gives an infinity; a construct only numba knows), the call is
+run again compiled, from copies of the array arguments as they were. NumPy's floating-point warnings are silenced in
 the twin, as compiled code has none.
 
 ``STATESPACE_JIT`` chooses: ``auto`` (the default, as above), ``always`` (compile on first use,
@@ -43,9 +43,11 @@ PRIOR_RATE = 2e-6
 #: seconds per game (or per unit a loop names as its work) assumed for a loop's first interpreted
 #: call: a filter's game loop takes 5 to 50 microseconds a game in plain Python
 PRIOR_RATE_PER_UNIT = 3e-5
-#: exceptions after which a twin's call is run again compiled: where plain Python's arithmetic
-#: raises and compiled code gives an infinity or NaN, and numba-only constructs
-_RETRY_COMPILED = (ArithmeticError, TypeError, NotImplementedError)
+#: exceptions after which a twin's call is run again compiled: any, since the compiled code is the
+#: reference (plain Python raises where it gives an infinity or NaN: ``math.exp(1000.0)``,
+#: ``math.log(0.0)``, ``1.0 / 0.0``; a numba-only construct); an error compiled code raises too
+#: reaches the caller from there. An interrupt is not retried.
+_RETRY_COMPILED = (Exception,)
 #: top-level packages whose modules hold no compiled function of ours: kept as they are in twins
 _PLAIN_PACKAGES = frozenset({"math", "cmath", "numpy", "numba", "scipy", "llvmlite", "builtins", "operator"})
 
@@ -109,8 +111,7 @@ def _arrays(args, out):
 
 def run(tier: Tier, twin, args, compiled, units: float | None = None):
     """``twin(*args)`` interpreted when ``tier`` says so (timed into it), else ``compiled()``; a
-    twin that raises one of :data:`_RETRY_COMPILED` has its array arguments restored and the call
-    compiled instead. ``units``: the call's work (default :func:`work`)."""
+    twin that raises has its array arguments restored and the call compiled instead. ``units``: the call's work (default :func:`work`)."""
     if units is None:
         units = work(args)
     if not tier.interpret(units):

@@ -110,7 +110,7 @@ class Games:
     """
 
     __slots__ = ("time", "a", "b", "score", "neutral", "period", "players", "extra", "row",
-                 "order", "dropped", "_index", "weight", "score_a", "score_b")
+                 "order", "dropped", "_index", "weight", "score_a", "score_b", "_derived")
 
     def __init__(self, *, time, a, b, score, neutral, period, players, extra, row=None, dropped=None, weight=None,
                  score_a=None, score_b=None, order=None):
@@ -138,6 +138,7 @@ class Games:
             self.row = _freeze(np.asarray(row, dtype=np.int64))
         self.dropped = dropped if dropped is not None else pd.DataFrame(columns=["row", "column", "reason"])
         self._index = None
+        self._derived = {}  # arrays derived from the columns, made once (the columns never change)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -310,6 +311,32 @@ class Games:
         if self.is_datetime:
             return self.time.astype("datetime64[ns]").astype(np.int64) / 86_400e9
         return self.time.astype(float)
+
+    @property
+    def in_time_order(self) -> bool:
+        """Whether the rows are in time order already (``order`` strictly increasing)."""
+        flag = self._derived.get("in_time_order")
+        if flag is None:
+            flag = self._derived["in_time_order"] = bool(np.all(self.order[1:] > self.order[:-1]))
+        return flag
+
+    def home(self) -> np.ndarray:
+        """1.0 where the first-named side plays at home, 0.0 at a neutral venue (read-only)."""
+        home = self._derived.get("home")
+        if home is None:
+            home = self._derived["home"] = _freeze(np.subtract(1.0, self.neutral, dtype=np.float64))
+        return home
+
+    def steps(self) -> np.ndarray:
+        """Each row's position in time order as a float (the time of a filter counting games as its
+        clock; read-only)."""
+        t = self._derived.get("steps")
+        if t is None:
+            t = np.arange(len(self), dtype=np.float64)
+            if not self.in_time_order:
+                t[self.order] = t.copy()
+            t = self._derived["steps"] = _freeze(t)
+        return t
 
     def player_id(self, name) -> int:
         """Integer id of a competitor name (``KeyError`` if unknown)."""
