@@ -203,6 +203,18 @@ def test_compare_on_executor_equals_serial(pool):
             assert a.attrs["tuned"]["elo"].params == b.attrs["tuned"]["elo"].params
 
 
+def test_compare_on_n_jobs_equals_serial():
+    """``n_jobs``: compare makes its own pool of workers (each compiles what its methods need)."""
+    games = scenarios.get("balanced", seed=3).games
+    methods = {"elo": Elo(), "elo32": Elo(k=32)}
+    a = compare(methods, games, 0.7, progress=False)
+    b = compare(methods, games, 0.7, progress=False, n_jobs=2)
+    cols = [c for c in a.columns if c not in TIMINGS]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    with pytest.raises(ValueError, match="n_jobs must be a whole number"):
+        compare(methods, games, 0.7, progress=False, n_jobs=0)
+
+
 def test_executor_failure_outside_task_is_a_row():
     """An item the executor cannot run (here: a method that does not pickle for a process) is
     reported in its row; run_all without ``failed`` raises it."""

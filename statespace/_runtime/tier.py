@@ -8,14 +8,15 @@ compiled function it reaches replaced by its own twin, as ``NUMBA_DISABLE_JIT=1`
 and is compiled once the time spent interpreting it would reach :data:`BUDGET`: the rule of ski
 rental, which never pays more than twice what the better choice in hindsight would have. Before
 each call the time it would take interpreted is predicted from the size of its array arguments
-(:func:`work`) at the rate measured on its earlier calls (:data:`PRIOR_RATE` before the first), so
-one big call compiles at once.
+(:func:`work`, or the argument a loop of :mod:`statespace._runtime.jit` names as its work: its
+games) at the rate measured on its earlier calls (:data:`PRIOR_RATE` before the first), so one
+big call compiles at once.
 
 The twin computes what the compiled code computes, operation by operation in the same IEEE
 doubles; where plain Python differs (a float division by zero, an ``exp`` overflow or the ``log``
 of zero raises where compiled code gives an infinity; a construct only numba knows), the call is
-run again compiled, from copies of the array arguments as they were. NumPy's floating-point warnings are silenced in
-the twin, as compiled code has none.
+run again compiled, from copies of the array arguments as they were. NumPy's floating-point
+warnings are silenced in the twin, as compiled code has none.
 
 ``STATESPACE_JIT`` chooses: ``auto`` (the default, as above), ``always`` (compile on first use,
 never interpret) or ``never`` (interpret everything that can be: slow, for stepping through a
@@ -32,7 +33,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["BUDGET", "PRIOR_RATE", "Tier", "mode", "python_twin", "work", "run", "adopt", "load_cached"]
+__all__ = ["BUDGET", "PRIOR_RATE", "PRIOR_RATE_PER_UNIT", "Tier", "mode", "python_twin", "work", "run", "adopt",
+           "exempt", "load_cached"]
 
 #: seconds a function may spend interpreted before it is compiled: about what compiling one of the
 #: run loops costs on a laptop core, so interpreting never costs more than compiling would have
@@ -111,7 +113,8 @@ def _arrays(args, out):
 
 def run(tier: Tier, twin, args, compiled, units: float | None = None):
     """``twin(*args)`` interpreted when ``tier`` says so (timed into it), else ``compiled()``; a
-    twin that raises has its array arguments restored and the call compiled instead. ``units``: the call's work (default :func:`work`)."""
+    twin that raises has its array arguments restored and the call compiled instead. ``units``:
+    the call's work (default :func:`work`)."""
     if units is None:
         units = work(args)
     if not tier.interpret(units):
@@ -252,6 +255,7 @@ def load_cached(dispatcher, argtypes) -> bool:
             return False
         if cres is None:
             return False
+        dispatcher._cache_hits[argtypes] += 1  # as numba counts a load (its tests and ours read it)
         if not cres.objectmode:
             dispatcher.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
         dispatcher.add_overload(cres)

@@ -4,7 +4,7 @@
 
     statespace compare [--data CSV | --dataset NAME | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
-                       [--drop-invalid] [--quiet] [--json] [--plot FILE]
+                       [--drop-invalid] [--n-jobs N] [--quiet] [--json] [--plot FILE]
                        [--seed N]
     statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
                     [--quiet] [--json]

@@ -21,13 +21,17 @@ import time
 from statespace.app.cli_auto import auto_json, auto_line
 from statespace.app.cli_games import DROP_HELP, PERIODS_HELP, drop_unscorable, load, seed
 from statespace.app.cli_output import QUIET_HELP, finite, plot_target, plural, write_comparison_plot
-from statespace.methods.specs import CLIError, parse_methods
+from statespace.methods.specs import CLIError, parse_methods, whole_number
 
 __all__ = ["MODES", "add_parser", "format_table", "main"]
 
 #: ``statespace.evaluation.compare.MODES``, written here so that building the parser imports no pandas
 #: (tests/test_registry.py checks that the two agree).
 MODES = ("frozen", "online", "walk_forward")
+
+
+#: worker processes: a whole number >= 1, or -1 for one per core (as ``statespace study --n-jobs``)
+_n_jobs = whole_number("--n-jobs", lambda v: v >= 1 or v == -1, ">= 1 or -1")
 
 
 def _split_fraction(text: str) -> float:
@@ -89,6 +93,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
                         "advantage, mean reversion, margin weights), each tuned and compared on the training part only")
     c.add_argument("--drop-invalid", action="store_true", help=DROP_HELP)
+    c.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
+                   help="fit the methods on N local worker processes (-1: one per core; default: in this "
+                        "process). Worth it on big games, whose first run compiles each method's loops: the "
+                        "workers compile them side by side")
     c.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     c.add_argument("--json", action="store_true", help="print the table as JSON")
     c.add_argument("--plot", metavar="FILE", help="write a calibration and trajectory figure to FILE, in the format "
@@ -176,7 +184,7 @@ def main(args, out, err) -> int:
             raise CLIError(f"--every sets the blocks of --mode walk_forward; this is --mode {args.mode}")
         extra = {} if args.every is None else {"every": args.every}
         table = compare(methods, games, split=args.split, mode=args.mode, tune=args.tune,
-                        progress=False if args.quiet else None, **extra)
+                        progress=False if args.quiet else None, n_jobs=args.n_jobs, **extra)
         seconds = time.perf_counter() - t0
     except GamesError as exc:
         raise CLIError(str(exc)) from None

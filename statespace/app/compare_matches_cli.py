@@ -29,7 +29,8 @@ __all__ = ["MATCH_SCENARIOS", "is_match_source", "main", "format_table"]
 MATCH_SCENARIOS = ("ffa_league", "team_league")
 
 #: the options ``compare`` takes for games only: (attribute, flag)
-_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("drop_invalid", "--drop-invalid"), ("plot", "--plot"))
+_GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("drop_invalid", "--drop-invalid"), ("plot", "--plot"),
+               ("n_jobs", "--n-jobs"))
 
 
 def is_match_source(args) -> bool:

@@ -169,7 +169,8 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
 
 
 def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, *, every=30, tune: bool = False,
-            tune_options: dict | None = None, progress: bool | None = None, executor=None) -> "Comparison":
+            tune_options: dict | None = None, progress: bool | None = None, executor=None,
+            n_jobs: int | None = None) -> "Comparison":
     """Score ``methods`` on the last ``1 - split`` of ``games`` (see the module docstring).
 
     ``games`` may be a :class:`statespace.data.matches.Matches` (matches of many sides): this is
@@ -234,9 +235,16 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
     (:func:`statespace.evaluation.study_run.run_all`, the machinery of :func:`statespace.evaluation.study.study`); the
     table is the same as without it (up to the timing columns). The progress bar then steps once
     per method as its task ends. A method that fails raises here, as without an executor.
+    ``n_jobs=k``: the same on a local process pool of ``k`` workers (``-1``: one per core), made
+    here and shut down at the end. Each worker compiles the loops its methods need, so a first
+    comparison on games big enough to compile (:mod:`statespace._runtime.tier`) spreads its
+    compilation over the cores; small ones run faster in this process, which compiles nothing.
     """
     if isinstance(games, Matches):  # matches of many sides: scored online only
         from statespace.evaluation.compare_matches import compare_matches
+
+        if n_jobs not in (None, 1):
+            raise ValueError("n_jobs is for games; matches are compared in this process")
 
         return compare_matches(methods, games, split, progress=progress, mode=mode, tune=tune,
                                tune_options=tune_options, executor=executor)
@@ -246,6 +254,9 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
     check_progress(progress, "compare")
+    from statespace.evaluation.study_run import check_jobs
+
+    jobs = check_jobs(executor, n_jobs)
     named = _named(methods)
     train, test = games.split(split)
     # score columns: where some method's model forecasts the score and the games have one
@@ -266,7 +277,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
     payloads = [(method, train, test, games, mode, every, tuning[name], tune_options, score_columns)
                 for name, method in named.items()]
     results = {}
-    if executor is not None:  # each method one task: the executor runs them, the rows are assembled here
+    if executor is not None or (jobs or 1) > 1:  # each method one task, the rows assembled here
         from statespace.evaluation.study_run import run_all
 
         with bar(len(payloads), "compare", progress, unit="method") as pbar:
@@ -274,7 +285,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
                 results[i] = result
                 pbar.update(1)
 
-            run_all(_method_task, payloads, done, executor=executor)
+            run_all(_method_task, payloads, done, executor=executor, n_jobs=n_jobs)
     else:  # the same task for each method in turn, its progress step by step (tuning, each refit)
         total = sum(int(tuning[name]) + steps(method) for name, method in named.items())
         with bar(total, "compare", progress, unit="step") as pbar:
