@@ -1,7 +1,8 @@
 """Where a newcomer's first run goes: import, compilation and the run itself, method by method.
 
-Each measurement is a fresh process with an empty numba cache (a new ``NUMBA_CACHE_DIR``), as after
-``pip install`` from a fresh clone; wall and CPU seconds of the child are read from the operating
+Each measurement is a fresh process with an empty numba cache (a new ``NUMBA_CACHE_DIR``) and, for
+a cold one, no bytecode of the packages' sources, as after ``pip install -e .`` from a fresh clone;
+the warm ones reuse both; wall and CPU seconds of the child are read from the operating
 system (``getrusage`` of finished children), so the figures include start-up and imports as a user
 meets them. Small work runs as plain Python until compiling pays (``statespace._runtime.tier``,
 ``STATESPACE_JIT=auto``, the default); ``STATESPACE_JIT=always`` compiles everything a run calls,
@@ -16,8 +17,10 @@ as before that rule, which is where the compile costs below come from:
    then the run) and a second ``fit`` (the run alone), their difference the method's compile cost;
    and in another cold process by default, the first ``fit`` (interpreted);
 5. ``Games.from_arrays`` of 1,000,000 games between 1,000,000 and between 1,000 string-named
-   competitors, and ``predict_proba`` of one game after fitting the first with Elo (warm: compiled
-   by a first call on a hundred games with ``STATESPACE_JIT=always``).
+   competitors, its first and second call, and ``predict_proba`` of one game after fitting the first
+   with Elo (warm: compiled by a first call on a hundred games with ``STATESPACE_JIT=always``);
+   beside them, as a control, the time to allocate and fill 160 MB twice (on a virtual machine
+   the first touch of fresh memory is slow: the host backs the guest's pages then).
 
 Usage::
 
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from _common import cpu_name, git_describe, load, versions
 
@@ -60,6 +64,11 @@ import numpy as np
 import statespace as ss
 from filters import Elo
 out = {}
+# the control: this machine's first touch of fresh memory (a virtual machine's host backs the
+# guest's pages on first use), 160 MB, then the same again
+for k in ("first", "second"):
+    t0 = time.perf_counter(); x = np.ones(20_000_000); out[f"np.ones(20M), 160 MB, {k} time"] = time.perf_counter() - t0
+    del x
 rng = np.random.default_rng(0)
 n = 1_000_000
 for n_names in (1_000_000, 1_000):
@@ -68,7 +77,8 @@ for n_names in (1_000_000, 1_000):
     b = (a + 1 + rng.integers(0, n_names - 1, n)) % n_names
     args = (np.arange(n, dtype=float), names[a], names[b], rng.integers(0, 2, n).astype(float))
     ss.Games.from_arrays(*(x[:100] for x in args))
-    t0 = time.perf_counter(); games = ss.Games.from_arrays(*args); out[f"from_arrays {n_names}"] = time.perf_counter() - t0
+    t0 = time.perf_counter(); games = ss.Games.from_arrays(*args); out[f"from_arrays {n_names}, first call"] = time.perf_counter() - t0
+    t0 = time.perf_counter(); games = ss.Games.from_arrays(*args); out[f"from_arrays {n_names}, second call"] = time.perf_counter() - t0
     if n_names == 1_000_000:
         run = Elo().fit(games)
         one = ss.Games.from_arrays([n + 1.0], [names[a[0]]], [names[b[0]]], [1.0])
@@ -78,10 +88,26 @@ print(json.dumps(out))
 """
 
 
-def _child(cmd: list[str], cache: str, jit: str = "auto") -> tuple[float, float, str]:
-    """Run ``cmd`` with ``NUMBA_CACHE_DIR=cache`` and ``STATESPACE_JIT=jit``: (wall s, CPU s of the
-    child, stdout)."""
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _drop_bytecode() -> None:
+    """Delete the packages' own ``.pyc`` files, as a fresh clone has none (``pip install -e .``
+    compiles no bytecode of an editable install's sources, and site-packages' is compiled at
+    install time): the cold rows pay Python's compilation of our sources as a newcomer does."""
+    for package in ("statespace", "filters", "smoothers"):
+        for pyc in (ROOT / package).rglob("__pycache__/*.pyc"):
+            pyc.unlink(missing_ok=True)
+
+
+def _child(cmd: list[str], cache: str, jit: str = "auto", cold: bool = False) -> tuple[float, float, str]:
+    """Run ``cmd`` with ``NUMBA_CACHE_DIR=cache`` and ``STATESPACE_JIT=jit`` (``cold``: after
+    :func:`_drop_bytecode`): (wall s, CPU s of the child, stdout). Python writes bytecode as it does
+    for a user (``PYTHONDONTWRITEBYTECODE`` is not passed on)."""
+    if cold:
+        _drop_bytecode()
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, MPLBACKEND="Agg", STATESPACE_JIT=jit)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
@@ -122,20 +148,22 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as c1:
         rows.append(("import statespace, filters, smoothers (cold)",
-                     *_child([exe, "-c", "import statespace, filters, smoothers"], c1)[:2]))
+                     *_child([exe, "-c", "import statespace, filters, smoothers"], c1, cold=True)[:2]))
     for jit in ("auto", "always"):
         with tempfile.TemporaryDirectory() as c2, tempfile.TemporaryDirectory() as c3:
-            rows.append((f"statespace compare (cold: empty cache), {jit}", *_child(cli + ["compare"], c2, jit)[:2]))
-            rows.append((f"statespace compare (warm: the cache it left), {jit}",
-                         *_child(cli + ["compare"], c2, jit)[:2]))
+            rows.append((f"statespace compare (cold: empty caches), {jit}",
+                         *_child(cli + ["compare"], c2, jit, cold=True)[:2]))
+            for k in range(2):
+                rows.append((f"statespace compare (warm: the caches it left), {jit}, again ({k + 1})",
+                             *_child(cli + ["compare"], c2, jit)[:2]))
             rows.append((f"statespace compare --methods elo (cold), {jit}",
-                         *_child(cli + ["compare", "--methods", "elo"], c3, jit)[:2]))
+                         *_child(cli + ["compare", "--methods", "elo"], c3, jit, cold=True)[:2]))
     print("| command (STATESPACE_JIT) | wall s | CPU s |\n|---|---:|---:|")
     for label, wall, cpu in rows:
         print(f"| {label} | {wall:.2f} | {cpu:.2f} |")
     with tempfile.TemporaryDirectory() as c4, tempfile.TemporaryDirectory() as c5:
-        wall, cpu, out = _child([exe, "-c", _PER_METHOD], c4, "always")
-        _, _, out_auto = _child([exe, "-c", _PER_METHOD], c5, "auto")
+        wall, cpu, out = _child([exe, "-c", _PER_METHOD], c4, "always", cold=True)
+        _, _, out_auto = _child([exe, "-c", _PER_METHOD], c5, "auto", cold=True)
     data = json.loads(out.strip().splitlines()[-1])
     auto = {name: first for name, first, _ in json.loads(out_auto.strip().splitlines()[-1])["rows"]}
     print(f"\nPer method of the default list, one cold process with STATESPACE_JIT=always ({wall:.1f} s wall, "

@@ -11,9 +11,10 @@ the matches before those forecast.
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from statespace.data.matches import Matches
 from statespace.methods.display import Ratings, as_ratings
@@ -85,7 +86,7 @@ class MatchSmootherFit:
         if centre:
             mean = mean - mean.mean()
         sd = np.sqrt(np.maximum(self.var[node], 0.0))
-        z = norm.ppf(0.5 + level / 2)
+        z = NormalDist().inv_cdf(0.5 + level / 2)
         df = pd.DataFrame({"player": tl.players[played], "mean": mean, "sd": sd, "lower": mean - z * sd,
                            "upper": mean + z * sd, "matches": self._count[played]})
         df = df.sort_values(["mean", "player"], ascending=[False, True], kind="stable").reset_index(drop=True)
@@ -97,6 +98,6 @@ class MatchSmootherFit:
         ``player``, ``mean``, ``sd``, ``lower``, ``upper``."""
         tl = self.timeline
         sd = np.sqrt(np.maximum(self.var, 0.0))
-        z = norm.ppf(0.5 + level / 2)
+        z = NormalDist().inv_cdf(0.5 + level / 2)
         return pd.DataFrame({"time": tl.node_time, "player": tl.players[tl.node_player], "mean": self.mean,
                              "sd": sd, "lower": self.mean - z * sd, "upper": self.mean + z * sd})

@@ -33,7 +33,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize_scalar
 
 from statespace.data.matches import Matches
 
@@ -218,6 +217,8 @@ def _type2(smoother, mt, objective, model, x0, plan):
         ev = _log_evidence(smoother, mt, objective, m, x, H, smoother._factor(mt.tl, H, plan))
         trace.append((m.drift, ev))
         return -ev
+
+    from scipy.optimize import minimize_scalar  # here: scipy.optimize takes 0.2 s to import
 
     res = minimize_scalar(neg_evidence, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": 1e-3})
     return dataclasses.replace(model, drift=float(math.exp(res.x))), cache["x"], {"drift_trace": trace}

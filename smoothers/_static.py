@@ -44,7 +44,6 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit
 
@@ -172,6 +171,8 @@ def fit_link(diff: np.ndarray, home: np.ndarray, y: np.ndarray, w: np.ndarray, *
     # at beta = 0, P(draw) = tanh(delta / 2)
     start = np.array([0.0, 0.0, 2.0 * np.arctanh(min(max(rate, 1e-3), 0.99)) if free_draw else 0.0])
     bounds = [(0.0, None), (None, None) if free_home else (0.0, 0.0), (1e-8, None) if free_draw else (0.0, 0.0)]
+    from scipy.optimize import minimize  # here: scipy.optimize takes 0.2 s to import
+
     res = minimize(_nll, start, args=(x, home, y, w, free_home, free_draw), jac=True, method="L-BFGS-B",
                    bounds=bounds)
     b, g, dl = res.x

@@ -82,7 +82,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from statespace.data.games import Games
 from statespace.model.outcome import Outcome
@@ -392,6 +391,8 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
             trace.append((m.drift, ev))
             self._report(f"drift {m.drift:.6g}: log evidence {ev:.6f} ({len(trace)} evaluated)")
             return -ev
+
+        from scipy.optimize import minimize_scalar  # here: scipy.optimize takes 0.2 s to import
 
         res = minimize_scalar(neg_evidence, bounds=(math.log(lo), math.log(hi)), method="bounded",
                               options={"xatol": 1e-3})

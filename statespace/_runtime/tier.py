@@ -143,39 +143,33 @@ _TWINS: dict[int, object] = {}  # id of a compiled function, module or Python fu
 _KEEP: list = []  # the originals of _TWINS' keys, kept alive so their ids stay theirs
 
 
-def _stable(value) -> bool:
-    """Whether a twin made of ``value`` may be kept: functions and modules, which a module does not
-    rebind once imported (a setting such as a module-level flag is looked up afresh each time)."""
-    return callable(value) or isinstance(value, pytypes.ModuleType)
-
-
 class _Globals(dict):
-    """A module's globals as a twin sees them: each name's twin (a dict subclass, so the
-    interpreter looks names up through ``__missing__``)."""
+    """A module's globals as a twin sees them: each name's twin, kept from its first lookup (a
+    dict subclass, so the interpreter looks names up through ``__missing__``). Kept, like numba,
+    which freezes a module's globals into the code it compiles."""
 
     def __init__(self, base: dict):
         super().__init__(__builtins__=base.get("__builtins__", __builtins__))
         self._base = base
 
     def __missing__(self, name):
-        value = self._base[name]  # KeyError: the interpreter tries the builtins
-        if not _stable(value):
-            return value
+        if name in self._base:
+            value = self._base[name]
+        else:  # a builtin (range, min, ...): kept here too, so that its lookup raises no KeyError each time
+            builtins = self["__builtins__"]
+            value = (builtins if isinstance(builtins, dict) else vars(builtins))[name]  # KeyError: a NameError
         twin = self[name] = python_twin(value)
         return twin
 
 
 class _Module:
-    """A module as a twin sees it: each attribute's twin."""
+    """A module as a twin sees it: each attribute's twin, kept from its first access."""
 
     def __init__(self, module):
         self.__dict__["_module"] = module
 
     def __getattr__(self, name):
-        value = getattr(self._module, name)
-        if not _stable(value):
-            return value
-        twin = self.__dict__[name] = python_twin(value)
+        twin = self.__dict__[name] = python_twin(getattr(self._module, name))
         return twin
 
 

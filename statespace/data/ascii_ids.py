@@ -4,11 +4,13 @@
 user sees them (text stripped, in Unicode NFC form, sorted by code point) through pandas' hashing
 of Python strings: about 2.5 s for a million games between a million names. When both id columns
 are fixed-width NumPy text (``dtype`` kind ``U``) of ASCII characters only, none of that needs a
-Python object per row: an ASCII name is its own NFC form, and its characters, one byte each,
-packed big-endian into 64-bit words, compare as integers in code-point order. :func:`ascii_codes`
-then hashes the words (one integer key a name; several words folded into one key, every code
-checked against its first row's words, so that a collision of keys can never merge two names),
-sorts the distinct names by their words and makes Python strings of the distinct names only.
+Python object per row: an ASCII name is its own NFC form, and its characters, one byte each, fit
+in 64-bit words. :func:`ascii_codes` hashes the words (one integer key a name, mixed one-to-one
+from a single word, so that a name of up to eight characters is read back from its key; several
+words folded into one key, every code then checked against its first row's words, so that a
+collision of keys can never merge two names), sorts the distinct names by their words read
+big-endian (integer order is then code-point order) and makes Python strings of the distinct
+names only, with one decode and one split of all their bytes.
 
 It gives up, returning ``None`` so that the general path runs (with its row errors), when a
 column is not such text, a character is beyond ASCII, a name is empty or has a leading or
@@ -28,20 +30,47 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 #: folds a name's words into one key (an odd 64-bit multiplier: the golden ratio's)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+#: its inverse modulo 2**64 (Newton's iteration, each step doubling the correct low bits)
+_UNMIX = 0x9E3779B97F4A7C15
+for _ in range(6):
+    _UNMIX = _UNMIX * (2 - 0x9E3779B97F4A7C15 * _UNMIX) % 2**64
+_UNMIX = np.uint64(_UNMIX)
+_SHIFT, _SHIFT2 = np.uint64(29), np.uint64(58)
 
 
-def _words(column: np.ndarray, width: int) -> np.ndarray | None:
-    """``(n, k)`` uint64: each name's characters as bytes, zero-padded to ``8 k >= width``, packed
-    big-endian (the first character in the top byte) so that integer order is code-point order;
-    ``None`` when a character is beyond ASCII."""
-    n = column.shape[0]
-    chars = np.ascontiguousarray(column).view(np.uint32).reshape(n, column.dtype.itemsize // 4)
-    if chars.size and chars.max() >= 128:
-        return None
+def _bytes(a: np.ndarray, b: np.ndarray, width: int) -> np.ndarray | None:
+    """``(len(a) + len(b), 8 k)`` uint8: each name's characters as bytes, zero-padded to
+    ``8 k >= width``, the rows of ``a`` then those of ``b``; ``None`` when a character is beyond
+    ASCII. Read as little-endian 64-bit words, each row is ``k`` words holding its characters in
+    order in memory."""
     k = -(-width // 8)
-    packed = np.zeros((n, 8 * k), dtype=np.uint8)
-    packed[:, :chars.shape[1]] = chars
-    return packed.view(">u8").astype(np.uint64)
+    out = np.zeros((a.size + b.size, 8 * k), dtype=np.uint8)
+    for rows, column in ((out[:a.size], a), (out[a.size:], b)):
+        chars = np.ascontiguousarray(column).view(np.uint32).reshape(column.size, column.dtype.itemsize // 4)
+        if chars.size and chars.max() >= 128:
+            return None
+        rows[:, :chars.shape[1]] = chars
+    return out
+
+
+def _mix(words: np.ndarray) -> np.ndarray:
+    """One 64-bit key a row of ``words`` (``(n, k)`` uint64), overwriting its first column: one word
+    is mixed one-to-one (so that pandas' hash, which keeps the low bits, where short names are all
+    zeros, sees them spread: an odd multiplier and this shift are one-to-one); more are folded."""
+    key = words[:, 0]
+    key *= _MIX
+    for j in range(1, words.shape[1]):
+        key ^= words[:, j]
+        key *= _MIX
+    key ^= key >> _SHIFT
+    return key
+
+
+def _unmix(key: np.ndarray) -> np.ndarray:
+    """The word a key of one word was mixed from (:func:`_mix`'s inverse)."""
+    x = key ^ (key >> _SHIFT) ^ (key >> _SHIFT2)
+    x *= _UNMIX
+    return x
 
 
 def ascii_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -55,31 +84,34 @@ def ascii_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     width = max(a.dtype.itemsize, b.dtype.itemsize) // 4
     if width == 0:
         return None  # every name empty
-    wa, wb = _words(a, width), _words(b, width)
-    if wa is None or wb is None:
+    raw = _bytes(a, b, width)
+    if raw is None:
         return None
-    words = np.concatenate([wa, wb])
-    key = words[:, 0] * _MIX
-    for j in range(1, words.shape[1]):
-        key = (key ^ words[:, j]) * _MIX
-    # pandas' integer hash keeps the low bits, where short names are all zeros: spread the high
-    # ones down (an odd multiplier and this shift are one-to-one: one word stays an exact key)
-    key ^= key >> np.uint64(29)
-    codes, _ = pd.factorize(key, sort=False)
-    n_names = int(codes.max()) + 1
-    first = np.empty(n_names, dtype=np.int64)
-    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)  # each code's first row
-    distinct = words[first]
-    if words.shape[1] > 1 and not np.array_equal(words, distinct[codes]):
-        return None  # two names share a key
+    words = raw.view("<u8")  # the characters in memory order: any one-to-one key serves the hashing
+    k = words.shape[1]
+    if k > 1:
+        kept = words.copy()  # the words, for the check that no two names share a key
+    codes, uniques = pd.factorize(_mix(words), sort=False)
+    n_names = uniques.size
+    if k == 1:
+        distinct = _unmix(np.asarray(uniques, dtype=np.uint64)).reshape(n_names, 1)
+    else:
+        first = np.empty(n_names, dtype=np.int64)
+        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)  # each code's first row
+        distinct = kept[first]
+        if not np.array_equal(kept, distinct[codes]):
+            return None  # two names share a key
+        del kept
     # the distinct names' bytes: empty or padded with spaces is the general path's to name or strip
-    as_bytes = distinct.astype(">u8").view(np.uint8).reshape(n_names, -1)
+    as_bytes = distinct.view(np.uint8).reshape(n_names, 8 * k)
     length = as_bytes.shape[1] - np.argmax(as_bytes[:, ::-1] != 0, axis=1)
     if not as_bytes[:, 0].all() or _SPACE[as_bytes[:, 0]].any() or \
             _SPACE[as_bytes[np.arange(n_names), length - 1]].any():
         return None
-    # by the first word, then the next, ...: code-point order
-    order = np.argsort(distinct[:, 0]) if distinct.shape[1] == 1 else np.lexsort(distinct.T[::-1])
+    # code-point order: the words read big-endian (the first character in the top byte), by the
+    # first word, then the next, ...
+    big = distinct.byteswap()
+    order = np.argsort(big[:, 0]) if k == 1 else np.lexsort(big.T[::-1])
     position = np.empty(n_names, dtype=np.int64)
     position[order] = np.arange(n_names)
     text = _strings(as_bytes[order], length[order])
