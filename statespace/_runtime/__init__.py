@@ -2,6 +2,8 @@
 
 - :mod:`~statespace._runtime.jit`: kernels declared with explicit signatures, compiled lazily, and
   the run loops specialised per method (nothing compiles at import).
+- :mod:`~statespace._runtime.tier`: small work run as plain Python, big or repeated work compiled
+  (``STATESPACE_JIT``).
 - :mod:`~statespace._runtime.cache` and :mod:`~statespace._runtime.cache_files`: numba's disk cache
   in a folder it can write, dropped when a source changes, shared safely between processes.
 - :mod:`~statespace._runtime.pytensor_config` and :mod:`~statespace._runtime.pytensor_heal`: the

@@ -30,6 +30,11 @@ with the rules of :mod:`statespace._runtime.cache` for caches that several proce
 per cache folder around numba's index and data files; no disk entry for a kernel compiled with
 other kernels' dispatcher types as arguments, which could never be reused by another process).
 With ``NUMBA_DISABLE_JIT=1`` everything stays plain Python and the generic path runs.
+
+**Small work.** An entry whose loop for these kernels and argument types is neither compiled in
+the process nor in the disk cache runs as plain Python (its function and its kernels' Python
+twins) until compiling pays, by the rule of :mod:`statespace._runtime.tier`: a call's work is the
+length of the argument the entry names (``work="a"``: its games), else the elements of its arrays.
 """
 
 from __future__ import annotations
