@@ -44,6 +44,21 @@ def test_ascii_path_equals_the_general_path(pool, seed, n):
     assert _same(ids.competitor_codes(a, b), _general(a, b))
 
 
+@settings(max_examples=50, deadline=None)
+@given(pool=st.lists(st.text(ALPHABET, min_size=0, max_size=20), min_size=2, max_size=12, unique=True),
+       seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
+def test_the_sort_beside_the_strings_gives_the_same_codes(pool, seed, n):
+    """Many names sort in a second thread while their strings are made: the same codes."""
+    a, b = _draw(np.array(pool), seed, n)
+    original = ascii_ids._OVERLAP
+    try:
+        ascii_ids._OVERLAP = 1
+        threaded = ids.competitor_codes(a, b)
+    finally:
+        ascii_ids._OVERLAP = original
+    assert _same(threaded, _general(a, b))
+
+
 def test_plain_names_take_the_fast_path_and_sort_by_code_point():
     a = np.array(["b", "Zed", "a long name of three words", "b"])
     b = np.array(["a", "b", "Zed", "a long name of three words!"])

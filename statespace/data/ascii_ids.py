@@ -19,10 +19,15 @@ trailing character ``str.strip`` removes, or two keys collide.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 
 __all__ = ["ascii_codes"]
+
+#: distinct names from which the sort runs in a second thread while their strings are made
+_OVERLAP = 100_000
 
 #: the ASCII characters ``str.strip()`` removes (``str.isspace``: tab to carriage return, the
 #: four information separators 0x1c-0x1f, space)
@@ -111,12 +116,19 @@ def ascii_codes(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     # code-point order: the words read big-endian (the first character in the top byte), by the
     # first word, then the next, ...
     big = distinct.byteswap()
-    order = np.argsort(big[:, 0]) if k == 1 else np.lexsort(big.T[::-1])
-    position = np.empty(n_names, dtype=np.int64)
-    position[order] = np.arange(n_names)
-    text = _strings(as_bytes[order], length[order])
+    sort = (lambda: np.argsort(big[:, 0])) if k == 1 else (lambda: np.lexsort(big.T[::-1]))
+    if n_names >= _OVERLAP:  # NumPy sorts without the interpreter lock: the strings are made meanwhile
+        with ThreadPoolExecutor(1) as pool:
+            sorting = pool.submit(sort)
+            text = _strings(as_bytes, length)
+            order = sorting.result()
+    else:
+        text, order = _strings(as_bytes, length), sort()
     if text is None:
         return None
+    text = text[order]
+    position = np.empty(n_names, dtype=np.int64)
+    position[order] = np.arange(n_names)
     player = position[codes]
     return player[:a.size], player[a.size:], text
 
