@@ -445,3 +445,41 @@ def test_a_scenario_with_parameters_from_the_command_line(capsys):
     games = scenarios.get("league", seed=2, n_competitors=12, n_periods=10, drift_sd=40).games
     assert f"{len(games)} games, 12 rated competitors" in out
     assert "scenario league (seed 2, n_competitors=12, n_periods=10, drift_sd=40)" in out
+
+
+# ---------------------------------------------------------------------------- --observations
+@pytest.fixture
+def goals_csv(tmp_path):
+    """300 games between 8 sides with Poisson goals (1.4 a side when level): goal counts."""
+    rng = np.random.default_rng(3)
+    skill = rng.normal(0.0, 0.4, 8)
+    a = rng.integers(0, 8, 300)
+    b = (a + rng.integers(1, 8, 300)) % 8
+    ga = rng.poisson(1.4 * np.exp((skill[a] - skill[b]) / 2))
+    gb = rng.poisson(1.4 * np.exp((skill[b] - skill[a]) / 2))
+    df = pd.DataFrame({"time": np.arange(300.0), "a": [f"t{i}" for i in a], "b": [f"t{i}" for i in b],
+                       "score": np.sign(ga - gb) * 0.5 + 0.5, "score_a": ga, "score_b": gb})
+    path = tmp_path / "goals.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_observations_reach_goals_from_the_command_line(capsys, goals_csv):
+    """``--auto --observations all``: the search tries the Goals observation, which is opt-in."""
+    code, out, err = run(capsys, "rate", str(goals_csv), "--auto", "--observations", "all", "--json", "--quiet")
+    assert code == 0, err
+    candidates = [c["candidate"] for c in json.loads(out)["auto"]["candidates"]]
+    assert any("goals" in c for c in candidates), candidates
+    code, out, err = run(capsys, "rate", str(goals_csv), "--auto", "--json", "--quiet")
+    assert code == 0, err
+    assert not any("goals" in c["candidate"] for c in json.loads(out)["auto"]["candidates"])
+
+
+@pytest.mark.parametrize("argv, fragments", [
+    (("compare", "--observations", "goals"), ("--observations goals", "add --auto")),
+    (("rate", "--scenario", "balanced", "--observations", "all"), ("add --auto",)),
+    (("compare", "--auto", "--observations", "margin,goals"), ("must include outcome",)),
+    (("rate", "--scenario", "balanced", "--auto", "--observations", "outcome,foo"), ("outcome, margin, goals", "'outcome,foo'")),
+])
+def test_observations_errors_are_one_line(capsys, argv, fragments):
+    assert_user_error(*run(capsys, *argv), *fragments)

@@ -4,9 +4,10 @@
 
     statespace compare [--data CSV | --dataset NAME | --scenario NAME] [--methods elo,elo_fide:home=60] [--auto] [--split 0.7]
                        [--mode frozen|online|walk_forward] [--every BLOCK] [--periods SPEC]
-                       [--drop-invalid] [--n-jobs N] [--quiet] [--json] [--plot FILE]
+                       [--observations LIST] [--drop-invalid] [--n-jobs N] [--quiet] [--json] [--plot FILE]
                        [--seed N]
-    statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto] [--top N] [--periods SPEC] [--drop-invalid]
+    statespace rate (CSV | --dataset NAME | --scenario NAME) [--method elo | --auto [--observations LIST]] [--top N]
+                    [--periods SPEC] [--drop-invalid]
                     [--quiet] [--json]
     statespace datasets [--fetch NAME]
     statespace scenarios

@@ -5,8 +5,41 @@ one line for people (:func:`auto_line`) and a JSON record (:func:`auto_json`), i
 from __future__ import annotations
 
 from statespace.app.cli_output import finite
+from statespace.methods.specs import CLIError
 
-__all__ = ["auto_json", "auto_line"]
+__all__ = ["auto_json", "auto_line", "OBSERVATIONS_HELP", "add_observations", "observations"]
+
+#: the ``--observations`` option of ``compare`` and ``rate``
+OBSERVATIONS_HELP = ("with --auto: the observations its search tries, a comma-separated list of outcome, margin and "
+                     "goals (outcome always among them), or 'all'. Default: outcome and margin (goals is opt-in "
+                     "for its cost)")
+
+
+def add_observations(parser) -> None:
+    """Add ``--observations LIST`` to a subcommand's parser."""
+    parser.add_argument("--observations", metavar="LIST", default=None, help=OBSERVATIONS_HELP)
+
+
+def observations(args):
+    """``--observations`` as :class:`statespace.ensemble.auto.Auto` takes it (``None``: its default,
+    ``"all"``, or a tuple of names); :class:`CLIError` without ``--auto`` or with an unknown name."""
+    text = getattr(args, "observations", None)
+    if text is None:
+        return None
+    if not args.auto:
+        raise CLIError(f"--observations {text} narrows --auto's search; add --auto")
+    if text.strip() == "all":
+        return "all"
+    from statespace.ensemble.auto_variant import OBSERVATIONS
+
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    bad = [n for n in names if n not in OBSERVATIONS]
+    if bad or not names:
+        raise CLIError(f"--observations: expected a comma-separated list of {', '.join(OBSERVATIONS)} (or 'all'); "
+                       f"got {text!r}")
+    if "outcome" not in names:
+        raise CLIError(f"--observations must include outcome (the search compares its structures on it); got {text!r}")
+    return names
 
 
 def auto_line(choice, where: str) -> str:

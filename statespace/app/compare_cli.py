@@ -18,7 +18,7 @@ import json
 import math
 import time
 
-from statespace.app.cli_auto import auto_json, auto_line
+from statespace.app.cli_auto import add_observations, auto_json, auto_line, observations
 from statespace.app.cli_games import DROP_HELP, PERIODS_HELP, drop_unscorable, load, seed
 from statespace.app.cli_output import QUIET_HELP, finite, plot_target, plural, write_comparison_plot
 from statespace.methods.specs import CLIError, parse_methods, whole_number
@@ -92,6 +92,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.add_argument("--auto", action="store_true",
                    help="add the row 'auto': statespace.auto's choice among EKF variants (observation, home "
                         "advantage, mean reversion, margin weights), each tuned and compared on the training part only")
+    add_observations(c)
     c.add_argument("--drop-invalid", action="store_true", help=DROP_HELP)
     c.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
                    help="fit the methods on N local worker processes (-1: one per core; default: in this "
@@ -161,6 +162,7 @@ def main(args, out, err) -> int:
     methods = parse_methods(args.methods, mode=args.mode)
     games = drop_unscorable(methods.values(), games, args, err)
     auto_method = None
+    observations(args)  # --observations without --auto, or an unknown name: said before any work
     if args.auto:
         from statespace.ensemble.auto import Auto
 
@@ -169,7 +171,7 @@ def main(args, out, err) -> int:
         # frozen: compare fits it on the training part; online and walk-forward: compare runs it
         # through every game, and the split (the same as compare's) keeps the choice to the training part
         auto_method = Auto(split=None if args.mode == "frozen" or args.tune else args.split,
-                           progress=False if args.quiet else None)
+                           observations=observations(args), progress=False if args.quiet else None)
         methods["auto"] = auto_method
     from statespace.evaluation.compare import compare
     from statespace.data.games import GamesError

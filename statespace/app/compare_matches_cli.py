@@ -30,7 +30,7 @@ MATCH_SCENARIOS = ("ffa_league", "team_league")
 
 #: the options ``compare`` takes for games only: (attribute, flag)
 _GAMES_ONLY = (("every", "--every"), ("periods", "--periods"), ("drop_invalid", "--drop-invalid"), ("plot", "--plot"),
-               ("n_jobs", "--n-jobs"))
+               ("n_jobs", "--n-jobs"), ("observations", "--observations"))
 
 
 def is_match_source(args) -> bool:

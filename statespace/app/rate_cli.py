@@ -15,7 +15,7 @@ import argparse
 import json
 import math
 
-from statespace.app.cli_auto import auto_json, auto_line
+from statespace.app.cli_auto import add_observations, auto_json, auto_line, observations
 from statespace.app.cli_games import DROP_HELP, PERIODS_HELP, drop_unscorable, load, seed
 from statespace.app.cli_output import QUIET_HELP, finite, plural
 from statespace.methods.specs import CLIError, parse_method, split_specs
@@ -37,6 +37,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--auto", action="store_true",
                    help="rate with statespace.auto's choice among EKF variants, chosen and tuned on these games "
                         "(instead of --method)")
+    add_observations(r)
     r.add_argument("--top", type=int, default=20, metavar="N", help="show the best N (default 20; 0 = all)")
     r.add_argument("--periods", metavar="SPEC", help=PERIODS_HELP)
     r.add_argument("--drop-invalid", action="store_true", help=DROP_HELP)
@@ -57,12 +58,13 @@ def main(args, out, err) -> int:
         raise CLIError("give one of a games CSV file, --dataset and --scenario, not several")
     if args.auto and args.method is not None:
         raise CLIError(f"give either --method or --auto, not both (--method {args.method})")
+    observations(args)  # --observations without --auto, or an unknown name: said before any work
     games, source, _ = load(args, err)
     spec = "elo" if args.method is None else args.method
     if args.auto:
         from statespace.ensemble.auto import Auto
 
-        method = Auto(progress=False if args.quiet else None)
+        method = Auto(observations=observations(args), progress=False if args.quiet else None)
     else:
         if len(split_specs(spec)) != 1:
             raise CLIError(f"--method takes one method, got {spec!r}")
