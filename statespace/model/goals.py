@@ -26,7 +26,7 @@ from statespace._runtime.pytensor_config import configure_pytensor
 from statespace._runtime.jit import kernel
 from statespace.model.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
-__all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX"]
+__all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX", "RHO_MAX", "TAU_MIN"]
 
 #: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
 #: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
@@ -64,6 +64,16 @@ Z_MAX = 8.0
 #: this step, e^-79 at ``h = w / 2``, the step taken where the probabilities vary faster.
 MAX_STEP = 0.8
 
+#: The range of Dixon and Coles' dependence ``rho``: ``tau(1, 1) = 1 - rho`` is a probability factor,
+#: so ``rho <= 1``, and ``-1`` already makes a 0-1 or 1-0 score impossible between level sides of one
+#: goal each; fitted football values lie near -0.1 (Dixon and Coles 1997: -0.13).
+RHO_MAX = 1.0
+
+#: The least a Dixon-Coles factor ``tau`` counts as (its log then about -69): between very unequal
+#: sides ``1 + rho lambda`` of a negative ``rho`` would fall below zero (at ``lambda > 1 / |rho|``,
+#: eight goals expected at ``rho = -0.13``), where the score's probability is that small anyway.
+TAU_MIN = 1e-30
+
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
@@ -74,13 +84,63 @@ def _clip_u(u):
 
 
 @njit(cache=True)
-def _outcome_at(base, kappa, u):
-    """:func:`statespace.model.counts.count_outcome` at the rates ``e^(base +- u)``, ``u`` clipped."""
+def _taus(la, lb, rho):
+    """Dixon and Coles' factors ``tau`` of the scores 0-0, 0-1, 1-0 and 1-1 at the rates ``la``,
+    ``lb`` (1997, eq. 4.2): ``1 - la lb rho``, ``1 + la rho``, ``1 + lb rho``, ``1 - rho``, each at least
+    :data:`TAU_MIN`."""
+    return (max(1.0 - la * lb * rho, TAU_MIN), max(1.0 + la * rho, TAU_MIN), max(1.0 + lb * rho, TAU_MIN),
+            max(1.0 - rho, TAU_MIN))
+
+
+@njit(cache=True)
+def _outcome_at(base, kappa, rho, u):
+    """:func:`statespace.model.counts.count_outcome` at the rates ``e^(base +- u)``, ``u`` clipped;
+    with Dixon and Coles' ``rho`` (Poisson counts) the four low scores' probabilities times their
+    :func:`_taus`: ``P(x, y) = tau(x, y) e^(-la - lb) la^x lb^y / (x! y!)``. Unclipped, the changes
+    cancel (a win and a loss each gain ``rho la lb e^(-la - lb)``, a draw loses twice that); a
+    clipped factor's residue is divided out."""
     u = _clip_u(u)
-    return count_outcome(math.exp(base + u), math.exp(base - u), kappa)
+    la = math.exp(base + u)
+    lb = math.exp(base - u)
+    pw, pd, pl = count_outcome(la, lb, kappa)
+    if rho == 0.0:
+        return pw, pd, pl
+    t00, t01, t10, t11 = _taus(la, lb, rho)
+    p00 = math.exp(-la - lb)
+    d00 = (t00 - 1.0) * p00
+    d01 = (t01 - 1.0) * p00 * lb
+    d10 = (t10 - 1.0) * p00 * la
+    d11 = (t11 - 1.0) * p00 * la * lb
+    total = 1.0 + d00 + d01 + d10 + d11
+    return (pw + d10) / total, (pd + d00 + d11) / total, (pl + d01) / total
 
 
-# params = [base, scale, dispersion]
+@njit(cache=True)
+def _dixon_coles(x, y, base, u, rho):
+    """``log tau(x, y)`` of Dixon and Coles at the rates ``e^(base +- u)`` and its first and second
+    derivatives in ``u``: 0-0 and 1-1 do not move with ``u`` (``la lb = e^(2 base)``); 0-1,
+    ``log(1 + rho la)``, ``rho la / tau`` and ``rho la / tau^2``; 1-0, ``log(1 + rho lb)``,
+    ``-rho lb / tau`` and ``rho lb / tau^2`` (``la = e^(base + u)``, ``lb = e^(base - u)``). Zero
+    elsewhere, and where a factor is held at :data:`TAU_MIN`."""
+    if rho == 0.0 or x > 1.0 or y > 1.0:
+        return 0.0, 0.0, 0.0
+    la = math.exp(base + u)
+    lb = math.exp(base - u)
+    t00, t01, t10, t11 = _taus(la, lb, rho)
+    if x == 0.0 and y == 0.0:
+        return math.log(t00), 0.0, 0.0
+    if x == 1.0 and y == 1.0:
+        return math.log(t11), 0.0, 0.0
+    if x == 0.0:  # 0-1
+        if t01 <= TAU_MIN:
+            return math.log(t01), 0.0, 0.0
+        return math.log(t01), rho * la / t01, rho * la / (t01 * t01)
+    if t10 <= TAU_MIN:  # 1-0
+        return math.log(t10), 0.0, 0.0
+    return math.log(t10), -rho * lb / t10, rho * lb / (t10 * t10)
+
+
+# params = [base, scale, dispersion, rho]
 
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
@@ -89,7 +149,8 @@ def goals_derivs(params, score, score_a, score_b, d):
     u = _clip_u(c * d)
     _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
     _, gb, hb = side_loglik(score_b, params[0] - u, params[2])
-    return c * (ga - gb), c * c * (ha + hb)
+    _, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
+    return c * (ga - gb + gt), c * c * (ha + hb + ht)
 
 
 @kernel(LIK_SIG)
@@ -99,16 +160,18 @@ def goals_loglik(params, score, score_a, score_b, d):
     ``dl/dd = (g_a - g_b) / (2 scale)``, ``d2l/dd2 = (h_a + h_b) / (2 scale)^2`` with each side's
     log pmf and its derivatives ``g``, ``h`` in ``eta`` from :func:`statespace.model.counts.side_loglik`;
     Poisson, ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``, at
-    dispersion 0. A ``u`` beyond :data:`U_MAX` counts as ``+-U_MAX``."""
+    dispersion 0; with Dixon and Coles' ``rho`` plus ``log tau(x, y)`` (:func:`_dixon_coles`). A ``u``
+    beyond :data:`U_MAX` counts as ``+-U_MAX``."""
     c = 0.5 / params[1]
     u = _clip_u(c * d)
     la, ga, ha = side_loglik(score_a, params[0] + u, params[2])
     lb, gb, hb = side_loglik(score_b, params[0] - u, params[2])
-    return la + lb, c * (ga - gb), c * c * (ha + hb)
+    lt, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
+    return la + lb + lt, c * (ga - gb + gt), c * c * (ha + hb + ht)
 
 
 @njit(cache=True)
-def _forecast_z(base, kappa, mu, s, h):
+def _forecast_z(base, kappa, rho, mu, s, h):
     """The trapezoid rule on ``z`` (``u = mu + s z``, steps of ``h`` in ``u``) over ``|z| <= Z_MAX``,
     its Gaussian weights normalised to sum to 1: at most ``2 Z_MAX s / h + 1`` nodes."""
     step = h / s
@@ -120,7 +183,7 @@ def _forecast_z(base, kappa, mu, s, h):
     for k in range(-n, n + 1):
         z = k * step
         weight = math.exp(-0.5 * z * z)
-        w, dr, lo = _outcome_at(base, kappa, mu + s * z)
+        w, dr, lo = _outcome_at(base, kappa, rho, mu + s * z)
         pw += weight * w
         pd += weight * dr
         pl += weight * lo
@@ -129,7 +192,7 @@ def _forecast_z(base, kappa, mu, s, h):
 
 
 @njit(cache=True)
-def _forecast_u(base, kappa, mu, s, h):
+def _forecast_u(base, kappa, rho, mu, s, h):
     """For ``u ~ N(mu, s^2)`` wider than the clip (``Z_MAX s > U_MAX``): the outcome is constant
     beyond ``+-U_MAX`` (clipped), so ``E[f(u)] = f(U) P(u > U) + f(-U) P(u < -U) + int_{-U}^{U} f
     phi``, the tails by ``erfc`` and the middle by the trapezoid rule on a grid of ``N = ceil(2 U /
@@ -138,8 +201,8 @@ def _forecast_u(base, kappa, mu, s, h):
     so the weight is smooth on the grid. Normalised by the same rule applied to 1."""
     n = int(math.ceil(2.0 * U_MAX / h))
     step = 2.0 * U_MAX / n
-    top = _outcome_at(base, kappa, U_MAX)
-    bottom = _outcome_at(base, kappa, -U_MAX)
+    top = _outcome_at(base, kappa, rho, U_MAX)
+    bottom = _outcome_at(base, kappa, rho, -U_MAX)
     acc = np.zeros(4)  # P(win), P(draw), P(loss) and the mass, unnormalised
     for k in range(n + 1):
         u = -U_MAX + k * step
@@ -150,7 +213,7 @@ def _forecast_u(base, kappa, mu, s, h):
         elif k == n:
             f = top
         else:
-            f = _outcome_at(base, kappa, u)
+            f = _outcome_at(base, kappa, rho, u)
         for j in range(3):
             acc[j] += weight * f[j]
         acc[3] += weight
@@ -184,21 +247,22 @@ def goals_forecast(params, d, var):
     """
     base = params[0]
     kappa = params[2]
+    rho = params[3]
     c = 0.5 / params[1]
     mu = min(max(c * d, -1e300), 1e300)  # c d may overflow: +-1e300 is far beyond the clip
     if not var > 0.0:
-        return _outcome_at(base, kappa, mu)
+        return _outcome_at(base, kappa, rho, mu)
     s = c * math.sqrt(var)
     if mu - Z_MAX * s >= U_MAX:  # all the mass beyond the clip
-        return _outcome_at(base, kappa, U_MAX)
+        return _outcome_at(base, kappa, rho, U_MAX)
     if mu + Z_MAX * s <= -U_MAX:
-        return _outcome_at(base, kappa, -U_MAX)
+        return _outcome_at(base, kappa, rho, -U_MAX)
     lam0 = math.exp(base)
     width = min(1.0, max(1.0 / math.sqrt(2.0 * lam0), 0.5 * math.sqrt((1.0 + kappa * lam0) / (2.0 * lam0))))
     h = min(MAX_STEP * s, 0.5 * width)
     if Z_MAX * s <= U_MAX:
-        return _forecast_z(base, kappa, mu, s, h)
-    return _forecast_u(base, kappa, mu, s, h)
+        return _forecast_z(base, kappa, rho, mu, s, h)
+    return _forecast_u(base, kappa, rho, mu, s, h)
 
 
 @dataclass(frozen=True)
@@ -242,16 +306,31 @@ class Goals(Observation, name="goals", needs_scores=True,
     The games' ``score_a`` and ``score_b`` are counts: whole numbers from 0 to :data:`GOALS_MAX`
     (10,000); anything else is refused naming its row and column (:meth:`check_games`).
 
-    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion]``.
+    rho:
+        Dixon and Coles' dependence of the low scores (1997, "Modelling association football
+        scores and inefficiencies in the football betting market", JRSS C 46(2), eq. 4.2), for
+        Poisson counts: the probabilities of 0-0, 0-1, 1-0 and 1-1 times
+        :math:`\tau = 1 - \lambda_a \lambda_b \rho`, :math:`1 + \lambda_a \rho`,
+        :math:`1 + \lambda_b \rho`, :math:`1 - \rho` (each at least :data:`TAU_MIN`); 0 (default)
+        for independent counts; in :math:`[-1, 1]`. A negative :math:`\rho` (football's is near
+        :math:`-0.1`) makes 0-0 and 1-1 more likely and 1-0, 0-1 less: more draws than independent
+        Poisson counts give.
+
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho]``.
     """
 
     base: float
     dispersion: float = 0.0
+    rho: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", R.number("Goals", "base", self.base, BASE_MIN, BASE_MAX,
                                                   unit=" (the log of 0.05 to 1000 expected goals a side)"))
         object.__setattr__(self, "dispersion", R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX))
+        object.__setattr__(self, "rho", R.number("Goals", "rho", self.rho, -RHO_MAX, RHO_MAX))
+        if self.rho != 0.0 and self.dispersion != 0.0:
+            raise ValueError(f"Goals: rho={self.rho:g} (Dixon and Coles' correction) is for Poisson counts, and "
+                             f"dispersion={self.dispersion:g} makes them negative binomial; set one of them to 0")
 
     def _problems(self, score, score_a, score_b, alpha):
         """Besides finite scores: counts, whole numbers in ``[0, GOALS_MAX]``."""
@@ -264,7 +343,7 @@ class Goals(Observation, name="goals", needs_scores=True,
         return out
 
     def vector(self, scale: float) -> np.ndarray:
-        return np.array([self.base, self.check_scale(scale), self.dispersion])
+        return np.array([self.base, self.check_scale(scale), self.dispersion, self.rho])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
         r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
@@ -282,8 +361,9 @@ class Goals(Observation, name="goals", needs_scores=True,
 
             \log \Gamma(x + r) - \log \Gamma(r) - \log x! + x (\eta - \log r) - (x + r) \log(1 + \kappa e^\eta)
 
-        per side (the formulas of :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as
-        there). ``score`` and ``theta`` are not read.
+        per side, plus Dixon and Coles' :math:`\log \tau(x, y)` with ``rho`` (the formulas of
+        :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as there). ``score`` and
+        ``theta`` are not read.
         PyTensor is imported here, when a graph is built."""
         configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
@@ -299,7 +379,20 @@ class Goals(Observation, name="goals", needs_scores=True,
                     - (x + r) * pt.log1p(kappa * pt.exp(eta)))
 
         u = pt.clip(c * d, -U_MAX, U_MAX)  # as the kernels: scored as at +-U_MAX beyond (see U_MAX)
-        return side(score_a, self.base + u) + side(score_b, self.base - u)
+        out = side(score_a, self.base + u) + side(score_b, self.base - u)
+        if self.rho != 0.0:  # Dixon and Coles' log tau(x, y) of the four low scores, as _dixon_coles
+            rho, la, lb = self.rho, pt.exp(self.base + u), pt.exp(self.base - u)
+
+            def log_tau(t):
+                return pt.log(pt.maximum(t, TAU_MIN))
+
+            x, y = pt.as_tensor_variable(score_a), pt.as_tensor_variable(score_b)
+            t11 = math.log(max(1.0 - rho, TAU_MIN))
+            tau = pt.switch(pt.eq(x, 1) & pt.eq(y, 1), t11, 0.0)
+            tau = pt.switch(pt.eq(x, 1) & pt.eq(y, 0), log_tau(1.0 + lb * rho), tau)
+            tau = pt.switch(pt.eq(x, 0) & pt.eq(y, 1), log_tau(1.0 + la * rho), tau)
+            out = out + pt.switch(pt.eq(x, 0) & pt.eq(y, 0), log_tau(1.0 - la * lb * rho), tau)
+        return out
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
         r""":math:`\mathrm{E}[\mathtt{score\_a} - \mathtt{score\_b}] = \mathrm{E}[\lambda_a - \lambda_b]`
