@@ -207,7 +207,7 @@ class FilterRun(FittedDisplay):
         st, ids = method._aligned(self.state, games, copy=False)
         return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
                                     np.ascontiguousarray(ids[games.b]),
-                                    np.ascontiguousarray((~games.neutral).astype(np.float64)),
+                                    games.home(),
                                     np.ascontiguousarray(method.times(games), dtype=np.float64))
 
     def continue_run(self, games: Games, *, allow_past: bool = False) -> "FilterRun":

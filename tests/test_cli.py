@@ -478,7 +478,7 @@ def test_observations_reach_goals_from_the_command_line(capsys, goals_csv):
 @pytest.mark.parametrize("argv, fragments", [
     (("compare", "--observations", "goals"), ("--observations goals", "add --auto")),
     (("rate", "--scenario", "balanced", "--observations", "all"), ("add --auto",)),
-    (("compare", "--auto", "--observations", "margin,goals"), ("must include outcome",)),
+    (("compare", "--auto", "--observations", "margin,goals"), ("must include 'outcome'",)),
     (("rate", "--scenario", "balanced", "--auto", "--observations", "outcome,foo"), ("outcome, margin, goals", "'outcome,foo'")),
 ])
 def test_observations_errors_are_one_line(capsys, argv, fragments):

@@ -220,9 +220,10 @@ class _Entry:
         n = self._n_kernels
         key = self.key(args[:n]) if SPECIALISE else None
         if key is None:
-            tier = self._tiers.get(tuple(map(id, args[:n])))
+            ids = tuple(map(id, args[:n]))
+            tier = self._tiers.get(ids)
             if tier is None:
-                tier = self._tiers[tuple(map(id, args[:n]))] = self._new_tier()
+                tier = self._tiers[ids] = self._new_tier()
                 tier.compiled = self._compiled or not self._interpret
             if tier.compiled:
                 return self.generic(*args)

@@ -32,6 +32,9 @@ import types as pytypes
 import warnings
 
 import numpy as np
+from numba._dispatcher import compute_fingerprint
+from numba.core.dispatcher import Dispatcher
+from numba.core.typing.typeof import Purpose, typeof
 
 __all__ = ["BUDGET", "PRIOR_RATE", "PRIOR_RATE_PER_UNIT", "Tier", "mode", "python_twin", "work", "run", "adopt",
            "exempt", "load_cached"]
@@ -102,12 +105,14 @@ def work(args) -> float:
     return max(total, 1)
 
 
-def _arrays(args, out):
+def _writable(args, out):
+    """The writable arrays among ``args`` (in tuples too), appended to ``out``."""
     for a in args:
         if isinstance(a, np.ndarray):
-            out.append(a)
+            if a.flags.writeable:
+                out.append(a)
         elif isinstance(a, tuple):
-            _arrays(a, out)
+            _writable(a, out)
     return out
 
 
@@ -117,24 +122,22 @@ def run(tier: Tier, twin, args, compiled, units: float | None = None):
     the call's work (default :func:`work`)."""
     if units is None:
         units = work(args)
-    if not tier.interpret(units):
-        result = compiled()
-        tier.compiled = True
-        return result
-    arrays = _arrays(args, [])
-    saved = [a.copy() for a in arrays if a.flags.writeable]
-    t0 = time.perf_counter()
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = twin(*args)
-    except _RETRY_COMPILED:
-        for a, s in zip((a for a in arrays if a.flags.writeable), saved):
-            a[...] = s
-        result = compiled()
-        tier.compiled = True
-        return result
-    tier.record(time.perf_counter() - t0, units)
+    if tier.interpret(units):
+        writable = _writable(args, [])
+        saved = [a.copy() for a in writable]
+        t0 = time.perf_counter()
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                result = twin(*args)
+        except _RETRY_COMPILED:
+            for a, before in zip(writable, saved):
+                a[...] = before
+        else:
+            tier.record(time.perf_counter() - t0, units)
+            return result
+    result = compiled()
+    tier.compiled = True
     return result
 
 
@@ -203,8 +206,6 @@ def python_twin(obj):
     ``py_func``) becomes its Python function with every compiled function it reaches through its
     globals, closure or modules replaced by twins; a Python function reaching compiled ones the
     same; a tuple element by element; anything else is itself."""
-    from numba.core.dispatcher import Dispatcher
-
     key = id(obj)
     twin = _TWINS.get(key)
     if twin is not None:
@@ -261,14 +262,13 @@ def _tiered_call(self, *args, **kws):
     cls = type(self).__mro__[1]
     if kws or not getattr(self, "_tier_on", True):
         return cls.__call__(self, *args, **kws)
-    from numba._dispatcher import compute_fingerprint
-    from numba.core.typing.typeof import Purpose, typeof
-
     try:
         fingerprint = compute_fingerprint(args)
     except (TypeError, ValueError, NotImplementedError):
         return cls.__call__(self, *args)
-    tiers = self.__dict__.setdefault("_tiers", {})
+    tiers = self.__dict__.get("_tiers")
+    if tiers is None:
+        tiers = self.__dict__["_tiers"] = {}
     tier = tiers.get(fingerprint)
     if tier is None:
         tier = tiers[fingerprint] = Tier()

@@ -22,24 +22,20 @@ def add_observations(parser) -> None:
 
 def observations(args):
     """``--observations`` as :class:`statespace.ensemble.auto.Auto` takes it (``None``: its default,
-    ``"all"``, or a tuple of names); :class:`CLIError` without ``--auto`` or with an unknown name."""
+    ``"all"``, or a tuple of names), checked by Auto's own rule; :class:`CLIError` without
+    ``--auto`` or where that rule refuses it."""
     text = getattr(args, "observations", None)
     if text is None:
         return None
     if not args.auto:
         raise CLIError(f"--observations {text} narrows --auto's search; add --auto")
-    if text.strip() == "all":
-        return "all"
-    from statespace.ensemble.auto_variant import OBSERVATIONS
+    from statespace.ensemble.auto_method import check_observations
 
-    names = tuple(part.strip() for part in text.split(",") if part.strip())
-    bad = [n for n in names if n not in OBSERVATIONS]
-    if bad or not names:
-        raise CLIError(f"--observations: expected a comma-separated list of {', '.join(OBSERVATIONS)} (or 'all'); "
-                       f"got {text!r}")
-    if "outcome" not in names:
-        raise CLIError(f"--observations must include outcome (the search compares its structures on it); got {text!r}")
-    return names
+    value = "all" if text.strip() == "all" else tuple(part.strip() for part in text.split(",") if part.strip())
+    try:
+        return check_observations(value)
+    except ValueError as exc:
+        raise CLIError(f"--observations {text!r}: {exc}") from None
 
 
 def auto_line(choice, where: str) -> str:

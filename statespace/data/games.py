@@ -312,31 +312,32 @@ class Games:
             return self.time.astype("datetime64[ns]").astype(np.int64) / 86_400e9
         return self.time.astype(float)
 
+    def _derive(self, key: str, make):
+        """``make()``, made once per table (its columns never change) and kept under ``key``."""
+        value = self._derived.get(key)
+        if value is None:
+            value = self._derived[key] = make()
+        return value
+
     @property
     def in_time_order(self) -> bool:
         """Whether the rows are in time order already (``order`` strictly increasing)."""
-        flag = self._derived.get("in_time_order")
-        if flag is None:
-            flag = self._derived["in_time_order"] = bool(np.all(self.order[1:] > self.order[:-1]))
-        return flag
+        return self._derive("in_time_order", lambda: bool(np.all(self.order[1:] > self.order[:-1])))
 
     def home(self) -> np.ndarray:
         """1.0 where the first-named side plays at home, 0.0 at a neutral venue (read-only)."""
-        home = self._derived.get("home")
-        if home is None:
-            home = self._derived["home"] = _freeze(np.subtract(1.0, self.neutral, dtype=np.float64))
-        return home
+        return self._derive("home", lambda: _freeze(np.subtract(1.0, self.neutral, dtype=np.float64)))
 
     def steps(self) -> np.ndarray:
         """Each row's position in time order as a float (the time of a filter counting games as its
         clock; read-only)."""
-        t = self._derived.get("steps")
-        if t is None:
+        def make():
             t = np.arange(len(self), dtype=np.float64)
             if not self.in_time_order:
                 t[self.order] = t.copy()
-            t = self._derived["steps"] = _freeze(t)
-        return t
+            return _freeze(t)
+
+        return self._derive("steps", make)
 
     def player_id(self, name) -> int:
         """Integer id of a competitor name (``KeyError`` if unknown)."""

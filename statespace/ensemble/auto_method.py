@@ -17,6 +17,23 @@ from statespace.ensemble.auto_search import BURN_IN, AutoResult, choose, first_s
 from statespace.ensemble.auto_variant import OBSERVATIONS, Variant
 
 
+def check_observations(observations):
+    """``observations=`` of :class:`Auto` as it keeps it: ``None`` (its default), ``"all"``, or a
+    tuple of names of :data:`OBSERVATIONS` that includes ``"outcome"``; ``ValueError`` otherwise
+    (the command line's ``--observations`` is checked here too)."""
+    if observations is None or observations == "all":
+        return observations
+    observations = tuple(observations) if not isinstance(observations, str) else (observations,)
+    bad = [o for o in observations if o not in OBSERVATIONS]
+    if bad or not observations:
+        raise ValueError(f"auto: observations must name some of {', '.join(OBSERVATIONS)}, got "
+                         f"{list(observations)!r}")
+    if "outcome" not in observations:
+        raise ValueError("auto: observations must include 'outcome' (the structure stage compares home "
+                         "advantage and reversion on it); give candidates=[Variant(...)] for another list")
+    return observations
+
+
 class Auto:
     """The method object of :func:`auto` (see :mod:`statespace.ensemble.auto`):
     ``Auto(**options).fit(games)`` chooses on ``games`` (or on their first ``split``) and returns
@@ -75,17 +92,7 @@ class Auto:
 
             if objective not in OBJECTIVES:
                 raise ValueError(f"auto: objective must be None or one of {', '.join(OBJECTIVES)}, got {objective!r}")
-        if observations == "all":
-            pass
-        elif observations is not None:
-            observations = tuple(observations) if not isinstance(observations, str) else (observations,)
-            bad = [o for o in observations if o not in OBSERVATIONS]
-            if bad or not observations:
-                raise ValueError(f"auto: observations must name some of {', '.join(OBSERVATIONS)}, got "
-                                 f"{list(observations)!r}")
-            if "outcome" not in observations:
-                raise ValueError("auto: observations must include 'outcome' (the structure stage compares home "
-                                 "advantage and reversion on it); give candidates=[Variant(...)] for another list")
+        observations = check_observations(observations)
         if powers is not None:
             powers = tuple(powers)
             for p in powers:
