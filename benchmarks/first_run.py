@@ -26,6 +26,7 @@ Usage::
 
     python benchmarks/first_run.py            # everything (about three minutes on 2 cores)
     python benchmarks/first_run.py --skip-arrays
+    python benchmarks/first_run.py --only-arrays --arrays-runs 5   # the million-name call, five children
 
 The Elo loop against a plain numba loop is ``benchmarks/bench_floor.py``.
 """
@@ -136,6 +137,9 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--skip-arrays", action="store_true", help="leave out the from_arrays / predict_proba timings")
+    p.add_argument("--only-arrays", action="store_true", help="only the from_arrays / predict_proba timings")
+    p.add_argument("--arrays-runs", type=int, default=1, metavar="K",
+                   help="run the from_arrays / predict_proba child K times (default 1), a table each")
     a = p.parse_args(argv)
     exe = sys.executable
     cli = [exe, "-m", "statespace.app.cli"]
@@ -145,6 +149,22 @@ def main(argv=None) -> int:
     print(f"commit: {git_describe()}")
     print(f"{load()} at the start\n")
     _children_cpu()
+    if not a.only_arrays:
+        _first_runs(exe, cli)
+    if not a.skip_arrays:
+        for _ in range(a.arrays_runs):
+            with tempfile.TemporaryDirectory() as c5:
+                _, _, out = _child([exe, "-c", _ARRAYS], c5, "always")
+            print("\n| string ids at array speed (warm) | s |\n|---|---:|")
+            for label, sec in json.loads(out.strip().splitlines()[-1]).items():
+                print(f"| {label} | {sec:.3f} |")
+    return 0
+
+
+def _first_runs(exe: str, cli: list[str]) -> None:
+    """Items 1-4 of the module docstring, printed as tables."""
+    import json
+
     rows = []
     with tempfile.TemporaryDirectory() as c1:
         rows.append(("import statespace, filters, smoothers (cold)",
@@ -177,13 +197,6 @@ def main(argv=None) -> int:
         total += first - second
         print(f"| {name} | {first:.3f} | {second:.4f} | {first - second:.3f} | {auto[name]:.3f} |")
     print(f"| all | | | {total:.2f} | {sum(auto.values()):.2f} |")
-    if not a.skip_arrays:
-        with tempfile.TemporaryDirectory() as c5:
-            _, _, out = _child([exe, "-c", _ARRAYS], c5, "always")
-        print("\n| string ids at array speed (warm) | s |\n|---|---:|")
-        for label, sec in json.loads(out.strip().splitlines()[-1]).items():
-            print(f"| {label} | {sec:.3f} |")
-    return 0
 
 
 if __name__ == "__main__":
