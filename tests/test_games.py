@@ -623,3 +623,23 @@ def test_real_data_side_scores_load_and_agree(name):
     assert g.has_scores
     np.testing.assert_array_equal(g.score_a, raw["score_a"].to_numpy(float))
     np.testing.assert_array_equal(np.sign(g.score_a - g.score_b), np.sign(2 * raw["score"].to_numpy() - 1))
+
+
+def test_what_runs_derive_from_a_table_is_made_once_and_matches_its_columns():
+    """``Games.in_time_order``, ``home()`` and ``steps()``: kept per table, equal to the columns
+    they come from (home 1 where not neutral; steps the rank of each row in time order)."""
+    import numpy as np
+
+    from statespace import Games
+
+    times = [3.0, 1.0, 2.0, 0.0]
+    games = Games.from_arrays(times, ["a", "b", "c", "a"], ["b", "c", "a", "c"], [1.0, 0.0, 0.5, 1.0],
+                              neutral=[True, False, False, True])
+    assert not games.in_time_order
+    np.testing.assert_array_equal(games.home(), [0.0, 1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(games.steps(), np.argsort(np.argsort(times, kind="stable")).astype(float))
+    assert games.home() is games.home() and games.steps() is games.steps()
+    assert not games.home().flags.writeable
+    ordered = Games.from_arrays([0.0, 1.0], ["a", "b"], ["b", "a"], [1.0, 0.0])
+    assert ordered.in_time_order
+    np.testing.assert_array_equal(ordered.steps(), [0.0, 1.0])

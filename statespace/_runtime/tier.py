@@ -5,8 +5,10 @@ it over a few hundred games as plain Python. So a compiled function of these pac
 from Python, whose code for these argument types is neither compiled in this process nor in the
 disk cache, first runs as its *Python twin* (:func:`python_twin`: the same source, with every
 compiled function it reaches replaced by its own twin, as ``NUMBA_DISABLE_JIT=1`` would have it),
-and is compiled once the time spent interpreting it would reach :data:`BUDGET`: the rule of ski
-rental, which never pays more than twice what the better choice in hindsight would have. Before
+and is compiled once the time spent interpreting it would reach :data:`BUDGET`: the break-even
+rule of ski rental (rent until the rent paid equals the price of buying), which never pays more
+than twice what the better choice in hindsight would have (Karlin, Manasse, Rudolph and Sleator
+1988, "Competitive snoopy caching", Algorithmica 3), here with the budget about a compile's cost. Before
 each call the time it would take interpreted is predicted from the size of its array arguments
 (:func:`work`, or the argument a loop of :mod:`statespace._runtime.jit` names as its work: its
 games) at the rate measured on its earlier calls (:data:`PRIOR_RATE` before the first), so one
