@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
 
+from statespace.model import outcome_table as T
 from statespace.model import ranges as R
 from statespace.model.counts import count_outcome, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from statespace._runtime.pytensor_config import configure_pytensor
@@ -75,6 +77,8 @@ RHO_MAX = 1.0
 TAU_MIN = 1e-30
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+#: the observation's own numbers in its kernel parameters; the forecast table follows them
+_N_PARAMS = 4
 
 
 @njit(cache=True)
@@ -140,7 +144,37 @@ def _dixon_coles(x, y, base, u, rho):
     return math.log(t10), -rho * lb / t10, rho * lb / (t10 * t10)
 
 
-# params = [base, scale, dispersion, rho]
+@njit(cache=True)
+def _width(base, kappa):
+    """The width in ``u`` over which the win/draw/loss probabilities change around ``u = 0``
+    (:func:`goals_forecast`): ``1 / sqrt(2 lambda_0)``, at most 1, wider with the dispersion."""
+    lam0 = math.exp(base)
+    return min(1.0, max(1.0 / math.sqrt(2.0 * lam0), 0.5 * math.sqrt((1.0 + kappa * lam0) / (2.0 * lam0))))
+
+
+@njit(cache=True)
+def _outcome_grid(base, kappa, rho, u, out):
+    """``out[k] = _outcome_at(base, kappa, rho, u[k])``: the probabilities the forecast table is
+    built from."""
+    for k in range(u.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2] = _outcome_at(base, kappa, rho, u[k])
+
+
+@lru_cache(maxsize=16)
+def _table(base: float, kappa: float, rho: float) -> np.ndarray:
+    """The forecast table of these settings (:mod:`statespace.model.outcome_table`): the same for
+    every scale, since it is read in ``u``. Kept for the last few settings (a tuning changes them
+    at every evaluation; a run reads them once)."""
+    width = float(_width(base, kappa))
+    u = T.fine_grid(width)
+    f = np.empty((u.shape[0], 3))
+    _outcome_grid(base, kappa, rho, u, f)
+    out = T.build(f, width)
+    out.flags.writeable = False
+    return out
+
+
+# params = [base, scale, dispersion, rho] and, with the table, outcome_table's numbers
 
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
@@ -257,9 +291,11 @@ def goals_forecast(params, d, var):
         return _outcome_at(base, kappa, rho, U_MAX)
     if mu + Z_MAX * s <= -U_MAX:
         return _outcome_at(base, kappa, rho, -U_MAX)
-    lam0 = math.exp(base)
-    width = min(1.0, max(1.0 / math.sqrt(2.0 * lam0), 0.5 * math.sqrt((1.0 + kappa * lam0) / (2.0 * lam0))))
-    h = min(MAX_STEP * s, 0.5 * width)
+    if params.shape[0] > _N_PARAMS:  # the table, where it reaches
+        found, pw, pd, pl = T.lookup(params, _N_PARAMS, mu, s)
+        if found:
+            return pw, pd, pl
+    h = min(MAX_STEP * s, 0.5 * _width(base, kappa))
     if Z_MAX * s <= U_MAX:
         return _forecast_z(base, kappa, rho, mu, s, h)
     return _forecast_u(base, kappa, rho, mu, s, h)
@@ -316,18 +352,30 @@ class Goals(Observation, name="goals", needs_scores=True,
         :math:`-0.1`) makes 0-0 and 1-1 more likely and 1-0, 0-1 less: more draws than independent
         Poisson counts give.
 
-    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho]``.
+    table:
+        True (default): the win/draw/loss forecast of a game whose skill difference is uncertain
+        is read from a table of the integral over that uncertainty, built once per setting
+        (:mod:`statespace.model.outcome_table`; a few milliseconds), so a forecast costs the same
+        whatever the quadrature would; False: integrated per game by the trapezoid rule
+        (:func:`goals_forecast`), the reference the table is measured against
+        (``benchmarks/goals_speed.py``). The likelihood and its derivatives are exact either way.
+
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho]``, then the table's.
     """
 
     base: float
     dispersion: float = 0.0
     rho: float = 0.0
+    table: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", R.number("Goals", "base", self.base, BASE_MIN, BASE_MAX,
                                                   unit=" (the log of 0.05 to 1000 expected goals a side)"))
         object.__setattr__(self, "dispersion", R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX))
         object.__setattr__(self, "rho", R.number("Goals", "rho", self.rho, -RHO_MAX, RHO_MAX))
+        if not isinstance(self.table, (bool, np.bool_)):
+            raise ValueError(f"Goals: table must be True or False, got {self.table!r}")
+        object.__setattr__(self, "table", bool(self.table))
         if self.rho != 0.0 and self.dispersion != 0.0:
             raise ValueError(f"Goals: rho={self.rho:g} (Dixon and Coles' correction) is for Poisson counts, and "
                              f"dispersion={self.dispersion:g} makes them negative binomial; set one of them to 0")
@@ -343,7 +391,10 @@ class Goals(Observation, name="goals", needs_scores=True,
         return out
 
     def vector(self, scale: float) -> np.ndarray:
-        return np.array([self.base, self.check_scale(scale), self.dispersion, self.rho])
+        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho])
+        if not self.table:
+            return own
+        return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
         r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what

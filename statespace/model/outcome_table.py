@@ -1,0 +1,165 @@
+r"""A win/draw/loss forecast read from a table instead of integrated per game.
+
+An observation whose win/draw/loss probabilities depend on the skill difference through one
+scalar :math:`u` (``Goals``: :math:`u = d / (2\alpha)`, half the log-ratio of the two rates) forecasts
+a game with a Gaussian :math:`u \sim \mathcal{N}(\mu, s^2)` as
+
+.. math::
+
+    F(\mu, s) = \int f(u)\, \phi\!\left(\frac{u - \mu}{s}\right) \frac{du}{s},
+
+an integral per game whose quadrature costs tens of evaluations of :math:`f`, each a sum over the
+counts. :math:`F` is the solution of the heat equation started from :math:`f`
+(:math:`\partial F / \partial (s^2 / 2) = \partial^2 F / \partial \mu^2`), smooth in both
+arguments, and the same for every game of a run: so it is computed once, on a grid, and each game
+reads it by interpolation, at a cost that does not depend on the quadrature.
+
+**The grid.** In units of the width :math:`w` over which :math:`f` changes (the observation's;
+``Goals``: :math:`1 / \sqrt{2 e^{\eta_0}}`): :math:`\mu` from :math:`-16 w` to :math:`16 w` in
+steps of :math:`w / 16` (:data:`MU_HALF`, :data:`MU_STEPS`), :math:`s` from 0 to :math:`4 w` in
+steps of :math:`w / 8` (:data:`S_POINTS`, :data:`S_STEPS`). The table holds
+:math:`\log F` of each outcome (at least :data:`LOG_FLOOR`), so that a small probability keeps
+its relative precision, which is what a log loss reads.
+
+**The build** (:func:`build`): :math:`f` on a fine grid of step :math:`w / 32` over
+:math:`\pm 64 w` (:data:`FINE_POINTS` nodes), and for every :math:`s` of the table the discrete
+convolution with the Gaussian by the fast Fourier transform: the transform of :math:`f` times
+:math:`e^{-\omega^2 s^2 / 2}`. This is the trapezoid rule on the fine grid, whose error on a
+Gaussian of width :math:`s \ge w / 8 = 4` steps is below :math:`e^{-2 \pi^2 4^2} \approx e^{-316}`;
+the Gaussian of the widest :math:`s` reaches :math:`8 s = 32 w` from the table's edge, within the
+fine grid's :math:`64 w`, so the circular convolution never wraps onto the table.
+
+**The read** (:func:`lookup`): four-point Lagrange interpolation in :math:`\mu` and in :math:`s`
+(error of order :math:`h^4 \partial^4 \log F`, :math:`h` a grid step), the row below
+:math:`s = 0` read from above (:math:`F` is even in :math:`s`); the three probabilities are the
+exponentials normalised to sum to 1. Where any of the sixteen points read holds a probability
+below :data:`P_MIN` (the transform's absolute error leaves it too few digits) or outside the table (:math:`|\mu| > 16 w - 2` steps, or
+:math:`s > 4 w - 2` steps: sides thousands of rating points apart, or an uncertainty of
+hundreds) the caller integrates exactly. ``benchmarks/goals_speed.py`` measures the table against
+the exact integral.
+
+Layout, after an observation's own ``n`` numbers of its parameter vector (:data:`HEADER` numbers,
+then the table): ``[mu step, s step, number of mu, number of s, log F ...]``, ``log F`` of outcome
+``k`` at ``mu_i``, ``s_j`` at ``(i * n_s + j) * 3 + k``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["build", "lookup", "table_length", "MU_HALF", "MU_STEPS", "S_POINTS", "S_STEPS", "FINE_POINTS", "HEADER",
+           "LOG_FLOOR", "P_MIN"]
+
+#: the table's ``mu`` reaches ``MU_HALF`` widths either side of 0
+MU_HALF = 16
+#: steps of ``mu`` per width (the interpolation's error falls like the fourth power of the step)
+MU_STEPS = 16
+#: the table's ``s`` runs from 0 to ``S_POINTS - 1`` steps of one ``S_STEPS``-th of a width: to 4 widths
+S_POINTS = 49
+#: steps of ``s`` per width
+S_STEPS = 8
+#: nodes of the fine grid the convolution runs on: steps of a width / 32 over 64 widths either side,
+#: a power of two for the transform
+FINE_POINTS = 2048
+#: fine steps per step of ``mu``
+_FINE_PER_MU = 1
+#: numbers before the table: the steps of ``mu`` and ``s`` and their counts
+HEADER = 4
+#: the least ``log F`` stored: a probability below ``e^-690`` (1e-300) counts as that
+LOG_FLOOR = math.log(1e-300)
+#: the least probability read from the table: the transform computes ``F`` to about ``1e-16`` of
+#: the largest probability, so a probability of ``1e-9`` keeps seven digits; a game whose
+#: interpolation would read a smaller one (sides so unequal that a draw is a billion to one) is
+#: integrated exactly, where its small probabilities keep their relative precision
+P_MIN = 1e-9
+_LOG_P_MIN = math.log(P_MIN)
+
+_N_MU = 2 * MU_HALF * MU_STEPS + 1
+#: the largest ``t = log(1 + s^2 / w^2)`` of the table: ``s = 4 w``
+_T_MAX = math.log1p(64.0)
+
+
+def table_length() -> int:
+    """Numbers :func:`build` returns: :data:`HEADER` and the table."""
+    return HEADER + _N_MU * S_POINTS * 3
+
+
+def fine_grid(width: float) -> np.ndarray:
+    """The ``u`` at which :func:`build` needs the outcome probabilities: :data:`FINE_POINTS` nodes,
+    steps of ``width / 32``, the middle one at 0."""
+    h = width / (MU_STEPS * _FINE_PER_MU)
+    return (np.arange(FINE_POINTS, dtype=np.float64) - FINE_POINTS // 2) * h
+
+
+def build(f: np.ndarray, width: float) -> np.ndarray:
+    """The table of ``log F(mu, s)`` (the module docstring) from ``f``: the win/draw/loss
+    probabilities at :func:`fine_grid` ``(width)`` (shape ``(FINE_POINTS, 3)``); ``HEADER`` numbers and
+    the table, ready to follow an observation's parameters."""
+    f = np.asarray(f, dtype=np.float64)
+    if f.shape != (FINE_POINTS, 3) or not np.all(np.isfinite(f)):
+        raise ValueError(f"outcome table: f must be ({FINE_POINTS}, 3) finite probabilities, got shape {f.shape}")
+    h = width / (MU_STEPS * _FINE_PER_MU)
+    ht = _T_MAX / (S_POINTS - 1)
+    s = 0.5 * width * np.sqrt(np.expm1(np.arange(S_POINTS) * ht))  # t = log(1 + 4 s^2 / w^2) in even steps
+    omega = 2.0 * math.pi * np.fft.rfftfreq(FINE_POINTS, h)
+    spectrum = np.fft.rfft(f, axis=0)  # (FINE_POINTS // 2 + 1, 3)
+    smooth = np.exp(-0.5 * np.square(np.outer(s, omega)))  # the Gaussian's transform, one row per s
+    F = np.fft.irfft(spectrum[None, :, :] * smooth[:, :, None], n=FINE_POINTS, axis=1)  # (S_POINTS, FINE, 3)
+    mid = FINE_POINTS // 2
+    rows = mid + _FINE_PER_MU * np.arange(-MU_HALF * MU_STEPS, MU_HALF * MU_STEPS + 1)
+    F = F[:, rows, :]  # (S_POINTS, N_MU, 3)
+    with np.errstate(divide="ignore"):
+        logs = np.maximum(np.log(np.maximum(F, 0.0)), LOG_FLOOR)
+    table = np.transpose(logs, (1, 0, 2))  # (N_MU, S_POINTS, 3)
+    head = np.array([width / MU_STEPS, width, ht, float(_N_MU)])
+    return np.concatenate([head, table.ravel()])
+
+
+@njit(cache=True)
+def _weights(t):
+    """Four-point Lagrange weights at the nodes -1, 0, 1, 2 for ``t`` in ``[0, 1)``."""
+    return (-t * (t - 1.0) * (t - 2.0) / 6.0, (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0,
+            -(t + 1.0) * t * (t - 2.0) / 2.0, (t + 1.0) * t * (t - 1.0) / 6.0)
+
+
+@njit(cache=True)
+def lookup(params, at, mu, s):
+    """``(found, P(win), P(draw), P(loss))`` at ``mu``, ``s`` from the table that starts at
+    ``params[at]`` (:func:`build`'s numbers); ``found`` is False outside it (the caller integrates)."""
+    hmu = params[at]
+    width = params[at + 1]
+    ht = params[at + 2]
+    n_mu = int(params[at + 3])
+    x = mu / hmu + 0.5 * (n_mu - 1)
+    r = 2.0 * s / width
+    y = math.log1p(r * r) / ht
+    if not (x >= 1.0 and x < n_mu - 2.0 and y < S_POINTS - 1.0):
+        return False, 0.0, 0.0, 0.0
+    i = int(x)
+    j = min(max(int(y) - 1, 0), S_POINTS - 4)  # the four rows from j; from the first at the bottom
+    wx = _weights(x - i)
+    wy = _weights(y - j - 1.0)
+    base = at + HEADER
+    l0 = 0.0
+    l1 = 0.0
+    l2 = 0.0
+    for a in range(4):
+        row = base + (i - 1 + a) * S_POINTS * 3
+        for b in range(4):
+            jj = j + b
+            w = wx[a] * wy[b]
+            k = row + jj * 3
+            if min(params[k], min(params[k + 1], params[k + 2])) < _LOG_P_MIN:
+                return False, 0.0, 0.0, 0.0
+            l0 += w * params[k]
+            l1 += w * params[k + 1]
+            l2 += w * params[k + 2]
+    top = max(l0, max(l1, l2))
+    p0 = math.exp(l0 - top)
+    p1 = math.exp(l1 - top)
+    p2 = math.exp(l2 - top)
+    total = p0 + p1 + p2
+    return True, p0 / total, p1 / total, p2 / total
