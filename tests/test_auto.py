@@ -130,11 +130,19 @@ def poisson_goals():
     return ss.Games.from_frame(df)
 
 
-def test_goals_is_opt_in_and_chosen_when_asked_on_poisson_goals(poisson_goals):
+def test_goals_is_tried_by_default_and_chosen_on_poisson_goals(poisson_goals):
+    """Goal counts: the default search tries Goals under both laws of the counts (negative binomial,
+    Poisson with Dixon and Coles' rho) and picks one of them where the goals are Poisson; asked for
+    outcome and margin only, it tries no Goals."""
     default = auto(poisson_goals, powers=(0.0,), progress=False)
-    assert not any(label.startswith("goals") for label in default.table.index)
-    assert any("goals" in note for note in default.table.attrs["not_tried"])
-    assert "not tried: goals" in default.summary()
+    assert {"goals, fixed home", "goals (dixon-coles), fixed home"} <= set(default.table.index) or \
+        {"goals", "goals (dixon-coles)"} <= set(default.table.index)
+    assert default.table.attrs["not_tried"] == [] and default.chosen.startswith("goals")
+    dc = default.tuning.methods[next(k for k in default.table.index if "dixon-coles" in k)]
+    assert set(dc.values()) >= {"base", "rho"} and "dispersion" not in dc.values()
+    assert abs(dc.model.observation.rho) < 0.2  # independent Poisson goals: no low-score dependence
+    narrow = auto(poisson_goals, observations=("outcome", "margin"), powers=(), progress=False)
+    assert not any(label.startswith("goals") for label in narrow.table.index)
     fit = auto(poisson_goals, candidates=[Variant("goals", "none"), Variant("outcome", "none")], progress=False)
     assert set(fit.table.index) == {"goals", "outcome"} and set(fit.table["stage"]) == {"given"}
     assert fit.table.attrs["not_tried"] == []
@@ -233,6 +241,8 @@ def test_auto_without_a_split_refuses_to_run_online(reverting):
     (lambda g: auto(g, progress="yes"), ValueError, "progress must be True, False or None"),
     (lambda g: Variant("margin", power=0.5), ValueError, "apply to the outcome observation"),
     (lambda g: Variant("outcome", home="sometimes"), ValueError, "home must be one of"),
+    (lambda g: Variant("goals", counts="zero-inflated"), ValueError, "counts must be one of"),
+    (lambda g: Variant("margin", counts="dixon-coles"), ValueError, "law of the goals observation's counts"),
     (lambda g: Auto().tune(g, params=["drift"]), ValueError, "params= and bounds= do not apply"),
     (lambda g: Auto().model, AttributeError, "no model until it has chosen"),
 ])

@@ -11,8 +11,8 @@ __all__ = ["auto_json", "auto_line", "OBSERVATIONS_HELP", "add_observations", "o
 
 #: the ``--observations`` option of ``compare`` and ``rate``
 OBSERVATIONS_HELP = ("with --auto: the observations its search tries, a comma-separated list of outcome, margin and "
-                     "goals (outcome always among them), or 'all'. Default: outcome and margin (goals is opt-in "
-                     "for its cost)")
+                     "goals (outcome always among them), or 'all'. Default: all that the games allow (margin where "
+                     "they have scores, goals where the scores are goal counts)")
 
 
 def add_observations(parser) -> None:

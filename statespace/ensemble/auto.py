@@ -19,11 +19,12 @@ the Elo scale, diagonal covariance, time in days) of one model variant (:class:`
 
 - the observation: :class:`~statespace.Outcome` (win/draw/loss) always; where the games have
   ``score_a`` and ``score_b``, :class:`~statespace.Margin` (the score difference, Gaussian; its
-  sd, and its draw width where there are draws, tuned); on request (``observations=``, see
-  below), where the scores are goal counts (whole numbers, at most :data:`GOALS_MAX_MEAN` a side
-  on average: football, not the NFL's points), :class:`~statespace.Goals` (each side's count,
-  negative binomial with variance ``rate + dispersion * rate^2``: its base rate and its
-  dispersion tuned, Poisson where the dispersion is tuned to 0);
+  sd, and its draw width where there are draws, tuned); where the scores are goal counts (whole
+  numbers, at most :data:`GOALS_MAX_MEAN` a side on average: football, not the NFL's points),
+  :class:`~statespace.Goals` (each side's count) under two laws of the counts: negative binomial
+  with variance ``rate + dispersion * rate^2`` (its base rate and dispersion tuned, Poisson where
+  the dispersion is tuned to 0), and Poisson with Dixon and Coles' low-score dependence (its base
+  rate and ``rho`` tuned);
 - the home advantage: none when every game is neutral; otherwise fixed
   (``SkillModel.home``) or drifting (``SkillModel.home_drift``: a latent random walk);
 - mean reversion (``SkillModel.reversion``) off or on;
@@ -43,15 +44,15 @@ loss ``log_loss_3`` (the proper one-step-ahead log-likelihood of win/draw/loss) 
 have draws, the expected-score ``log_loss`` (the same likelihood when there are no draws)
 otherwise; the lowest wins (see the tie rule below). The table says which objective.
 
-**The default search** is staged, to keep the number of tunings small (at most 9):
+**The default search** is staged, to keep the number of tunings small (at most 10):
 
 1. *structure*: the Outcome EKF, unweighted, with every home advantage that applies (fixed,
    drifting; none where every game is neutral) with and without mean reversion: 1, 2 or 4
    candidates; the best of these fixes the home advantage and reversion of the next stages;
 2. *margin weights* (games with scores): that structure with weights of each power in
    ``powers`` (default 0, 0.5, 1): 3 candidates;
-3. *observation* (games with scores): that structure observed through Margin (and through
-   Goals, when ``observations`` asks for it and the scores are goal counts): 1 (or 2) candidates.
+3. *observation* (games with scores): that structure observed through Margin, and through
+   Goals under both laws where the scores are goal counts: 1 or 3 candidates.
 
 The chosen candidate is the best of all stages. Candidates whose training scores are within
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is
@@ -66,10 +67,9 @@ every pass linear in the number of games; progress goes to stderr once the work 
 than a few seconds (``progress=True`` always, ``False`` never). ``benchmarks/real_data.py`` times
 the choice on four real data sets (``docs/getting_started.md`` gives the figures).
 
-Goals is opt-in (``observations="all"``, or a list naming ``"goals"``) for its cost, not its
-forecasts: its win/draw/loss forecast integrates the skill uncertainty by quadrature over
-about twenty sums over the two counts per game (longer with the negative binomial's dispersion,
-which auto tunes), so its tuning takes tens of times as long as Margin's.
+Goals costs about as much as Margin: its win/draw/loss forecast with the skill uncertainty
+integrated is read from a table built once per setting (:mod:`statespace.model.outcome_table`),
+not integrated per game (``benchmarks/goals_speed.py`` measures both).
 
 **No peeking.** ``auto`` sees only the games it is given (with ``split``, only the first part of
 them for the choice). In :func:`statespace.compare` use the method object :class:`Auto`:
@@ -126,7 +126,7 @@ DEFAULT_POWERS = _auto_search.DEFAULT_POWERS
 BURN_IN = _auto_search.BURN_IN
 #: the observation models a candidate may use
 OBSERVATIONS = _auto_variant.OBSERVATIONS
-#: those the default search tries (where the games allow): Goals is opt-in, see the module docstring
+#: those the default search tries (where the games allow): all of them
 DEFAULT_OBSERVATIONS = _auto_search.DEFAULT_OBSERVATIONS
 #: the Goals observation is a candidate where the scores average at most this many a side
 GOALS_MAX_MEAN = _auto_variant.GOALS_MAX_MEAN

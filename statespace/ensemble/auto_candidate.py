@@ -23,6 +23,9 @@ _PRIOR_SD, _DRIFT, _HOME, _REVERSION, _HOME_DRIFT = 200.0, 10.0, 50.0, 1e-3, 1.0
 #: the Goals dispersion's start and upper bound: variance lambda + kappa lambda^2, so 0.1 adds a
 #: tenth of a side's mean squared (negative binomial of size 10), 2 far beyond football's
 DISPERSION_START, DISPERSION_MAX = 0.1, 2.0
+#: Dixon and Coles' rho: start and bound of its tuning (fitted football values lie near -0.1;
+#: Dixon and Coles 1997: -0.13), a quarter of a draw's chance either way between level sides
+RHO_START, RHO_BOUND = -0.05, 0.5
 
 
 def _raw_weights(games: Games, power: float) -> np.ndarray:
@@ -44,7 +47,7 @@ class Candidate(Settings):
     """
 
     online: ClassVar[bool] = True
-    _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion")
+    _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion", "rho")
 
     def __init__(self, variant: Variant, model: SkillModel, weight_mean: float | None = None):
         if not isinstance(variant, Variant):
@@ -86,7 +89,10 @@ class Candidate(Settings):
             out["draw_width"] = obs.draw_width
         elif isinstance(obs, Goals):
             out["base"] = obs.base
-            out["dispersion"] = obs.dispersion
+            if self.variant.counts == "dixon-coles":
+                out["rho"] = obs.rho
+            else:
+                out["dispersion"] = obs.dispersion
         elif type(m.draw).__name__ == "Threshold":
             out["draw_param"] = m.draw.margin
         if self.variant.power is not None:
@@ -131,8 +137,9 @@ class Candidate(Settings):
         """The EKF's (:meth:`filters.EKF.tunable`) and the observation's: Margin ``sd`` in
         ``[0.05, 5]`` times the model's scale (the margins' sd when the choice set it) and
         ``draw_width`` in ``[0.001, 1]`` times it where the games have draws; Goals ``base`` within
-        3 of its start (and within Goals' own range) and ``dispersion`` in ``[0, DISPERSION_MAX]``
-        (0: Poisson)."""
+        3 of its start (and within Goals' own range) and, by the variant's law of the counts,
+        ``dispersion`` in ``[0, DISPERSION_MAX]`` (0: Poisson) or Dixon and Coles' ``rho`` in
+        ``[-RHO_BOUND, RHO_BOUND]``."""
         out = dict(self.ekf.tunable(games))
         obs = self.skill_model.observation
         s = self.skill_model.scale
@@ -142,7 +149,10 @@ class Candidate(Settings):
                 out["draw_width"] = (1e-3 * s, 1.0 * s)
         elif isinstance(obs, Goals):
             out["base"] = (max(obs.base - 3.0, BASE_MIN), min(obs.base + 3.0, BASE_MAX))  # within Goals' range
-            out["dispersion"] = (0.0, DISPERSION_MAX)
+            if self.variant.counts == "dixon-coles":
+                out["rho"] = (-RHO_BOUND, RHO_BOUND)
+            else:
+                out["dispersion"] = (0.0, DISPERSION_MAX)
         return out
 
     def param_value(self, name: str) -> float:
@@ -152,7 +162,7 @@ class Candidate(Settings):
 
     def with_params(self, **changes) -> "Candidate":
         """A new candidate with some of the model's numbers changed (the EKF's names, and ``sd``,
-        ``draw_width``, ``base``, ``dispersion`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
+        ``draw_width``, ``base``, ``dispersion``, ``rho`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
         variant = changes.pop("variant", self.variant)
         weight_mean = changes.pop("weight_mean", self.weight_mean)
         model = changes.pop("model", self.skill_model)
@@ -192,7 +202,8 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     (draws as half a win when they have none). Margin: skills in points, the model's scale the
     margins' sd ``s`` (which sets the tuning bounds), the starting values scaled by
     ``s / 173.7``, the observation's sd ``s`` and draw width 0.5 (0 without draws). Goals: the
-    base rate the mean count per side, dispersion :data:`DISPERSION_START`."""
+    base rate the mean count per side, dispersion :data:`DISPERSION_START` (negative binomial) or
+    Dixon and Coles' rho :data:`RHO_START` (Poisson)."""
     draws = info["draws"]
     home = _HOME if v.home != "none" else 0.0
     if v.observation == "margin":
@@ -207,7 +218,9 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
         if v.observation == "goals":
             mean = float(np.mean(np.concatenate([games.score_a, games.score_b])))
             base = min(max(math.log(max(mean, 1e-300)), BASE_MIN), BASE_MAX)  # within Goals' range
-            obs, draw = Goals(base=base, dispersion=DISPERSION_START), "none"
+            obs = (Goals(base=base, rho=RHO_START) if v.counts == "dixon-coles"
+                   else Goals(base=base, dispersion=DISPERSION_START))
+            draw = "none"
         else:
             obs = None
             if draws:

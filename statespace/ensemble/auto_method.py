@@ -54,7 +54,7 @@ class Auto:
         otherwise; or one of :data:`filters.tuning.OBJECTIVES` for every candidate.
     observations:
         Observation models to try, among :data:`OBSERVATIONS` (default
-        :data:`DEFAULT_OBSERVATIONS`, those the games allow; Goals is opt-in); one the games do
+        :data:`DEFAULT_OBSERVATIONS`: all of them, where the games allow); one the games do
         not allow is an error. ``"all"``: every one the games allow (Margin where they have
         scores, Goals where the scores are goal counts), without the error.
     powers:

@@ -16,14 +16,14 @@ import pandas as pd
 
 from statespace.model import metrics
 from statespace.ensemble.auto_candidate import Candidate, start_candidate
-from statespace.ensemble.auto_variant import GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
+from statespace.ensemble.auto_variant import COUNTS, GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
 from statespace.data.games import Games
 from statespace.methods.settings import BoundWarning, TuneResult
 
 # public through statespace.auto, whose comments on them are what the API reference shows
 DEFAULT_POWERS = (0.0, 0.5, 1.0)
 BURN_IN = 0.3
-DEFAULT_OBSERVATIONS = ("outcome", "margin")
+DEFAULT_OBSERVATIONS = OBSERVATIONS
 MIN_GAMES = 50
 PROGRESS_AFTER = 5.0
 TIE = 1e-5
@@ -112,7 +112,7 @@ def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[s
     if "margin" in obs:
         out.append(("observation", Variant("margin", best.home, best.reversion)))
     if "goals" in obs and info["counts"]:
-        out.append(("observation", Variant("goals", best.home, best.reversion)))
+        out.extend(("observation", Variant("goals", best.home, best.reversion, counts=c)) for c in COUNTS)
     return out
 
 
@@ -191,8 +191,6 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
             "error"]
     table = table[cols]
     skipped = []
-    if staged and info["counts"] and opts.observations is None:
-        skipped.append("goals: opt-in for its cost (observations='all' or ('outcome', 'margin', 'goals'))")
     table.attrs.update(objective=objective, burn_in=opts.burn_in, n_games=len(games), n_scored=int(scored.size),
                        draws=info["draws"], not_tried=skipped)
     method = tuned[next(v for v in tuned if v.label == chosen)]

@@ -14,6 +14,9 @@ from statespace.data.games import Games
 # public through statespace.auto, whose comments on them are what the API reference shows
 OBSERVATIONS = ("outcome", "margin", "goals")
 GOALS_MAX_MEAN = 5.0
+#: the laws of the goal counts a Goals candidate may use: negative binomial (its dispersion tuned,
+#: Poisson at 0), Poisson with Dixon and Coles' low-score dependence (its rho tuned)
+COUNTS = ("negative binomial", "dixon-coles")
 
 _HOMES = ("none", "fixed", "drifting")
 
@@ -24,12 +27,14 @@ class Variant:
 
     ``observation``: ``"outcome"``, ``"margin"`` or ``"goals"``; ``home``: ``"none"``, ``"fixed"``
     or ``"drifting"``; ``reversion``: mean reversion on; ``power``: the Box–Cox power of the margin
-    weights (``None``: unweighted games; Outcome only)."""
+    weights (``None``: unweighted games; Outcome only); ``counts``: the law of the goal counts
+    (Goals only, one of :data:`COUNTS`; default ``"negative binomial"``)."""
 
     observation: str = "outcome"
     home: str = "fixed"
     reversion: bool = False
     power: float | None = None
+    counts: str | None = None
 
     def __post_init__(self) -> None:
         if self.observation not in OBSERVATIONS:
@@ -46,11 +51,20 @@ class Variant:
             if not (isinstance(self.power, (int, float, np.integer, np.floating)) and math.isfinite(self.power)):
                 raise ValueError(f"Variant: power must be a finite number or None, got {self.power!r}")
             object.__setattr__(self, "power", float(self.power))
+        if self.observation == "goals":
+            if self.counts is None:
+                object.__setattr__(self, "counts", COUNTS[0])
+            elif self.counts not in COUNTS:
+                raise ValueError(f"Variant: counts must be one of {', '.join(COUNTS)}, got {self.counts!r}")
+        elif self.counts is not None:
+            raise ValueError(f"Variant: counts={self.counts!r} is the law of the goals observation's counts; "
+                             f"this variant observes the {self.observation}")
 
     @property
     def label(self) -> str:
-        """Short name: ``"outcome, drifting home, reversion, margin weights p=0.5"``."""
-        parts = [self.observation]
+        """Short name: ``"outcome, drifting home, reversion, margin weights p=0.5"``, ``"goals
+        (dixon-coles), fixed home"``."""
+        parts = [self.observation if self.counts in (None, COUNTS[0]) else f"{self.observation} ({self.counts})"]
         if self.home != "none":
             parts.append(f"{self.home} home")
         if self.reversion:
