@@ -17,6 +17,7 @@ from statespace.model.goals import BASE_MAX, BASE_MIN, DISPERSION_MAX, goals_for
 
 SCALE = 173.7
 C = 0.5 / SCALE  # u = C d
+OWN = 6  # the observation's own numbers before the table: base, scale, dispersion, rho, covariance, inflation
 
 
 def _both(obs_kwargs, mu, s):
@@ -34,7 +35,7 @@ def test_table_agrees_with_the_per_game_integral(base, kappa, mu, s):
     """Within 2e-6 of the trapezoid rule (measured worst over random settings: 6e-7), for any base
     and dispersion, ``mu`` and ``s`` in widths of the forecast's steepest change (inside the table
     and out: outside it the forecast is the exact one)."""
-    width = Goals(base=base, dispersion=kappa).vector(SCALE)[4 + 1]
+    width = Goals(base=base, dispersion=kappa).vector(SCALE)[OWN + 1]
     p, q = _both({"base": base, "dispersion": kappa}, mu * width, s * width)
     assert np.all(p >= 0) and np.all(p <= 1) and p.sum() == pytest.approx(1.0, abs=1e-12)
     np.testing.assert_allclose(p, q, rtol=0, atol=2e-6)
@@ -70,17 +71,17 @@ def test_outside_the_table_the_forecast_is_exact():
     """Sides far apart, an uncertainty beyond the table, and probabilities below P_MIN: the exact
     integral itself, to the last digit."""
     base = math.log(1.35)
-    width = Goals(base=base).vector(SCALE)[5]
+    width = Goals(base=base).vector(SCALE)[OWN + 1]
     for mu, s in [(20 * width, 0.1), (-0.2, 50 * width), (4.5, 0.1), (0.0, 0.0)]:
         p, q = _both({"base": base}, mu, s)
         assert p.tolist() == q.tolist()
 
 
 def test_the_vector_carries_the_table_only_when_asked():
-    assert Goals(base=0.3, table=False).vector(SCALE).shape == (4,)
+    assert Goals(base=0.3, table=False).vector(SCALE).shape == (OWN,)
     v = Goals(base=0.3).vector(SCALE)
-    assert v.shape == (4 + T.table_length(),)
-    assert v[4 + 1] == pytest.approx(1.0 / math.sqrt(2.0 * math.exp(0.3)))  # the width, in u
+    assert v.shape == (OWN + T.table_length(),)
+    assert v[OWN + 1] == pytest.approx(1.0 / math.sqrt(2.0 * math.exp(0.3)))  # the width, in u
     assert Goals(base=0.3).vector(SCALE) is not v  # a new vector each time (the table is shared, read-only)
 
 

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numba import njit
 
-from statespace.model import outcome_table as T
+from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum
+from statespace.model.goals_outcome import MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
 from statespace.model import ranges as R
-from statespace.model.counts import count_outcome, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
+from statespace.model.counts import side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from statespace._runtime.pytensor_config import configure_pytensor
 from statespace._runtime.jit import kernel
 from statespace.model.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
-__all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX", "RHO_MAX", "TAU_MIN"]
+__all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX", "RHO_MAX", "TAU_MIN", "COVARIANCE_MAX",
+           "INFLATION_MAX"]
 
 #: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
 #: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
@@ -50,137 +51,41 @@ DISPERSION_MAX = 2.0
 #: Newton step jump by tens of thousands of scales.
 GOALS_MAX = 10_000.0
 
-#: Half the log-ratio of the two rates, :math:`u = d / (2\alpha)`, beyond which a record is scored and
-#: forecast as at :math:`\pm` ``U_MAX`` (a skill difference of 200 scales): the rates there differ by
-#: :math:`e^{200}`, every forecast is certain to within :math:`e^{-46}`, and the rates,
-#: :math:`e^{\eta_0 + U}` at most :math:`e^{107}`, keep every derivative finite at any accepted scale.
-#: The gradient there still points back towards the data.
-U_MAX = 100.0
-
-#: The forecast integrates the Gaussian skill uncertainty out by the trapezoid rule on
-#: ``z = (d - mean) / sd`` over ``|z| <= Z_MAX`` (the Gaussian mass beyond is 1.2e-15).
-Z_MAX = 8.0
-
-#: Widest trapezoid step in ``z``: the error of the rule on a Gaussian bump of width ``w`` sampled
-#: every ``h`` falls like ``exp(-2 pi^2 w^2 / h^2)``: e^-31 for the weight itself (``w = 1``) at
-#: this step, e^-79 at ``h = w / 2``, the step taken where the probabilities vary faster.
-MAX_STEP = 0.8
-
 #: The range of Dixon and Coles' dependence ``rho``: ``tau(1, 1) = 1 - rho`` is a probability factor,
 #: so ``rho <= 1``, and ``-1`` already makes a 0-1 or 1-0 score impossible between level sides of one
 #: goal each; fitted football values lie near -0.1 (Dixon and Coles 1997: -0.13).
 RHO_MAX = 1.0
 
-#: The least a Dixon-Coles factor ``tau`` counts as (its log then about -69): between very unequal
-#: sides ``1 + rho lambda`` of a negative ``rho`` would fall below zero (at ``lambda > 1 / |rho|``,
-#: eight goals expected at ``rho = -0.13``), where the score's probability is that small anyway.
-TAU_MIN = 1e-30
+#: The largest shared rate ``covariance`` (the bivariate Poisson's :math:`\lambda_3`, goals both
+#: sides score together): as many goals as the largest ``base`` gives a level side.
+COVARIANCE_MAX = 1000.0
 
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-#: the observation's own numbers in its kernel parameters; the forecast table follows them
-_N_PARAMS = 4
+#: The largest inflation of the draws: 0.95 leaves one game in twenty to the skills.
+INFLATION_MAX = 0.95
 
 
-@njit(cache=True)
-def _clip_u(u):
-    """``u`` within ``+-U_MAX`` (see :data:`U_MAX`)."""
-    return min(max(u, -U_MAX), U_MAX)
 
+# params = [base, scale, dispersion, rho, covariance, inflation] and, with the table, outcome_table's numbers
 
 @njit(cache=True)
-def _taus(la, lb, rho):
-    """Dixon and Coles' factors ``tau`` of the scores 0-0, 0-1, 1-0 and 1-1 at the rates ``la``,
-    ``lb`` (1997, eq. 4.2): ``1 - la lb rho``, ``1 + la rho``, ``1 + lb rho``, ``1 - rho``, each at least
-    :data:`TAU_MIN`."""
-    return (max(1.0 - la * lb * rho, TAU_MIN), max(1.0 + la * rho, TAU_MIN), max(1.0 + lb * rho, TAU_MIN),
-            max(1.0 - rho, TAU_MIN))
+def _loglik_u(params, score_a, score_b, u):
+    """A game's log-likelihood and its first two derivatives in ``u`` (:func:`goals_loglik`)."""
+    base = params[0]
+    la, ga, ha = side_loglik(score_a, base + u, params[2])
+    lb, gb, hb = side_loglik(score_b, base - u, params[2])
+    lt, gt, ht = _dixon_coles(score_a, score_b, base, u, params[3])
+    l = la + lb + lt + shared_log_sum(score_a, score_b, base, params[4])
+    return inflated(score_a, score_b, base, params[5], l, ga - gb + gt, ha + hb + ht)
 
-
-@njit(cache=True)
-def _outcome_at(base, kappa, rho, u):
-    """:func:`statespace.model.counts.count_outcome` at the rates ``e^(base +- u)``, ``u`` clipped;
-    with Dixon and Coles' ``rho`` (Poisson counts) the four low scores' probabilities times their
-    :func:`_taus`: ``P(x, y) = tau(x, y) e^(-la - lb) la^x lb^y / (x! y!)``. Unclipped, the changes
-    cancel (a win and a loss each gain ``rho la lb e^(-la - lb)``, a draw loses twice that); a
-    clipped factor's residue is divided out."""
-    u = _clip_u(u)
-    la = math.exp(base + u)
-    lb = math.exp(base - u)
-    pw, pd, pl = count_outcome(la, lb, kappa)
-    if rho == 0.0:
-        return pw, pd, pl
-    t00, t01, t10, t11 = _taus(la, lb, rho)
-    p00 = math.exp(-la - lb)
-    d00 = (t00 - 1.0) * p00
-    d01 = (t01 - 1.0) * p00 * lb
-    d10 = (t10 - 1.0) * p00 * la
-    d11 = (t11 - 1.0) * p00 * la * lb
-    total = 1.0 + d00 + d01 + d10 + d11
-    return (pw + d10) / total, (pd + d00 + d11) / total, (pl + d01) / total
-
-
-@njit(cache=True)
-def _dixon_coles(x, y, base, u, rho):
-    """``log tau(x, y)`` of Dixon and Coles at the rates ``e^(base +- u)`` and its first and second
-    derivatives in ``u``: 0-0 and 1-1 do not move with ``u`` (``la lb = e^(2 base)``); 0-1,
-    ``log(1 + rho la)``, ``rho la / tau`` and ``rho la / tau^2``; 1-0, ``log(1 + rho lb)``,
-    ``-rho lb / tau`` and ``rho lb / tau^2`` (``la = e^(base + u)``, ``lb = e^(base - u)``). Zero
-    elsewhere, and where a factor is held at :data:`TAU_MIN`."""
-    if rho == 0.0 or x > 1.0 or y > 1.0:
-        return 0.0, 0.0, 0.0
-    la = math.exp(base + u)
-    lb = math.exp(base - u)
-    t00, t01, t10, t11 = _taus(la, lb, rho)
-    if x == 0.0 and y == 0.0:
-        return math.log(t00), 0.0, 0.0
-    if x == 1.0 and y == 1.0:
-        return math.log(t11), 0.0, 0.0
-    if x == 0.0:  # 0-1
-        if t01 <= TAU_MIN:
-            return math.log(t01), 0.0, 0.0
-        return math.log(t01), rho * la / t01, rho * la / (t01 * t01)
-    if t10 <= TAU_MIN:  # 1-0
-        return math.log(t10), 0.0, 0.0
-    return math.log(t10), -rho * lb / t10, rho * lb / (t10 * t10)
-
-
-@njit(cache=True)
-def _width(base, kappa):
-    """The width in ``u`` over which the win/draw/loss probabilities change around ``u = 0``
-    (:func:`goals_forecast`): ``1 / sqrt(2 lambda_0)``, at most 1, wider with the dispersion."""
-    lam0 = math.exp(base)
-    return min(1.0, max(1.0 / math.sqrt(2.0 * lam0), 0.5 * math.sqrt((1.0 + kappa * lam0) / (2.0 * lam0))))
-
-
-@njit(cache=True)
-def _outcome_grid(base, kappa, rho, u, out):
-    """``out[k] = _outcome_at(base, kappa, rho, u[k])``: the probabilities the forecast table is
-    built from."""
-    for k in range(u.shape[0]):
-        out[k, 0], out[k, 1], out[k, 2] = _outcome_at(base, kappa, rho, u[k])
-
-
-@lru_cache(maxsize=16)
-def _table(base: float, kappa: float, rho: float) -> np.ndarray:
-    """The forecast table of these settings (:mod:`statespace.model.outcome_table`): the same for
-    every scale, since it is read in ``u``. Kept for the last few settings (a tuning changes them
-    at every evaluation; a run reads them once)."""
-    width = float(_width(base, kappa))
-    u = T.fine_grid(width)
-    f = np.empty((u.shape[0], 3))
-    _outcome_grid(base, kappa, rho, u, f)
-    out = T.build(f, width)
-    out.flags.writeable = False
-    return out
-
-
-# params = [base, scale, dispersion, rho] and, with the table, outcome_table's numbers
 
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
     u = _clip_u(c * d)
+    if params[5] > 0.0 and score_a == score_b:  # an inflated draw reads the likelihood itself
+        _, g, h = _loglik_u(params, score_a, score_b, u)
+        return c * g, c * c * h
     _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
     _, gb, hb = side_loglik(score_b, params[0] - u, params[2])
     _, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
@@ -194,111 +99,29 @@ def goals_loglik(params, score, score_a, score_b, d):
     ``dl/dd = (g_a - g_b) / (2 scale)``, ``d2l/dd2 = (h_a + h_b) / (2 scale)^2`` with each side's
     log pmf and its derivatives ``g``, ``h`` in ``eta`` from :func:`statespace.model.counts.side_loglik`;
     Poisson, ``l = x log lambda_a - lambda_a - log x! + y log lambda_b - lambda_b - log y!``, at
-    dispersion 0; with Dixon and Coles' ``rho`` plus ``log tau(x, y)`` (:func:`_dixon_coles`). A ``u``
+    dispersion 0; with Dixon and Coles' ``rho`` plus ``log tau(x, y)``, with the bivariate Poisson's
+    shared rate plus its sum over the shared goals, and with inflated draws as
+    :func:`statespace.model.goal_laws.inflated` (:mod:`statespace.model.goal_laws`). A ``u``
     beyond :data:`U_MAX` counts as ``+-U_MAX``."""
     c = 0.5 / params[1]
-    u = _clip_u(c * d)
-    la, ga, ha = side_loglik(score_a, params[0] + u, params[2])
-    lb, gb, hb = side_loglik(score_b, params[0] - u, params[2])
-    lt, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
-    return la + lb + lt, c * (ga - gb + gt), c * c * (ha + hb + ht)
-
-
-@njit(cache=True)
-def _forecast_z(base, kappa, rho, mu, s, h):
-    """The trapezoid rule on ``z`` (``u = mu + s z``, steps of ``h`` in ``u``) over ``|z| <= Z_MAX``,
-    its Gaussian weights normalised to sum to 1: at most ``2 Z_MAX s / h + 1`` nodes."""
-    step = h / s
-    n = int(math.ceil(Z_MAX / step))
-    pw = 0.0
-    pd = 0.0
-    pl = 0.0
-    mass = 0.0
-    for k in range(-n, n + 1):
-        z = k * step
-        weight = math.exp(-0.5 * z * z)
-        w, dr, lo = _outcome_at(base, kappa, rho, mu + s * z)
-        pw += weight * w
-        pd += weight * dr
-        pl += weight * lo
-        mass += weight
-    return pw / mass, pd / mass, pl / mass
-
-
-@njit(cache=True)
-def _forecast_u(base, kappa, rho, mu, s, h):
-    """For ``u ~ N(mu, s^2)`` wider than the clip (``Z_MAX s > U_MAX``): the outcome is constant
-    beyond ``+-U_MAX`` (clipped), so ``E[f(u)] = f(U) P(u > U) + f(-U) P(u < -U) + int_{-U}^{U} f
-    phi``, the tails by ``erfc`` and the middle by the trapezoid rule on a grid of ``N = ceil(2 U /
-    h)`` steps in ``u`` with the Euler-Maclaurin end correction ``-(h^2 / 12) (F'(U) - F'(-U))``,
-    ``F = f phi``, ``F'(+-U) = f(+-U) phi'(+-U)`` (``f`` is flat at the clip). ``s > U_MAX / Z_MAX``,
-    so the weight is smooth on the grid. Normalised by the same rule applied to 1."""
-    n = int(math.ceil(2.0 * U_MAX / h))
-    step = 2.0 * U_MAX / n
-    top = _outcome_at(base, kappa, rho, U_MAX)
-    bottom = _outcome_at(base, kappa, rho, -U_MAX)
-    acc = np.zeros(4)  # P(win), P(draw), P(loss) and the mass, unnormalised
-    for k in range(n + 1):
-        u = -U_MAX + k * step
-        t = (u - mu) / s
-        weight = math.exp(-0.5 * t * t) * (0.5 if k == 0 or k == n else 1.0) * step * _INV_SQRT_2PI / s
-        if k == 0:
-            f = bottom
-        elif k == n:
-            f = top
-        else:
-            f = _outcome_at(base, kappa, rho, u)
-        for j in range(3):
-            acc[j] += weight * f[j]
-        acc[3] += weight
-    up = 0.5 * math.erfc((U_MAX - mu) / (s * math.sqrt(2.0)))
-    down = 0.5 * math.erfc((U_MAX + mu) / (s * math.sqrt(2.0)))
-    # phi'(u) = -phi(u) (u - mu) / s^2 at both ends, times h^2 / 12
-    t_up = (U_MAX - mu) / s
-    t_down = (-U_MAX - mu) / s
-    d_up = -math.exp(-0.5 * t_up * t_up) * _INV_SQRT_2PI / s * t_up / s * step * step / 12.0
-    d_down = -math.exp(-0.5 * t_down * t_down) * _INV_SQRT_2PI / s * t_down / s * step * step / 12.0
-    for j in range(3):
-        acc[j] += up * top[j] + down * bottom[j] - (top[j] * d_up - bottom[j] * d_down)
-    acc[3] += up + down - (d_up - d_down)
-    return acc[0] / acc[3], acc[1] / acc[3], acc[2] / acc[3]
+    l, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d))
+    return l, c * g, c * c * h
 
 
 @kernel(FORECAST_SIG)
 def goals_forecast(params, d, var):
-    """:func:`statespace.model.counts.count_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
+    """:func:`statespace.model.goals_outcome.forecast_u` (the probabilities averaged over
+    ``d ~ N(d, var)``, read from the forecast table where it reaches) with the draws inflated by ``params[5]`` (:func:`statespace.model.goal_laws.inflate`)."""
+    pw, pd, pl = forecast_u(params, d, var)
+    return inflate(pw, pd, pl, params[5])
 
-    The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
-    are ``lambda_0 = e^base`` and the Poisson difference has sd ``sqrt(2 lambda_0)``: there they move
-    over a width ``w = 1 / sqrt(2 lambda_0)`` of ``u`` (at most 1, the width of ``1 - exp(-e^u)`` when
-    a rate is small; the negative binomial's is wider, but its small counts are steep enough to
-    want the same step). The trapezoid rule takes steps of
-    ``h = w / 2`` in ``u`` (at most :data:`MAX_STEP` sds): on ``z = (u - mean) / sd`` over ``|z| <=
-    Z_MAX`` (:func:`_forecast_z`), or where that reaches past the clip ``+-U_MAX`` over
-    ``[-U_MAX, U_MAX]`` with the Gaussian tails in closed form (:func:`_forecast_u`). Either way at
-    most ``2 U_MAX / h + 1 <= 4 U_MAX sqrt(2 e^base) + 1`` nodes, about 18,000 at the largest
-    ``base``, whatever the variance.
-    """
-    base = params[0]
-    kappa = params[2]
-    rho = params[3]
-    c = 0.5 / params[1]
-    mu = min(max(c * d, -1e300), 1e300)  # c d may overflow: +-1e300 is far beyond the clip
-    if not var > 0.0:
-        return _outcome_at(base, kappa, rho, mu)
-    s = c * math.sqrt(var)
-    if mu - Z_MAX * s >= U_MAX:  # all the mass beyond the clip
-        return _outcome_at(base, kappa, rho, U_MAX)
-    if mu + Z_MAX * s <= -U_MAX:
-        return _outcome_at(base, kappa, rho, -U_MAX)
-    if params.shape[0] > _N_PARAMS:  # the table, where it reaches
-        found, pw, pd, pl = T.lookup(params, _N_PARAMS, mu, s)
-        if found:
-            return pw, pd, pl
-    h = min(MAX_STEP * s, 0.5 * _width(base, kappa))
-    if Z_MAX * s <= U_MAX:
-        return _forecast_z(base, kappa, rho, mu, s, h)
-    return _forecast_u(base, kappa, rho, mu, s, h)
+
+def _shared_log_sums(score_a, score_b, base: float, lam3: float) -> np.ndarray:
+    """:func:`statespace.model.goal_laws.shared_log_sum` of each game (NumPy arrays of counts)."""
+    xa = np.asarray(score_a, dtype=np.float64).ravel()
+    xb = np.asarray(score_b, dtype=np.float64).ravel()
+    out = np.array([shared_log_sum(x, y, base, lam3) for x, y in zip(xa, xb)])
+    return out.reshape(np.shape(score_a))
 
 
 @dataclass(frozen=True)
@@ -352,6 +175,20 @@ class Goals(Observation, name="goals", needs_scores=True,
         :math:`-0.1`) makes 0-0 and 1-1 more likely and 1-0, 0-1 less: more draws than independent
         Poisson counts give.
 
+    covariance:
+        :math:`\lambda_3 \ge 0`, the bivariate Poisson's shared goals (Karlis and Ntzoufras 2003,
+        "Analysis of sports data by using bivariate Poisson models", The Statistician 52(3)):
+        :math:`\mathtt{score\_a} = W_a + W_3`, :math:`\mathtt{score\_b} = W_b + W_3` with
+        :math:`W_3 \sim \operatorname{Poisson}(\lambda_3)`, so
+        :math:`\operatorname{Cov} = \lambda_3`; for Poisson counts without ``rho``; at most
+        :data:`COVARIANCE_MAX`. The difference of the counts, and so the forecast, does not depend
+        on it, and with one skill per side neither do the derivatives in :math:`d` (see
+        :mod:`statespace.model.goal_laws`): it changes the likelihood of the scores.
+    inflation:
+        :math:`p \in [0, 0.95]`, the diagonal inflation of Karlis and Ntzoufras (2003): with
+        probability :math:`p` the game is a draw, its score Poisson of a level side's rate
+        :math:`e^{\eta_0}` each, else it follows the law above; win and loss scaled by
+        :math:`1 - p`, a draw moves the skills less. With any law of the counts.
     table:
         True (default): the win/draw/loss forecast of a game whose skill difference is uncertain
         is read from a table of the integral over that uncertainty, built once per setting
@@ -360,12 +197,15 @@ class Goals(Observation, name="goals", needs_scores=True,
         (:func:`goals_forecast`), the reference the table is measured against
         (``benchmarks/goals_speed.py``). The likelihood and its derivatives are exact either way.
 
-    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho]``, then the table's.
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation]``,
+    then the table's.
     """
 
     base: float
     dispersion: float = 0.0
     rho: float = 0.0
+    covariance: float = 0.0
+    inflation: float = 0.0
     table: bool = True
 
     def __post_init__(self) -> None:
@@ -373,6 +213,12 @@ class Goals(Observation, name="goals", needs_scores=True,
                                                   unit=" (the log of 0.05 to 1000 expected goals a side)"))
         object.__setattr__(self, "dispersion", R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX))
         object.__setattr__(self, "rho", R.number("Goals", "rho", self.rho, -RHO_MAX, RHO_MAX))
+        object.__setattr__(self, "covariance", R.number("Goals", "covariance", self.covariance, 0.0, COVARIANCE_MAX))
+        object.__setattr__(self, "inflation", R.number("Goals", "inflation", self.inflation, 0.0, INFLATION_MAX))
+        if self.covariance != 0.0 and (self.dispersion != 0.0 or self.rho != 0.0):
+            raise ValueError(f"Goals: covariance={self.covariance:g} (the bivariate Poisson's shared goals) is for "
+                             f"Poisson counts without Dixon and Coles' rho; got dispersion={self.dispersion:g}, "
+                             f"rho={self.rho:g}: set them to 0")
         if not isinstance(self.table, (bool, np.bool_)):
             raise ValueError(f"Goals: table must be True or False, got {self.table!r}")
         object.__setattr__(self, "table", bool(self.table))
@@ -391,7 +237,7 @@ class Goals(Observation, name="goals", needs_scores=True,
         return out
 
     def vector(self, scale: float) -> np.ndarray:
-        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho])
+        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation])
         if not self.table:
             return own
         return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])
@@ -412,7 +258,8 @@ class Goals(Observation, name="goals", needs_scores=True,
 
             \log \Gamma(x + r) - \log \Gamma(r) - \log x! + x (\eta - \log r) - (x + r) \log(1 + \kappa e^\eta)
 
-        per side, plus Dixon and Coles' :math:`\log \tau(x, y)` with ``rho`` (the formulas of
+        per side, plus Dixon and Coles' :math:`\log \tau(x, y)` with ``rho``, the bivariate
+        Poisson's sum over the shared goals and the inflation of the draws (the formulas of
         :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as there). ``score`` and
         ``theta`` are not read.
         PyTensor is imported here, when a graph is built."""
@@ -443,6 +290,14 @@ class Goals(Observation, name="goals", needs_scores=True,
             tau = pt.switch(pt.eq(x, 1) & pt.eq(y, 0), log_tau(1.0 + lb * rho), tau)
             tau = pt.switch(pt.eq(x, 0) & pt.eq(y, 1), log_tau(1.0 + la * rho), tau)
             out = out + pt.switch(pt.eq(x, 0) & pt.eq(y, 0), log_tau(1.0 - la * lb * rho), tau)
+        if self.covariance != 0.0:  # a constant of each game (la lb = e^(2 base)): summed here, as the kernels
+            out = out + _shared_log_sums(score_a, score_b, self.base, self.covariance)
+        if self.inflation != 0.0:  # log((1 - p) P + p D(x) [x = y]), as goal_laws.inflated
+            p = self.inflation
+            x, y = pt.as_tensor_variable(score_a), pt.as_tensor_variable(score_b)
+            kept = math.log1p(-p) + out
+            log_d = math.log(p) + x * self.base - math.exp(self.base) - pt.gammaln(x + 1.0)
+            out = pt.switch(pt.eq(x, y), pt.logaddexp(kept, log_d), kept)
         return out
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
@@ -458,7 +313,9 @@ class Goals(Observation, name="goals", needs_scores=True,
             &= 2 e^{\eta_0 + c^2 v / 2} \sinh(c d),
 
         the last form taken (no cancellation of two large terms). Mean of a Poisson count is its
-        rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``."""
+        rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``; the
+        bivariate Poisson's shared goals add to both counts and cancel, an inflated draw
+        (``inflation`` :math:`p`) has margin 0: times :math:`1 - p`."""
         d, var = self._moments_of_d(d, var)
         c = 0.5 / R.scale("Goals", "scale", scale)
-        return 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)
+        return (1.0 - self.inflation) * 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)
