@@ -26,6 +26,14 @@ DISPERSION_START, DISPERSION_MAX = 0.1, 2.0
 #: Dixon and Coles' rho: start and bound of its tuning (fitted football values lie near -0.1;
 #: Dixon and Coles 1997: -0.13), a quarter of a draw's chance either way between level sides
 RHO_START, RHO_BOUND = -0.05, 0.5
+#: the inflation of the draws: start (one game in twenty a draw beyond the counts' own) and bound
+INFLATION_START, INFLATION_BOUND = 0.05, 0.5
+#: each law of the counts (:data:`statespace.ensemble.auto_variant.COUNTS`): the Goals settings it
+#: tunes besides ``base``, with their starts and search boxes
+_LAWS = {"negative binomial": {"dispersion": (DISPERSION_START, (0.0, DISPERSION_MAX))},
+         "dixon-coles": {"rho": (RHO_START, (-RHO_BOUND, RHO_BOUND))},
+         "inflated": {"dispersion": (DISPERSION_START, (0.0, DISPERSION_MAX)),
+                      "inflation": (INFLATION_START, (0.0, INFLATION_BOUND))}}
 
 
 def _raw_weights(games: Games, power: float) -> np.ndarray:
@@ -47,7 +55,7 @@ class Candidate(Settings):
     """
 
     online: ClassVar[bool] = True
-    _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion", "rho")
+    _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion", "rho", "inflation")
 
     def __init__(self, variant: Variant, model: SkillModel, weight_mean: float | None = None):
         if not isinstance(variant, Variant):
@@ -89,10 +97,7 @@ class Candidate(Settings):
             out["draw_width"] = obs.draw_width
         elif isinstance(obs, Goals):
             out["base"] = obs.base
-            if self.variant.counts == "dixon-coles":
-                out["rho"] = obs.rho
-            else:
-                out["dispersion"] = obs.dispersion
+            out.update({k: getattr(obs, k) for k in _LAWS[self.variant.counts]})
         elif type(m.draw).__name__ == "Threshold":
             out["draw_param"] = m.draw.margin
         if self.variant.power is not None:
@@ -138,8 +143,8 @@ class Candidate(Settings):
         ``[0.05, 5]`` times the model's scale (the margins' sd when the choice set it) and
         ``draw_width`` in ``[0.001, 1]`` times it where the games have draws; Goals ``base`` within
         3 of its start (and within Goals' own range) and, by the variant's law of the counts,
-        ``dispersion`` in ``[0, DISPERSION_MAX]`` (0: Poisson) or Dixon and Coles' ``rho`` in
-        ``[-RHO_BOUND, RHO_BOUND]``."""
+        ``dispersion`` in ``[0, DISPERSION_MAX]`` (0: Poisson), Dixon and Coles' ``rho`` in
+        ``[-RHO_BOUND, RHO_BOUND]``, the draws' ``inflation`` in ``[0, INFLATION_BOUND]``."""
         out = dict(self.ekf.tunable(games))
         obs = self.skill_model.observation
         s = self.skill_model.scale
@@ -149,10 +154,7 @@ class Candidate(Settings):
                 out["draw_width"] = (1e-3 * s, 1.0 * s)
         elif isinstance(obs, Goals):
             out["base"] = (max(obs.base - 3.0, BASE_MIN), min(obs.base + 3.0, BASE_MAX))  # within Goals' range
-            if self.variant.counts == "dixon-coles":
-                out["rho"] = (-RHO_BOUND, RHO_BOUND)
-            else:
-                out["dispersion"] = (0.0, DISPERSION_MAX)
+            out.update({k: box for k, (_, box) in _LAWS[self.variant.counts].items()})
         return out
 
     def param_value(self, name: str) -> float:
@@ -162,7 +164,7 @@ class Candidate(Settings):
 
     def with_params(self, **changes) -> "Candidate":
         """A new candidate with some of the model's numbers changed (the EKF's names, and ``sd``,
-        ``draw_width``, ``base``, ``dispersion``, ``rho`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
+        ``draw_width``, ``base``, ``dispersion``, ``rho``, ``inflation`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
         variant = changes.pop("variant", self.variant)
         weight_mean = changes.pop("weight_mean", self.weight_mean)
         model = changes.pop("model", self.skill_model)
@@ -202,8 +204,9 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     (draws as half a win when they have none). Margin: skills in points, the model's scale the
     margins' sd ``s`` (which sets the tuning bounds), the starting values scaled by
     ``s / 173.7``, the observation's sd ``s`` and draw width 0.5 (0 without draws). Goals: the
-    base rate the mean count per side, dispersion :data:`DISPERSION_START` (negative binomial) or
-    Dixon and Coles' rho :data:`RHO_START` (Poisson)."""
+    base rate the mean count per side, and its law's settings from their starts: dispersion
+    :data:`DISPERSION_START` (negative binomial), Dixon and Coles' rho :data:`RHO_START`
+    (Poisson), and with inflated draws the inflation :data:`INFLATION_START`."""
     draws = info["draws"]
     home = _HOME if v.home != "none" else 0.0
     if v.observation == "margin":
@@ -218,8 +221,7 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
         if v.observation == "goals":
             mean = float(np.mean(np.concatenate([games.score_a, games.score_b])))
             base = min(max(math.log(max(mean, 1e-300)), BASE_MIN), BASE_MAX)  # within Goals' range
-            obs = (Goals(base=base, rho=RHO_START) if v.counts == "dixon-coles"
-                   else Goals(base=base, dispersion=DISPERSION_START))
+            obs = Goals(base=base, **{k: start for k, (start, _) in _LAWS[v.counts].items()})
             draw = "none"
         else:
             obs = None

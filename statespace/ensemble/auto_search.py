@@ -24,6 +24,10 @@ from statespace.methods.settings import BoundWarning, TuneResult
 DEFAULT_POWERS = (0.0, 0.5, 1.0)
 BURN_IN = 0.3
 DEFAULT_OBSERVATIONS = OBSERVATIONS
+#: the laws of the goal counts the default search tries (the inflated draws, tuned to no inflation
+#: on international and English football, are a candidate on request: ``Variant("goals",
+#: counts="inflated")``)
+DEFAULT_COUNTS = COUNTS[:2]
 MIN_GAMES = 50
 PROGRESS_AFTER = 5.0
 TIE = 1e-5
@@ -112,7 +116,7 @@ def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[s
     if "margin" in obs:
         out.append(("observation", Variant("margin", best.home, best.reversion)))
     if "goals" in obs and info["counts"]:
-        out.extend(("observation", Variant("goals", best.home, best.reversion, counts=c)) for c in COUNTS)
+        out.extend(("observation", Variant("goals", best.home, best.reversion, counts=c)) for c in DEFAULT_COUNTS)
     return out
 
 

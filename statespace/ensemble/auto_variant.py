@@ -15,8 +15,9 @@ from statespace.data.games import Games
 OBSERVATIONS = ("outcome", "margin", "goals")
 GOALS_MAX_MEAN = 5.0
 #: the laws of the goal counts a Goals candidate may use: negative binomial (its dispersion tuned,
-#: Poisson at 0), Poisson with Dixon and Coles' low-score dependence (its rho tuned)
-COUNTS = ("negative binomial", "dixon-coles")
+#: Poisson at 0), Poisson with Dixon and Coles' low-score dependence (its rho tuned), negative
+#: binomial with inflated draws (dispersion and inflation tuned)
+COUNTS = ("negative binomial", "dixon-coles", "inflated")
 
 _HOMES = ("none", "fixed", "drifting")
 
