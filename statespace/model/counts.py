@@ -27,7 +27,7 @@ import math
 
 from numba import njit
 
-__all__ = ["count_outcome", "skellam_outcome", "side_loglik", "COUNT_MAX", "TAIL", "MAX_RATE", "TERMS_MAX"]
+__all__ = ["count_outcome", "skellam_outcome", "side_loglik", "draw_moments", "COUNT_MAX", "TAIL", "MAX_RATE", "TERMS_MAX"]
 
 #: A sum stops once the mass of the terms not yet added is below this (its tail bound): far below
 #: the digits a probability keeps.
@@ -183,3 +183,43 @@ def side_loglik(x, eta, kappa):
         acc = math.lgamma(x + r) - math.lgamma(r) - x * math.log(r)
     l = acc + x * eta - (x + 1.0 / kappa) * math.log1p(kappa * lam) - math.lgamma(x + 1.0)
     return l, (x - lam) / u, -lam * (1.0 + kappa * x) / (u * u)
+
+
+@njit(cache=True)
+def draw_moments(rate_a, rate_b, kappa):
+    """``P(X = Y)`` for independent counts of means ``rate_a = e^(eta + u)``, ``rate_b = e^(eta - u)``
+    (Poisson at ``kappa = 0``, else negative binomial) and its first two derivatives in ``u``:
+    with ``t_k = p_a(k) p_b(k)`` and each side's score and curvature in its log-mean,
+    ``s(k) = (k - rate) / (1 + kappa rate)``, ``c(k) = -rate (1 + kappa k) / (1 + kappa rate)^2``
+    (:func:`side_loglik`), ``dP/du = sum_k t_k (s_a - s_b)`` and
+    ``d2P/du2 = sum_k t_k ((s_a - s_b)^2 + c_a + c_b)`` (``rate_b`` falls as ``u`` grows). Each term
+    from the logs of the two pmfs (no underflow of ``p(0)``); ``t_k`` is log-concave in ``k``, so past
+    its peak the sum stops once the terms left, at most ``t_k q / (1 - q)`` with ``q`` the falling
+    ratio ``t_(k+1) / t_k``, are below :data:`TAIL` of the sum."""
+    lpa = _log_p0(rate_a, kappa)
+    lpb = _log_p0(rate_b, kappa)
+    ua = 1.0 + kappa * rate_a
+    ub = 1.0 + kappa * rate_b
+    d0 = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    for k in range(TERMS_MAX):
+        t = math.exp(lpa + lpb)
+        sa = (k - rate_a) / ua
+        sb = (k - rate_b) / ub
+        ca = -rate_a * (1.0 + kappa * k) / (ua * ua)
+        cb = -rate_b * (1.0 + kappa * k) / (ub * ub)
+        diff = sa - sb
+        d0 += t
+        d1 += t * diff
+        d2 += t * (diff * diff + ca + cb)
+        ra = _ratio(rate_a, kappa, k)
+        rb = _ratio(rate_b, kappa, k)
+        q = ra * rb
+        if q < 1.0 and t * q / (1.0 - q) * (1.0 + diff * diff + abs(ca) + abs(cb)) < TAIL * d0:
+            break
+        if ra == 0.0 or rb == 0.0:
+            break
+        lpa += math.log(ra)
+        lpb += math.log(rb)
+    return d0, d1, d2

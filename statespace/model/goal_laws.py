@@ -131,3 +131,29 @@ def inflated(x, y, base, p, l, g, h):
     lp = top + math.log(math.exp(a - top) + math.exp(b - top))
     q = math.exp(a - lp)
     return lp, q * g, q * h + q * (1.0 - q) * g * g
+
+
+@njit(cache=True)
+def tilt(pw, pd, pl, theta):
+    """Win/draw/loss with the draw's odds times ``e^theta``: ``(pw, e^theta pd, pl) / (pw + e^theta pd + pl)``."""
+    if theta == 0.0:
+        return pw, pd, pl
+    e = math.exp(theta)
+    z = pw + e * pd + pl
+    return pw / z, e * pd / z, pl / z
+
+
+@njit(cache=True)
+def tilted(x, y, theta, l, g, h, pd, pd1, pd2):
+    """``(l', g', h')`` of the draw-tilted law ``P'(x, y) = P(x, y) e^(theta [x = y]) / Z``,
+    ``Z = 1 + (e^theta - 1) P_D``, from the untilted ``l`` and its derivatives ``g``, ``h`` in ``u`` and
+    the draw probability ``P_D`` with its derivatives ``pd1``, ``pd2`` in ``u``
+    (:func:`statespace.model.counts.draw_moments`): ``l' = l + theta [x = y] - log Z``,
+    ``g' = g - (e^theta - 1) P_D' / Z``, ``h' = h - (e^theta - 1) P_D'' / Z + ((e^theta - 1) P_D' / Z)^2``."""
+    if theta == 0.0:
+        return l, g, h
+    em1 = math.expm1(theta)
+    z = 1.0 + em1 * pd
+    r1 = em1 * pd1 / z
+    out = l - math.log(z) + (theta if x == y else 0.0)
+    return out, g - r1, h - em1 * pd2 / z + r1 * r1

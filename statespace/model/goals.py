@@ -15,21 +15,26 @@ bounded under them: each count sum by the smaller rate (at most ``e^base``), the
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum
+from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum, tilt, tilted
 from statespace.model.goals_outcome import MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
 from statespace.model import ranges as R
-from statespace.model.counts import side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
+from statespace.model.counts import draw_moments, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from statespace._runtime.pytensor_config import configure_pytensor
 from statespace._runtime.jit import kernel
 from statespace.model.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Observation
 
 __all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX", "RHO_MAX", "TAU_MIN", "COVARIANCE_MAX",
-           "INFLATION_MAX"]
+           "INFLATION_MAX", "TILT_MAX", "TILT_AT"]
+
+#: where the draw tilt sits in the kernel parameters (a filter with a latent draw tendency writes
+#: the game's value there before the game's kernels run)
+TILT_AT = 6
 
 #: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
 #: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
@@ -63,9 +68,13 @@ COVARIANCE_MAX = 1000.0
 #: The largest inflation of the draws: 0.95 leaves one game in twenty to the skills.
 INFLATION_MAX = 0.95
 
+#: The largest draw tilt either way: the draw's odds times at most ``e^3`` (about 20) or at least
+#: ``e^-3``; football's draw rates move by a few hundredths of a unit of log-odds over decades.
+TILT_MAX = 3.0
 
 
-# params = [base, scale, dispersion, rho, covariance, inflation] and, with the table, outcome_table's numbers
+
+# params = [base, scale, dispersion, rho, covariance, inflation, tilt] and, with the table, outcome_table's numbers
 
 @njit(cache=True)
 def _loglik_u(params, score_a, score_b, u):
@@ -75,7 +84,11 @@ def _loglik_u(params, score_a, score_b, u):
     lb, gb, hb = side_loglik(score_b, base - u, params[2])
     lt, gt, ht = _dixon_coles(score_a, score_b, base, u, params[3])
     l = la + lb + lt + shared_log_sum(score_a, score_b, base, params[4])
-    return inflated(score_a, score_b, base, params[5], l, ga - gb + gt, ha + hb + ht)
+    l, g, h = inflated(score_a, score_b, base, params[5], l, ga - gb + gt, ha + hb + ht)
+    if params[TILT_AT] == 0.0:
+        return l, g, h
+    pd, pd1, pd2 = draw_moments(math.exp(base + u), math.exp(base - u), params[2])
+    return tilted(score_a, score_b, params[TILT_AT], l, g, h, pd, pd1, pd2)
 
 
 @kernel(DERIVS_SIG)
@@ -83,7 +96,7 @@ def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
     u = _clip_u(c * d)
-    if params[5] > 0.0 and score_a == score_b:  # an inflated draw reads the likelihood itself
+    if (params[5] > 0.0 and score_a == score_b) or params[TILT_AT] != 0.0:  # these read the likelihood itself
         _, g, h = _loglik_u(params, score_a, score_b, u)
         return c * g, c * c * h
     _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
@@ -111,9 +124,12 @@ def goals_loglik(params, score, score_a, score_b, d):
 @kernel(FORECAST_SIG)
 def goals_forecast(params, d, var):
     """:func:`statespace.model.goals_outcome.forecast_u` (the probabilities averaged over
-    ``d ~ N(d, var)``, read from the forecast table where it reaches) with the draws inflated by ``params[5]`` (:func:`statespace.model.goal_laws.inflate`)."""
+    ``d ~ N(d, var)``, read from the forecast table where it reaches) with the draw's odds tilted
+    by ``params[6]`` (:func:`statespace.model.goal_laws.tilt`: applied to the average, exact at
+    ``var = 0``) and the draws inflated by ``params[5]`` (:func:`statespace.model.goal_laws.inflate`)."""
     pw, pd, pl = forecast_u(params, d, var)
-    return inflate(pw, pd, pl, params[5])
+    pw, pd, pl = inflate(pw, pd, pl, params[5])
+    return tilt(pw, pd, pl, params[TILT_AT])
 
 
 def _shared_log_sums(score_a, score_b, base: float, lam3: float) -> np.ndarray:
@@ -189,6 +205,14 @@ class Goals(Observation, name="goals", needs_scores=True,
         probability :math:`p` the game is a draw, its score Poisson of a level side's rate
         :math:`e^{\eta_0}` each, else it follows the law above; win and loss scaled by
         :math:`1 - p`, a draw moves the skills less. With any law of the counts.
+    tilt:
+        :math:`\theta \in [-3, 3]`: the draw's odds times :math:`e^\theta`,
+        :math:`P'(x, y) = P(x, y) e^{\theta [x = y]} / Z` (exponential tilting of the diagonal, every
+        score's probability kept positive, fewer draws for a negative :math:`\theta`); with
+        Poisson or negative binomial counts (not with ``rho`` or ``inflation``). The forecast over
+        the skill uncertainty tilts the averaged probabilities (exact for a known skill
+        difference). :class:`filters.EKF` with ``SkillModel(draw_drift=...)`` makes it a latent random
+        walk.
     table:
         True (default): the win/draw/loss forecast of a game whose skill difference is uncertain
         is read from a table of the integral over that uncertainty, built once per setting
@@ -197,7 +221,7 @@ class Goals(Observation, name="goals", needs_scores=True,
         (:func:`goals_forecast`), the reference the table is measured against
         (``benchmarks/goals_speed.py``). The likelihood and its derivatives are exact either way.
 
-    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation]``,
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation, tilt]``,
     then the table's.
     """
 
@@ -206,6 +230,7 @@ class Goals(Observation, name="goals", needs_scores=True,
     rho: float = 0.0
     covariance: float = 0.0
     inflation: float = 0.0
+    tilt: float = 0.0
     table: bool = True
 
     def __post_init__(self) -> None:
@@ -215,6 +240,10 @@ class Goals(Observation, name="goals", needs_scores=True,
         object.__setattr__(self, "rho", R.number("Goals", "rho", self.rho, -RHO_MAX, RHO_MAX))
         object.__setattr__(self, "covariance", R.number("Goals", "covariance", self.covariance, 0.0, COVARIANCE_MAX))
         object.__setattr__(self, "inflation", R.number("Goals", "inflation", self.inflation, 0.0, INFLATION_MAX))
+        object.__setattr__(self, "tilt", R.number("Goals", "tilt", self.tilt, -TILT_MAX, TILT_MAX))
+        if self.tilt != 0.0 and (self.rho != 0.0 or self.inflation != 0.0):
+            raise ValueError(f"Goals: tilt={self.tilt:g} (the draw's odds) changes the draws as rho={self.rho:g} and "
+                             f"inflation={self.inflation:g} do; set those to 0")
         if self.covariance != 0.0 and (self.dispersion != 0.0 or self.rho != 0.0):
             raise ValueError(f"Goals: covariance={self.covariance:g} (the bivariate Poisson's shared goals) is for "
                              f"Poisson counts without Dixon and Coles' rho; got dispersion={self.dispersion:g}, "
@@ -237,7 +266,8 @@ class Goals(Observation, name="goals", needs_scores=True,
         return out
 
     def vector(self, scale: float) -> np.ndarray:
-        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation])
+        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation,
+                        self.tilt])
         if not self.table:
             return own
         return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])
@@ -263,6 +293,9 @@ class Goals(Observation, name="goals", needs_scores=True,
         :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as there). ``score`` and
         ``theta`` are not read.
         PyTensor is imported here, when a graph is built."""
+        if self.tilt != 0.0:
+            raise NotImplementedError(f"Goals: the PyTensor graph has no draw tilt (tilt={self.tilt:g}); its "
+                                      f"kernels (the EKF, the Laplace smoother) read it")
         configure_pytensor()  # before PyTensor's first import: its compile cache out of the home directory
         import pytensor.tensor as pt
 
@@ -315,7 +348,14 @@ class Goals(Observation, name="goals", needs_scores=True,
         the last form taken (no cancellation of two large terms). Mean of a Poisson count is its
         rate (Maher 1982), so this is the mean of the Skellam difference averaged over ``x``; the
         bivariate Poisson's shared goals add to both counts and cancel, an inflated draw
-        (``inflation`` :math:`p`) has margin 0: times :math:`1 - p`."""
+        (``inflation`` :math:`p`) has margin 0: times :math:`1 - p`; a tilt scales the mass off the
+        draws by :math:`(1 - P'_D) / (1 - P_D)` (read from the averaged forecast, as it is)."""
         d, var = self._moments_of_d(d, var)
         c = 0.5 / R.scale("Goals", "scale", scale)
-        return (1.0 - self.inflation) * 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)
+        out = (1.0 - self.inflation) * 2.0 * np.exp(self.base + 0.5 * c * c * var) * np.sinh(c * d)
+        if self.tilt == 0.0:
+            return out
+        # tilting scales the non-draw mass by 1 / Z = (1 - P'_D) / (1 - P_D): taken from the averaged forecast
+        untilted = dataclasses.replace(self, tilt=0.0).proba(d, var, scale=scale)[..., 1]
+        tilted_pd = self.proba(d, var, scale=scale)[..., 1]
+        return out * (1.0 - tilted_pd) / (1.0 - untilted)

@@ -35,7 +35,7 @@ MAX_STEP = 0.8
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: the observation's own numbers in its kernel parameters; the forecast table follows them
-_N_PARAMS = 6
+_N_PARAMS = 7
 
 
 @njit(cache=True)
