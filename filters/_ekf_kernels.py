@@ -4,7 +4,8 @@ with them: the linearisation of a game's log-likelihood (:func:`linearise`, one 
 iterated EKF's several) and the skill's transition over a gap (:func:`transition`).
 
 Each kernel reads the parameter vector ``theta`` and the state columns by the indices of
-:mod:`filters._ekf_layout`; the latent home advantage (``home_drift > 0``) is the state's last row.
+:mod:`filters._ekf_layout`; the latent draw tendency (``draw_drift > 0``) is the state's last row,
+the latent home advantage (``home_drift > 0``) the last before it (or the last).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from numba import njit
 
 from . import kernels as K
-from ._ekf_layout import _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _REV, _SD, _TOL
+from ._ekf_layout import _DDRIFT, _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _REV, _SD, _TILT_AT, _TOL
 
 __all__ = ["gains", "linearise", "transition"]
 
@@ -71,12 +72,21 @@ def transition(theta, dt):
     return 1.0, theta[_DRIFT] * dt
 
 
+@njit(cache=True)
+def _home_row(x, theta):
+    """The latent home advantage's row: the last, or the last but one with a latent draw tendency."""
+    return x.shape[0] - (2 if theta[_DDRIFT] > 0.0 else 1)
+
+
 @K.predict_kernel
 def _predict(x, i, theta, dt):
-    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent home advantage (the last
-    row, ``home_drift > 0``) is a random walk of its own. Variances are kept at most ``VAR_MAX``
-    (a long idle time overflows ``q dt``)."""
-    if theta[_HDRIFT] > 0.0 and i == x.shape[0] - 1:
+    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent draw tendency (the last row,
+    ``draw_drift > 0``) and home advantage (``home_drift > 0``) are random walks of their own.
+    Variances are kept at most ``VAR_MAX`` (a long idle time overflows ``q dt``)."""
+    if theta[_DDRIFT] > 0.0 and i == x.shape[0] - 1:
+        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_DDRIFT] * dt, K.VAR_MAX))
+        return
+    if theta[_HDRIFT] > 0.0 and i == _home_row(x, theta):
         x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt, K.VAR_MAX))
         return
     a, add = transition(theta, dt)
@@ -90,14 +100,18 @@ def _home(x, at_home, theta):
     """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
     with a latent home advantage (``home_drift > 0``) the last state row's mean and variance."""
     if theta[_HDRIFT] > 0.0:
-        k = x.shape[0] - 1
+        k = _home_row(x, theta)
         return x[k, _MEAN] * at_home, x[k, _SD] * x[k, _SD] * at_home * at_home
     return theta[_HOME] * at_home, 0.0
 
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
-    """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``."""
+    """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``;
+    with a latent draw tendency its mean (the last row) is written into the observation's
+    vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
+    if theta[_DDRIFT] > 0.0:
+        obs[int(theta[_TILT_AT])] = x[x.shape[0] - 1, _MEAN]
     h, vh = _home(x, at_home, theta)
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
@@ -141,10 +155,25 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     K.moment_site(scratch, a, va, va * shift, va - f * va * va)
     K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        k = x.shape[0] - 1
+        k = _home_row(x, theta)
         _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, g, dd, kappa, va + vb)
         scratch[k, 0] += 1.0
+    if theta[_DDRIFT] > 0.0:
+        _draw_site(scratch, x, p[1], score, weight)
     return p
+
+
+@njit(cache=True)
+def _draw_site(scratch, x, pd, score, w):
+    """The latent draw tendency's site (the last row): one Newton step on the log-likelihood of
+    whether the game was drawn, ``[draw] log p'_D + [not] log(1 - p'_D)`` with ``p'_D`` the forecast's
+    draw probability tilted by the row's mean, whose derivatives in the tilt are
+    ``[draw] - p'_D`` and ``-p'_D (1 - p'_D)``; the curvature of the score given the outcome is left to
+    the skills' step (a block-diagonal linearisation). Weighted by the game's weight."""
+    k = x.shape[0] - 1
+    g = ((1.0 if score == 0.5 else 0.0) - pd) * w
+    K.gaussian_site(scratch, k, x[k, _SD] * x[k, _SD], pd * (1.0 - pd) * w, K.clamp_mean(g))
+    scratch[k, 0] += 1.0
 
 
 @K.predict_kernel

@@ -8,10 +8,11 @@ class (:mod:`filters.ekf`) and the full-covariance form (:mod:`filters.ekf_full`
 #: the kernels' parameters, in ``theta`` order (shared by the three covariance forms): the
 #: model's drift, home advantage, mean reversion, prior mean and home drift; the Newton
 #: iterations and their tolerance; the scalar filter's fixed variance and frozen curvature; the
-#: observation of a match of many sides (its kind, per-side noise and draw margin)
+#: observation of a match of many sides (its kind, per-side noise and draw margin); the latent
+#: draw tendency's drift and where the observation's vector holds it (-1: no latent draw tendency)
 PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0",
-          "match_kind", "match_beta", "match_eps")
+          "match_kind", "match_beta", "match_eps", "draw_drift", "tilt_at")
 (_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0,
- _MKIND, _MBETA, _MEPS) = range(len(PARAMS))
+ _MKIND, _MBETA, _MEPS, _DDRIFT, _TILT_AT) = range(len(PARAMS))
 #: the state's columns: each row's mean and sd (the full form's covariance row follows them)
 _MEAN, _SD = 0, 1

@@ -91,5 +91,5 @@ def frozen_proba(method, values, last, a, b, home, t) -> np.ndarray:
     shared = method.shared_row(values.shape[0])
     _, forecast, obs = method.observation_kernels()
     K.forecast_loop(cls._predict, cls._proba, forecast, obs, values, last, method.theta(), a, b, home, t, out,
-                    np.empty((2 if shared < 0 else 3, values.shape[1])), shared)
+                    np.empty((2 if shared < 0 else 2 + values.shape[0] - shared, values.shape[1])), shared)
     return out

@@ -350,7 +350,7 @@ class Filter(Settings):
         return _loops.frozen_proba(self, values, last, a, b, home, t)
 
     def shared_names(self) -> tuple[str, ...]:
-        """Names of the latent states shared by all games (at most one today: the EKF's drifting
+        """Names of the latent states shared by all games (the EKF's drifting
         home advantage), kept as rows after the competitors'; default none."""
         return ()
 
@@ -359,9 +359,9 @@ class Filter(Settings):
         raise NotImplementedError
 
     def shared_row(self, n_rows: int) -> int:
-        """Index of the state row shared by all games, which the run loops move forward in time
-        at every rating period (the last row); -1: none."""
-        return n_rows - 1 if self.shared_names() else -1
+        """Index of the first state row shared by all games (the shared rows are the last ones; the
+        run loops move them forward in time at every rating period); -1: none."""
+        return n_rows - len(self.shared_names()) if self.shared_names() else -1
 
     # ------------------------------------------------------------------ whole tables
     def fit(self, games: Games, initial: Mapping[str, Any] | None = None) -> "FilterRun":

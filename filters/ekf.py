@@ -91,11 +91,14 @@ from ._ekf_layout import _MEAN, _SD, PARAMS
 from .base import Filter
 from .state import FilterState
 
-__all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW"]
+__all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW", "DRAW_ROW"]
 
 #: Name of the state row that holds the latent home advantage (``SkillModel.home_drift > 0``):
 #: the last row of the EKF's state, never a competitor (``ratings()`` leaves it out).
 HOME_ROW = "(home advantage)"
+#: Name of the state row that holds the latent draw tendency (``SkillModel.draw_drift > 0``): the
+#: log of the factor on the draw's odds, the last row of the state.
+DRAW_ROW = "(draw tendency)"
 
 #: the most Newton steps of the iterated EKF (they converge in a handful; a bound keeps a game's cost bounded)
 MAX_ITERATIONS = 10_000
@@ -245,6 +248,9 @@ class EKF(Filter):
             raise ValueError(f"a latent home advantage (home_drift={model.home_drift!r} > 0) is filtered with "
                              f"covariance='diagonal' only, got covariance={covariance!r}; use home_drift=0 "
                              f"(a fixed home advantage) with {covariance!r}")
+        if model.draw_drift > 0 and covariance != "diagonal":
+            raise ValueError(f"a latent draw tendency (draw_drift={model.draw_drift!r} > 0) is filtered with "
+                             f"covariance='diagonal' only, got covariance={covariance!r}")
         if isinstance(iterations, (float, np.floating)) or not C.is_number(iterations):
             raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
         C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
@@ -282,6 +288,8 @@ class EKF(Filter):
             parts.append(f"home={m.home:g}")
         if m.home_drift:
             parts.append(f"home_drift={m.home_drift:g}")
+        if m.draw_drift:
+            parts.append(f"draw_drift={m.draw_drift:g}")
         return ", ".join(parts)
 
     @property
@@ -294,7 +302,7 @@ class EKF(Filter):
         return ()
 
     # settings: the model's numbers are tuned through the model
-    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion", "home_drift")
+    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion", "home_drift", "draw_drift")
     _param_aliases = {"model": "skill_model"}
 
     def get_params(self):
@@ -312,11 +320,11 @@ class EKF(Filter):
 
     def with_params(self, **changes) -> "EKF":
         """Settings of the filter or numbers of its model (``drift``, ``prior_var``, ``home``,
-        ``draw_param``, ``reversion``, ``home_drift``), or a whole new ``model``."""
+        ``draw_param``, ``reversion``, ``home_drift``, ``draw_drift``), or a whole new ``model``."""
         model = changes.pop("model", self.skill_model)
         own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
         fields = {k: float(v) for k, v in changes.items()
-                  if k in ("drift", "prior_var", "home", "reversion", "home_drift")}
+                  if k in ("drift", "prior_var", "home", "reversion", "home_drift", "draw_drift")}
         if fields:
             model = dataclasses.replace(model, **fields)
         if "draw_param" in changes:
@@ -338,6 +346,8 @@ class EKF(Filter):
             out["reversion"] = (1e-6, 1.0)
         if self.skill_model.home_drift > 0:  # opted in: fit how fast the home advantage moves
             out["home_drift"] = (1e-9 * s2, 0.1 * s2)
+        if self.skill_model.draw_drift > 0:  # opted in: fit how fast the draw tendency moves
+            out["draw_drift"] = (1e-10, 1e-2)
         if self._outcome and np.any(games.score == 0.5):
             if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
                 out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
@@ -365,8 +375,10 @@ class EKF(Filter):
 
     def kernel_value(self, name: str) -> float:
         m = self.skill_model
-        if name in ("drift", "home", "reversion", "prior_mean", "home_drift"):
+        if name in ("drift", "home", "reversion", "prior_mean", "home_drift", "draw_drift"):
             return getattr(m, name)
+        if name == "tilt_at":
+            return float(getattr(type(m.observation), "tilt_at", -1)) if m.draw_drift > 0 else -1.0
         if name == "fixed_var":
             return self.variance or 0.0
         if name == "kappa0":
@@ -384,6 +396,9 @@ class EKF(Filter):
     def run(self, games, initial=None, state=None):
         """:meth:`filters.base.Filter.run`; a table of matches is first checked for matches its
         observation cannot rate (:func:`filters._ekf_match.check_table`)."""
+        if isinstance(games, Matches) and self.skill_model.draw_drift > 0:
+            raise ValueError(f"{self.name}: a latent draw tendency (draw_drift > 0) is filtered on games of two sides "
+                             f"only; give draw_drift=0 to rate matches of many sides")
         if isinstance(games, Matches) and type(self)._match is not None:
             EM.check_table(self.name, self.skill_model, games)
         return super().run(games, initial, state)
@@ -409,11 +424,16 @@ class EKF(Filter):
         return self.skill_model.home_drift > 0
 
     def shared_names(self) -> tuple[str, ...]:
-        """The latent home advantage's row (:data:`HOME_ROW`) when ``model.home_drift > 0``."""
-        return (HOME_ROW,) if self.latent_home else ()
+        """The latent home advantage's row (:data:`HOME_ROW`) when ``model.home_drift > 0``, then the
+        latent draw tendency's (:data:`DRAW_ROW`) when ``model.draw_drift > 0``."""
+        return (((HOME_ROW,) if self.latent_home else ())
+                + ((DRAW_ROW,) if self.skill_model.draw_drift > 0 else ()))
 
     def shared_prior(self, name: str) -> np.ndarray:
-        """The home advantage starts at ``model.home``, known exactly."""
+        """The home advantage starts at ``model.home``, the draw tendency at the observation's
+        ``tilt``; both known exactly."""
+        if name == DRAW_ROW:
+            return np.array([self.skill_model.observation.tilt, 0.0])
         return np.array([self.skill_model.home, 0.0])
 
     def home_advantage(self, state: FilterState) -> tuple[float, float]:

@@ -43,9 +43,10 @@ A rule that is not a sum of sites over the whole period at all (the full-covaria
 update) supplies ``update(derivs, obs, x, count, theta, a, b, score, score_a, score_b, home, weight,
 start, stop)`` instead and runs in :func:`period_loop`.
 
-A filter may keep one *shared* state row besides the competitors' (the EKF's latent home
-advantage): the loops take its index ``shared`` (-1: none), move it forward in time at every
-period, and apply its accumulated sites when a site marked it (``scratch[shared, 0] > 0``).
+A filter may keep *shared* state rows besides the competitors' (the EKF's latent home advantage
+and draw tendency), the last rows of the state: the loops take the index ``shared`` of the first
+(-1: none), move every shared row forward in time at every period, and apply a shared row's
+accumulated sites when a site marked it (``scratch[row, 0] > 0``).
 
 The loops take these kernels as their first arguments, as first-class function values of fixed
 signatures (:mod:`statespace._runtime.jit`): nothing is compiled at import; a loop called with a
@@ -236,9 +237,10 @@ def _advance(predict, x, last, theta, i, t):
 
 @njit(cache=True, inline="always")
 def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
-    """Move the shared row and every competitor of games ``start:stop`` forward to time ``t``."""
+    """Move the shared rows and every competitor of games ``start:stop`` forward to time ``t``."""
     if shared >= 0:
-        _advance(predict, x, last, theta, shared, t)
+        for r in range(shared, x.shape[0]):
+            _advance(predict, x, last, theta, r, t)
     for g in range(start, stop):
         _advance(predict, x, last, theta, a[g], t)
         _advance(predict, x, last, theta, b[g], t)
@@ -265,8 +267,16 @@ def period(site, apply, rule, derivs, forecast, obs, x, count, theta, a, b, scor
             if n != 0.0:
                 _combine(rule, apply, x, count, theta, i, scratch)
                 count[i] += int(n)
-    if shared >= 0 and scratch[shared, 0] != 0.0:
-        _combine(rule, apply, x, count, theta, shared, scratch)
+    _combine_shared(rule, apply, x, count, theta, scratch, shared)
+
+
+@njit(cache=True, inline="always")
+def _combine_shared(rule, apply, x, count, theta, scratch, shared):
+    """Apply each shared row's sites, where a site marked it."""
+    if shared >= 0:
+        for r in range(shared, x.shape[0]):
+            if scratch[r, 0] != 0.0:
+                _combine(rule, apply, x, count, theta, r, scratch)
 
 
 @njit(cache=True)
@@ -308,7 +318,8 @@ def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x,
         ib = b[g]
         tg = t[g]
         if shared >= 0:
-            _advance(predict, x, last, theta, shared, tg)
+            for r in range(shared, x.shape[0]):
+                _advance(predict, x, last, theta, r, tg)
         if has_predict:
             _advance(predict, x, last, theta, ia, tg)
             _advance(predict, x, last, theta, ib, tg)
@@ -326,8 +337,7 @@ def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x,
         _combine(rule, apply, x, count, theta, ib, scratch)
         count[ia] += 1
         count[ib] += 1
-        if shared >= 0 and scratch[shared, 0] != 0.0:
-            _combine(rule, apply, x, count, theta, shared, scratch)
+        _combine_shared(rule, apply, x, count, theta, scratch, shared)
         for c in range(k):
             out_post[g, c] = x[ia, c]
             out_post[g, k + c] = x[ib, c]
@@ -359,16 +369,19 @@ def forecast_loop(predict, proba, forecast, obs, x, last, theta, a, b, home, t, 
 
     Each game's competitors are copied into the first two rows of ``tmp`` and moved forward to
     the game's time before the forecast, so drift accumulates up to each game but no result is
-    learned; the shared row (``shared >= 0``) is copied into the third row and moved forward too.
+    learned; the shared rows (``shared >= 0``) are copied into the rows after them and moved
+    forward too (``tmp`` has ``2 + `` their number of rows, so they stay its last rows).
     """
     k = x.shape[1]
     for g in range(a.shape[0]):
         if shared >= 0:
-            for c in range(k):
-                tmp[2, c] = x[shared, c]
-            ls = last[shared]
-            if not math.isnan(ls) and t[g] > ls:
-                predict(tmp, 2, theta, min(t[g] - ls, DT_MAX))
+            for r in range(shared, x.shape[0]):
+                j = 2 + r - shared
+                for c in range(k):
+                    tmp[j, c] = x[r, c]
+                ls = last[r]
+                if not math.isnan(ls) and t[g] > ls:
+                    predict(tmp, j, theta, min(t[g] - ls, DT_MAX))
         for side in range(2):
             i = a[g] if side == 0 else b[g]
             for c in range(k):

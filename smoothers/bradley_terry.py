@@ -52,7 +52,7 @@ class BradleyTerry(LaplaceSmoother):
             # rating a game can tell apart, so the fit is the maximum-likelihood one
             scale = 400.0 / math.log(10.0)
             model = SkillModel("logistic", scale, 1500.0, (min(1e3, ranges.SD_SCALES) * scale) ** 2, 0.0, "half")
-        super().__init__(dataclasses.replace(model, drift=0.0, reversion=0.0, home_drift=0.0), drift=None,
+        super().__init__(dataclasses.replace(model, drift=0.0, reversion=0.0, home_drift=0.0, draw_drift=0.0), drift=None,
                          period_days=period_days, tol=tol, max_iter=max_iter, variances=variances,
                          dense_cov_limit=dense_cov_limit, exact_variance_limit=exact_variance_limit,
                          blas_threads=blas_threads, progress=progress)

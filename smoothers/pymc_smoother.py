@@ -235,6 +235,7 @@ class PyMCSmoother(Smoother):
         if getattr(model, "reversion", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
+        model.refuse_latent_draws("PyMCSmoother")
         if getattr(model, "home_drift", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits a constant home advantage (home_drift = 0), got home_drift="
                              f"{model.home_drift!r}; use the EKF for a drifting home advantage")

@@ -76,8 +76,10 @@ def test_the_loglik_is_the_log_of_the_joint_pmf_and_its_derivatives_its_slopes(x
     step = 1e-4
     lp = goals_loglik(params, 0.5, float(x), float(y), d + step)[0]
     lm = goals_loglik(params, 0.5, float(x), float(y), d - step)[0]
-    assert g == pytest.approx((lp - lm) / (2 * step), abs=1e-6)
-    assert h == pytest.approx((lp - 2 * lik + lm) / step**2, abs=1e-4)
+    # relative too: near a factor's floor (1 + rho lb close to 0) the slopes are steep and the central
+    # differences' own error grows with them
+    assert g == pytest.approx((lp - lm) / (2 * step), abs=1e-6, rel=1e-5)
+    assert h == pytest.approx((lp - 2 * lik + lm) / step**2, abs=1e-4, rel=1e-3)
     assert goals_derivs(params, 0.5, float(x), float(y), d) == pytest.approx((g, h), abs=1e-14)
 
 

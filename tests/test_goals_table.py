@@ -80,7 +80,7 @@ def test_outside_the_table_the_forecast_is_exact():
 def test_the_vector_carries_the_table_only_when_asked():
     assert Goals(base=0.3, table=False).vector(SCALE).shape == (OWN,)
     v = Goals(base=0.3).vector(SCALE)
-    assert v.shape == (OWN + T.table_length(),)
+    assert v.shape == (OWN + T.table_length(6),)  # the probabilities and three products (for a draw tilt)
     assert v[OWN + 1] == pytest.approx(1.0 / math.sqrt(2.0 * math.exp(0.3)))  # the width, in u
     assert Goals(base=0.3).vector(SCALE) is not v  # a new vector each time (the table is shared, read-only)
 

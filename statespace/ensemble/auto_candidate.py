@@ -26,6 +26,9 @@ DISPERSION_START, DISPERSION_MAX = 0.1, 2.0
 #: Dixon and Coles' rho: start and bound of its tuning (fitted football values lie near -0.1;
 #: Dixon and Coles 1997: -0.13), a quarter of a draw's chance either way between level sides
 RHO_START, RHO_BOUND = -0.05, 0.5
+#: the latent draw tendency's drift (log-odds^2 per day) where a variant has drifting draws: a
+#: twentieth of a unit of log-odds a decade
+DRAW_DRIFT_START = 1e-6
 #: the inflation of the draws: start (one game in twenty a draw beyond the counts' own) and bound
 INFLATION_START, INFLATION_BOUND = 0.05, 0.5
 #: each law of the counts (:data:`statespace.ensemble.auto_variant.COUNTS`): the Goals settings it
@@ -89,6 +92,8 @@ class Candidate(Settings):
             out["home"] = m.home
         if self.variant.home == "drifting":
             out["home_drift"] = m.home_drift
+        if self.variant.draws == "drifting":
+            out["draw_drift"] = m.draw_drift
         if self.variant.reversion:
             out["reversion"] = m.reversion
         obs = m.observation
@@ -206,7 +211,8 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     ``s / 173.7``, the observation's sd ``s`` and draw width 0.5 (0 without draws). Goals: the
     base rate the mean count per side, and its law's settings from their starts: dispersion
     :data:`DISPERSION_START` (negative binomial), Dixon and Coles' rho :data:`RHO_START`
-    (Poisson), and with inflated draws the inflation :data:`INFLATION_START`."""
+    (Poisson), and with inflated draws the inflation :data:`INFLATION_START`; drifting draws, the
+    draw tendency's drift :data:`DRAW_DRIFT_START`."""
     draws = info["draws"]
     home = _HOME if v.home != "none" else 0.0
     if v.observation == "margin":
@@ -234,5 +240,6 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
         kwargs = {"observation": obs} if obs is not None else {"draw": draw}
         model = SkillModel("logistic", ELO_SCALE, 1500.0, _PRIOR_SD**2, _DRIFT, home=home,
                            reversion=_REVERSION if v.reversion else 0.0,
-                           home_drift=_HOME_DRIFT if v.home == "drifting" else 0.0, **kwargs)
+                           home_drift=_HOME_DRIFT if v.home == "drifting" else 0.0,
+                           draw_drift=DRAW_DRIFT_START if v.draws == "drifting" else 0.0, **kwargs)
     return Candidate(v, model).with_weight_scale(games)

@@ -117,6 +117,7 @@ def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[s
         out.append(("observation", Variant("margin", best.home, best.reversion)))
     if "goals" in obs and info["counts"]:
         out.extend(("observation", Variant("goals", best.home, best.reversion, counts=c)) for c in DEFAULT_COUNTS)
+        out.append(("observation", Variant("goals", best.home, best.reversion, draws="drifting")))
     return out
 
 

@@ -29,13 +29,16 @@ class Variant:
     ``observation``: ``"outcome"``, ``"margin"`` or ``"goals"``; ``home``: ``"none"``, ``"fixed"``
     or ``"drifting"``; ``reversion``: mean reversion on; ``power``: the Box–Cox power of the margin
     weights (``None``: unweighted games; Outcome only); ``counts``: the law of the goal counts
-    (Goals only, one of :data:`COUNTS`; default ``"negative binomial"``)."""
+    (Goals only, one of :data:`COUNTS`; default ``"negative binomial"``); ``draws``: ``"fixed"``, or
+    ``"drifting"``: the draw tendency a latent random walk (``SkillModel.draw_drift``; Goals with
+    negative binomial counts only)."""
 
     observation: str = "outcome"
     home: str = "fixed"
     reversion: bool = False
     power: float | None = None
     counts: str | None = None
+    draws: str = "fixed"
 
     def __post_init__(self) -> None:
         if self.observation not in OBSERVATIONS:
@@ -60,6 +63,12 @@ class Variant:
         elif self.counts is not None:
             raise ValueError(f"Variant: counts={self.counts!r} is the law of the goals observation's counts; "
                              f"this variant observes the {self.observation}")
+        if self.draws not in ("fixed", "drifting"):
+            raise ValueError(f"Variant: draws must be 'fixed' or 'drifting', got {self.draws!r}")
+        if self.draws == "drifting" and self.counts != COUNTS[0]:
+            raise ValueError(f"Variant: drifting draws (a latent draw tendency) are a candidate of the goals "
+                             f"observation with {COUNTS[0]} counts, got observation={self.observation!r}, "
+                             f"counts={self.counts!r}")
 
     @property
     def label(self) -> str:
@@ -72,6 +81,8 @@ class Variant:
             parts.append("reversion")
         if self.power is not None:
             parts.append(f"margin weights p={self.power:g}")
+        if self.draws == "drifting":
+            parts.append("drifting draws")
         return ", ".join(parts)
 
 

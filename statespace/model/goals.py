@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum, tilt, tilted
+from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum, tilted
 from statespace.model.goals_outcome import MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
 from statespace.model import ranges as R
 from statespace.model.counts import draw_moments, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
@@ -124,12 +125,10 @@ def goals_loglik(params, score, score_a, score_b, d):
 @kernel(FORECAST_SIG)
 def goals_forecast(params, d, var):
     """:func:`statespace.model.goals_outcome.forecast_u` (the probabilities averaged over
-    ``d ~ N(d, var)``, read from the forecast table where it reaches) with the draw's odds tilted
-    by ``params[6]`` (:func:`statespace.model.goal_laws.tilt`: applied to the average, exact at
-    ``var = 0``) and the draws inflated by ``params[5]`` (:func:`statespace.model.goal_laws.inflate`)."""
+    ``d ~ N(d, var)``, the draw's odds tilted by ``params[6]``; read from the forecast table where it
+    reaches) with the draws inflated by ``params[5]`` (:func:`statespace.model.goal_laws.inflate`)."""
     pw, pd, pl = forecast_u(params, d, var)
-    pw, pd, pl = inflate(pw, pd, pl, params[5])
-    return tilt(pw, pd, pl, params[TILT_AT])
+    return inflate(pw, pd, pl, params[5])
 
 
 def _shared_log_sums(score_a, score_b, base: float, lam3: float) -> np.ndarray:
@@ -210,8 +209,9 @@ class Goals(Observation, name="goals", needs_scores=True,
         :math:`P'(x, y) = P(x, y) e^{\theta [x = y]} / Z` (exponential tilting of the diagonal, every
         score's probability kept positive, fewer draws for a negative :math:`\theta`); with
         Poisson or negative binomial counts (not with ``rho`` or ``inflation``). The forecast over
-        the skill uncertainty tilts the averaged probabilities (exact for a known skill
-        difference). :class:`filters.EKF` with ``SkillModel(draw_drift=...)`` makes it a latent random
+        the skill uncertainty averages the tilted probabilities (from the forecast table, to
+        second order in the spread of the draw probability over the uncertainty).
+        :class:`filters.EKF` with ``SkillModel(draw_drift=...)`` makes it a latent random
         walk.
     table:
         True (default): the win/draw/loss forecast of a game whose skill difference is uncertain
@@ -224,6 +224,9 @@ class Goals(Observation, name="goals", needs_scores=True,
     Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation, tilt]``,
     then the table's.
     """
+
+    #: where the kernel parameters hold the draw tilt (a latent draw tendency is written there)
+    tilt_at: ClassVar[int] = TILT_AT
 
     base: float
     dispersion: float = 0.0

@@ -13,7 +13,7 @@ from numba import njit
 
 from statespace.model import outcome_table as T
 from statespace.model.counts import count_outcome
-from statespace.model.goal_laws import taus as _taus
+from statespace.model.goal_laws import taus as _taus, tilt as _tilt
 
 __all__ = ["U_MAX", "Z_MAX", "MAX_STEP", "outcome_at", "forecast_u"]
 
@@ -36,6 +36,8 @@ MAX_STEP = 0.8
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: the observation's own numbers in its kernel parameters; the forecast table follows them
 _N_PARAMS = 7
+#: where the draw tilt sits among them (:data:`statespace.model.goals.TILT_AT`)
+_TILT = 6
 
 
 @njit(cache=True)
@@ -68,6 +70,14 @@ def outcome_at(base, kappa, rho, u):
 
 
 @njit(cache=True)
+def tilted_at(base, kappa, rho, theta, u):
+    """:func:`outcome_at` with the draw's odds times ``e^theta``
+    (:func:`statespace.model.goal_laws.tilt`)."""
+    pw, pd, pl = outcome_at(base, kappa, rho, u)
+    return _tilt(pw, pd, pl, theta)
+
+
+@njit(cache=True)
 def _width(base, kappa):
     """The width in ``u`` over which the win/draw/loss probabilities change around ``u = 0``
     (:func:`goals_forecast`): ``1 / sqrt(2 lambda_0)``, at most 1, wider with the dispersion."""
@@ -77,10 +87,13 @@ def _width(base, kappa):
 
 @njit(cache=True)
 def _outcome_grid(base, kappa, rho, u, out):
-    """``out[k] = outcome_at(base, kappa, rho, u[k])``: the probabilities the forecast table is
-    built from."""
+    """``out[k] = outcome_at(base, kappa, rho, u[k])`` and the products ``P(win) P(draw)``,
+    ``P(draw)^2``, ``P(loss) P(draw)``: what the forecast table averages (the products for a tilt of
+    the draws, :func:`forecast_u`)."""
     for k in range(u.shape[0]):
-        out[k, 0], out[k, 1], out[k, 2] = outcome_at(base, kappa, rho, u[k])
+        pw, pd, pl = outcome_at(base, kappa, rho, u[k])
+        out[k, 0], out[k, 1], out[k, 2] = pw, pd, pl
+        out[k, 3], out[k, 4], out[k, 5] = pw * pd, pd * pd, pl * pd
 
 
 @lru_cache(maxsize=16)
@@ -90,7 +103,7 @@ def _table(base: float, kappa: float, rho: float) -> np.ndarray:
     at every evaluation; a run reads them once)."""
     width = float(_width(base, kappa))
     u = T.fine_grid(width)
-    f = np.empty((u.shape[0], 3))
+    f = np.empty((u.shape[0], 6))
     _outcome_grid(base, kappa, rho, u, f)
     out = T.build(f, width)
     out.flags.writeable = False
@@ -98,7 +111,7 @@ def _table(base: float, kappa: float, rho: float) -> np.ndarray:
 
 
 @njit(cache=True)
-def _forecast_z(base, kappa, rho, mu, s, h):
+def _forecast_z(base, kappa, rho, theta, mu, s, h):
     """The trapezoid rule on ``z`` (``u = mu + s z``, steps of ``h`` in ``u``) over ``|z| <= Z_MAX``,
     its Gaussian weights normalised to sum to 1: at most ``2 Z_MAX s / h + 1`` nodes."""
     step = h / s
@@ -110,7 +123,7 @@ def _forecast_z(base, kappa, rho, mu, s, h):
     for k in range(-n, n + 1):
         z = k * step
         weight = math.exp(-0.5 * z * z)
-        w, dr, lo = outcome_at(base, kappa, rho, mu + s * z)
+        w, dr, lo = tilted_at(base, kappa, rho, theta, mu + s * z)
         pw += weight * w
         pd += weight * dr
         pl += weight * lo
@@ -119,7 +132,7 @@ def _forecast_z(base, kappa, rho, mu, s, h):
 
 
 @njit(cache=True)
-def _forecast_u(base, kappa, rho, mu, s, h):
+def _forecast_u(base, kappa, rho, theta, mu, s, h):
     """For ``u ~ N(mu, s^2)`` wider than the clip (``Z_MAX s > U_MAX``): the outcome is constant
     beyond ``+-U_MAX`` (clipped), so ``E[f(u)] = f(U) P(u > U) + f(-U) P(u < -U) + int_{-U}^{U} f
     phi``, the tails by ``erfc`` and the middle by the trapezoid rule on a grid of ``N = ceil(2 U /
@@ -128,8 +141,8 @@ def _forecast_u(base, kappa, rho, mu, s, h):
     so the weight is smooth on the grid. Normalised by the same rule applied to 1."""
     n = int(math.ceil(2.0 * U_MAX / h))
     step = 2.0 * U_MAX / n
-    top = outcome_at(base, kappa, rho, U_MAX)
-    bottom = outcome_at(base, kappa, rho, -U_MAX)
+    top = tilted_at(base, kappa, rho, theta, U_MAX)
+    bottom = tilted_at(base, kappa, rho, theta, -U_MAX)
     acc = np.zeros(4)  # P(win), P(draw), P(loss) and the mass, unnormalised
     for k in range(n + 1):
         u = -U_MAX + k * step
@@ -140,7 +153,7 @@ def _forecast_u(base, kappa, rho, mu, s, h):
         elif k == n:
             f = top
         else:
-            f = outcome_at(base, kappa, rho, u)
+            f = tilted_at(base, kappa, rho, theta, u)
         for j in range(3):
             acc[j] += weight * f[j]
         acc[3] += weight
@@ -159,13 +172,16 @@ def _forecast_u(base, kappa, rho, mu, s, h):
 
 @njit(cache=True)
 def forecast_u(params, d, var):
-    """:func:`statespace.model.counts.count_outcome` at the rates of ``d``, averaged over ``d ~ N(d, var)``.
+    """:func:`statespace.model.counts.count_outcome` at the rates of ``d`` (the draw tilted by
+    ``params[6]``: :func:`tilted_at`), averaged over ``d ~ N(d, var)``.
 
     The probabilities change fastest in ``u = d / (2 scale)`` around ``u = 0``, where both rates
     are ``lambda_0 = e^base`` and the Poisson difference has sd ``sqrt(2 lambda_0)``: there they move
     over a width ``w = 1 / sqrt(2 lambda_0)`` of ``u`` (at most 1, the width of ``1 - exp(-e^u)`` when
     a rate is small; the negative binomial's is wider, but its small counts are steep enough to
-    want the same step). The trapezoid rule takes steps of
+    want the same step). From the forecast table where it reaches (with a tilt, from its averages of
+    the untilted probabilities and their products, :func:`_tilt_moments`); else the trapezoid rule
+    on the tilted probabilities takes steps of
     ``h = w / 2`` in ``u`` (at most :data:`MAX_STEP` sds): on ``z = (u - mean) / sd`` over ``|z| <=
     Z_MAX`` (:func:`_forecast_z`), or where that reaches past the clip ``+-U_MAX`` over
     ``[-U_MAX, U_MAX]`` with the Gaussian tails in closed form (:func:`_forecast_u`). Either way at
@@ -175,20 +191,45 @@ def forecast_u(params, d, var):
     base = params[0]
     kappa = params[2]
     rho = params[3]
+    theta = params[_TILT]
     c = 0.5 / params[1]
     mu = min(max(c * d, -1e300), 1e300)  # c d may overflow: +-1e300 is far beyond the clip
     if not var > 0.0:
-        return outcome_at(base, kappa, rho, mu)
+        return tilted_at(base, kappa, rho, theta, mu)
     s = c * math.sqrt(var)
     if mu - Z_MAX * s >= U_MAX:  # all the mass beyond the clip
-        return outcome_at(base, kappa, rho, U_MAX)
+        return tilted_at(base, kappa, rho, theta, U_MAX)
     if mu + Z_MAX * s <= -U_MAX:
-        return outcome_at(base, kappa, rho, -U_MAX)
+        return tilted_at(base, kappa, rho, theta, -U_MAX)
     if params.shape[0] > _N_PARAMS:  # the table, where it reaches
-        found, pw, pd, pl = T.lookup(params, _N_PARAMS, mu, s)
+        found, pw, pd, pl, wd, dd, ld = T.lookup(params, _N_PARAMS, mu, s, theta != 0.0)
         if found:
-            return pw, pd, pl
+            if theta == 0.0:
+                return pw, pd, pl
+            return _tilt_moments(pw, pd, pl, wd, dd, ld, theta)
     h = min(MAX_STEP * s, 0.5 * _width(base, kappa))
     if Z_MAX * s <= U_MAX:
-        return _forecast_z(base, kappa, rho, mu, s, h)
-    return _forecast_u(base, kappa, rho, mu, s, h)
+        return _forecast_z(base, kappa, rho, theta, mu, s, h)
+    return _forecast_u(base, kappa, rho, theta, mu, s, h)
+
+
+@njit(cache=True)
+def _tilt_moments(pw, pd, pl, wd, dd, ld, theta):
+    """``E[tilt(P(u), theta)]`` from the averages of the probabilities and of their products with
+    ``P(draw)`` (the table's six channels), to second order in the spread of ``P(draw)``: with
+    ``e = e^theta - 1`` and ``D = 1 + e E[P_D]``, ``E[X / (1 + e P_D)] = E[X] / D - e Cov(X, P_D) / D^2
+    + e^2 E[X] Var(P_D) / D^3`` for each of ``P(win)``, ``e^theta P(draw)``, ``P(loss)``, normalised to
+    sum to 1 (the expansion of ``1 / (1 + e P_D)`` about ``E[P_D]``; the next term is of third order in
+    ``e (P_D - E[P_D]) / D``)."""
+    e = math.expm1(theta)
+    big_d = 1.0 + e * pd
+    var_d = max(dd - pd * pd, 0.0)
+    second = e * e * var_d / (big_d * big_d * big_d)
+    w = pw / big_d - e * (wd - pw * pd) / (big_d * big_d) + pw * second
+    dr = (1.0 + e) * (pd / big_d - e * var_d / (big_d * big_d) + pd * second)
+    lo = pl / big_d - e * (ld - pl * pd) / (big_d * big_d) + pl * second
+    w = max(w, 0.0)
+    dr = max(dr, 0.0)
+    lo = max(lo, 0.0)
+    total = w + dr + lo
+    return w / total, dr / total, lo / total

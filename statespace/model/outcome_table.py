@@ -39,8 +39,10 @@ hundreds) the caller integrates exactly. ``benchmarks/goals_speed.py`` measures 
 the exact integral.
 
 Layout, after an observation's own ``n`` numbers of its parameter vector (:data:`HEADER` numbers,
-then the table): ``[mu step, s step, number of mu, number of s, log F ...]``, ``log F`` of outcome
-``k`` at ``mu_i``, ``s_j`` at ``(i * n_s + j) * 3 + k``.
+then the table): ``[mu step, width, t step, channels C, log F ...]``, ``log F`` of channel ``k``
+at ``mu_i``, ``s_j`` at ``(i * S_POINTS + j) * C + k``. Three channels (the probabilities) or six:
+three more averages an observation needs (``Goals``: ``E[P(win) P(draw)]``, ``E[P(draw)^2]``,
+``E[P(loss) P(draw)]``, for a tilt of the draws applied after averaging).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ S_STEPS = 8
 FINE_POINTS = 2048
 #: fine steps per step of ``mu``
 _FINE_PER_MU = 1
-#: numbers before the table: the steps of ``mu`` and ``s`` and their counts
+#: numbers before the table: the step of ``mu``, the width, the step of ``t`` and the number of channels
 HEADER = 4
 #: the least ``log F`` stored: a probability below ``e^-690`` (1e-300) counts as that
 LOG_FLOOR = math.log(1e-300)
@@ -82,9 +84,9 @@ _N_MU = 2 * MU_HALF * MU_STEPS + 1
 _T_MAX = math.log1p(64.0)
 
 
-def table_length() -> int:
-    """Numbers :func:`build` returns: :data:`HEADER` and the table."""
-    return HEADER + _N_MU * S_POINTS * 3
+def table_length(channels: int = 3) -> int:
+    """Numbers :func:`build` returns for ``channels`` averaged functions: :data:`HEADER` and the table."""
+    return HEADER + _N_MU * S_POINTS * channels
 
 
 def fine_grid(width: float) -> np.ndarray:
@@ -96,25 +98,28 @@ def fine_grid(width: float) -> np.ndarray:
 
 def build(f: np.ndarray, width: float) -> np.ndarray:
     """The table of ``log F(mu, s)`` (the module docstring) from ``f``: the win/draw/loss
-    probabilities at :func:`fine_grid` ``(width)`` (shape ``(FINE_POINTS, 3)``); ``HEADER`` numbers and
-    the table, ready to follow an observation's parameters."""
+    probabilities at :func:`fine_grid` ``(width)``, and optionally three more positive functions of
+    ``u`` to average (shape ``(FINE_POINTS, 3)`` or ``(FINE_POINTS, 6)``); ``HEADER`` numbers and the
+    table, ready to follow an observation's parameters."""
     f = np.asarray(f, dtype=np.float64)
-    if f.shape != (FINE_POINTS, 3) or not np.all(np.isfinite(f)):
-        raise ValueError(f"outcome table: f must be ({FINE_POINTS}, 3) finite probabilities, got shape {f.shape}")
+    if f.ndim != 2 or f.shape[0] != FINE_POINTS or f.shape[1] not in (3, 6) or not np.all(np.isfinite(f)):
+        raise ValueError(f"outcome table: f must be ({FINE_POINTS}, 3) or ({FINE_POINTS}, 6) finite values, got "
+                         f"shape {f.shape}")
+    channels = f.shape[1]
     h = width / (MU_STEPS * _FINE_PER_MU)
     ht = _T_MAX / (S_POINTS - 1)
     s = 0.5 * width * np.sqrt(np.expm1(np.arange(S_POINTS) * ht))  # t = log(1 + 4 s^2 / w^2) in even steps
     omega = 2.0 * math.pi * np.fft.rfftfreq(FINE_POINTS, h)
-    spectrum = np.fft.rfft(f, axis=0)  # (FINE_POINTS // 2 + 1, 3)
+    spectrum = np.fft.rfft(f, axis=0)  # (FINE_POINTS // 2 + 1, channels)
     smooth = np.exp(-0.5 * np.square(np.outer(s, omega)))  # the Gaussian's transform, one row per s
-    F = np.fft.irfft(spectrum[None, :, :] * smooth[:, :, None], n=FINE_POINTS, axis=1)  # (S_POINTS, FINE, 3)
+    F = np.fft.irfft(spectrum[None, :, :] * smooth[:, :, None], n=FINE_POINTS, axis=1)  # (S_POINTS, FINE, channels)
     mid = FINE_POINTS // 2
     rows = mid + _FINE_PER_MU * np.arange(-MU_HALF * MU_STEPS, MU_HALF * MU_STEPS + 1)
-    F = F[:, rows, :]  # (S_POINTS, N_MU, 3)
+    F = F[:, rows, :]  # (S_POINTS, N_MU, channels)
     with np.errstate(divide="ignore"):
         logs = np.maximum(np.log(np.maximum(F, 0.0)), LOG_FLOOR)
-    table = np.transpose(logs, (1, 0, 2))  # (N_MU, S_POINTS, 3)
-    head = np.array([width / MU_STEPS, width, ht, float(_N_MU)])
+    table = np.transpose(logs, (1, 0, 2))  # (N_MU, S_POINTS, channels)
+    head = np.array([width / MU_STEPS, width, ht, float(channels)])
     return np.concatenate([head, table.ravel()])
 
 
@@ -126,40 +131,48 @@ def _weights(t):
 
 
 @njit(cache=True)
-def lookup(params, at, mu, s):
-    """``(found, P(win), P(draw), P(loss))`` at ``mu``, ``s`` from the table that starts at
-    ``params[at]`` (:func:`build`'s numbers); ``found`` is False outside it (the caller integrates)."""
+def lookup(params, at, mu, s, extra):
+    """``(found, P(win), P(draw), P(loss), m3, m4, m5)`` at ``mu``, ``s`` from the table that starts
+    at ``params[at]`` (:func:`build`'s numbers): the three probabilities normalised to sum to 1,
+    and with ``extra`` (a table of six channels) the averages of the other three functions (else
+    0); ``found`` is False outside the table (the caller integrates)."""
     hmu = params[at]
     width = params[at + 1]
     ht = params[at + 2]
-    n_mu = int(params[at + 3])
-    x = mu / hmu + 0.5 * (n_mu - 1)
+    nc = int(params[at + 3])
+    x = mu / hmu + 0.5 * (_N_MU - 1)
     r = 2.0 * s / width
     y = math.log1p(r * r) / ht
-    if not (x >= 1.0 and x < n_mu - 2.0 and y < S_POINTS - 1.0):
-        return False, 0.0, 0.0, 0.0
+    if not (x >= 1.0 and x < _N_MU - 2.0 and y < S_POINTS - 1.0):
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    read = 6 if extra and nc == 6 else 3
     i = int(x)
     j = min(max(int(y) - 1, 0), S_POINTS - 4)  # the four rows from j; from the first at the bottom
     wx = _weights(x - i)
     wy = _weights(y - j - 1.0)
     base = at + HEADER
-    l0 = 0.0
-    l1 = 0.0
-    l2 = 0.0
+    l0 = l1 = l2 = l3 = l4 = l5 = 0.0
     for a in range(4):
-        row = base + (i - 1 + a) * S_POINTS * 3
+        row = base + (i - 1 + a) * S_POINTS * nc
         for b in range(4):
-            jj = j + b
             w = wx[a] * wy[b]
-            k = row + jj * 3
+            k = row + (j + b) * nc
             if min(params[k], min(params[k + 1], params[k + 2])) < _LOG_P_MIN:
-                return False, 0.0, 0.0, 0.0
+                return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             l0 += w * params[k]
             l1 += w * params[k + 1]
             l2 += w * params[k + 2]
+            if read == 6:
+                if min(params[k + 3], min(params[k + 4], params[k + 5])) < _LOG_P_MIN:
+                    return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+                l3 += w * params[k + 3]
+                l4 += w * params[k + 4]
+                l5 += w * params[k + 5]
     top = max(l0, max(l1, l2))
     p0 = math.exp(l0 - top)
     p1 = math.exp(l1 - top)
     p2 = math.exp(l2 - top)
     total = p0 + p1 + p2
-    return True, p0 / total, p1 / total, p2 / total
+    if read == 3:
+        return True, p0 / total, p1 / total, p2 / total, 0.0, 0.0, 0.0
+    return True, p0 / total, p1 / total, p2 / total, math.exp(l3), math.exp(l4), math.exp(l5)

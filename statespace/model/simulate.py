@@ -103,6 +103,7 @@ def simulate(model: SkillModel, n_players: int = 30, n_games: int = 600, *, days
             last[i] = t_days[g]
             out[g] = skill[i]
     home_level = None
+    model.refuse_latent_draws("simulate")
     if model.home_drift > 0:  # the shared home advantage's random walk over the game days
         steps = np.sqrt(model.home_drift * np.diff(t_days)) * rng.standard_normal(n_games - 1)
         home_level = model.home + np.r_[0.0, np.cumsum(steps)]

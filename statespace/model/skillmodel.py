@@ -41,6 +41,9 @@ ELO_SCALE = 400.0 / math.log(10.0)
 #: the fastest mean reversion, per unit of time: at 1e3 a skill forgets all but e^-1000 of its lead
 #: within one unit, so a faster one says nothing more
 REVERSION_MAX = 1e3
+#: The largest ``draw_drift``: a log-odds variance of 1 per unit of time (per day, the draws' odds
+#: could double or halve in a day); football's draw rates move by hundredths a decade.
+DRAW_DRIFT_MAX = 1.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,15 @@ class SkillModel:
         that a league whose home advantage shrinks over the decades is described by the model.
         The EKF tracks it (diagonal covariance) and :func:`statespace.simulate` draws it; the
         Laplace smoother refuses it.
+
+    draw_drift:
+        Variance added per unit of time to the draw tendency :math:`\theta`, the log of a factor on
+        every game's odds of a draw (the observation's ``tilt``; :class:`~statespace.Goals` only; 0,
+        the default: a fixed tilt). With ``draw_drift > 0`` :math:`\theta` is one more latent state
+        shared by all games, starting at the observation's ``tilt`` (known exactly) and following
+        its own Gaussian random walk, so that a league whose draws grow rarer over the decades is
+        described by the model. Only the EKF (diagonal covariance) filters it; in log-odds squared
+        per unit of time, in :math:`[0, 1]` (:data:`DRAW_DRIFT_MAX`).
 
     observation:
         What a game shows of the skill difference (see :mod:`statespace.model.observation`). ``None``
@@ -134,6 +146,7 @@ class SkillModel:
     reversion: float = 0.0
     home_drift: float = 0.0
     observation: Observation | None = None
+    draw_drift: float = 0.0
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
@@ -152,6 +165,22 @@ class SkillModel:
         object.__setattr__(self, "draw", as_draw(self.draw))
         object.__setattr__(self, "observation", self._resolve_observation(self.observation))
         self.observation.check_scale(self.scale)  # its settings in units of the scale
+        object.__setattr__(self, "draw_drift", R.number("SkillModel", "draw_drift", self.draw_drift, 0.0, DRAW_DRIFT_MAX))
+        if self.draw_drift > 0:
+            obs = self.observation
+            if getattr(type(obs), "tilt_at", None) is None:
+                raise ValueError(f"SkillModel: draw_drift={self.draw_drift:g} makes the draw tendency a latent random "
+                                 f"walk, which the {type(obs).__name__} observation has no tilt for; use Goals")
+            if getattr(obs, "rho", 0.0) != 0.0 or getattr(obs, "inflation", 0.0) != 0.0:
+                raise ValueError(f"SkillModel: draw_drift={self.draw_drift:g} tilts the draws, which rho and "
+                                 f"inflation change too; give Goals rho=0 and inflation=0")
+
+    def refuse_latent_draws(self, who: str) -> None:
+        """A ``ValueError`` naming ``who`` when the model has a latent draw tendency (``draw_drift >
+        0``), which only the EKF (diagonal covariance) filters."""
+        if self.draw_drift > 0:
+            raise ValueError(f"{who}: the model has a latent draw tendency (draw_drift={self.draw_drift!r}), which "
+                             f"only the EKF (diagonal covariance) filters; give draw_drift=0")
 
     def _resolve_observation(self, obs: object) -> Observation:
         """The model's observation. An :class:`Outcome` is stored marked as derived from
