@@ -24,7 +24,9 @@ the Elo scale, diagonal covariance, time in days) of one model variant (:class:`
   :class:`~statespace.Goals` (each side's count) under two laws of the counts: negative binomial
   with variance ``rate + dispersion * rate^2`` (its base rate and dispersion tuned, Poisson where
   the dispersion is tuned to 0), and Poisson with Dixon and Coles' low-score dependence (its base
-  rate and ``rho`` tuned);
+  rate and ``rho`` tuned); and the negative binomial with a drifting draw tendency
+  (``SkillModel.draw_drift``: the log of a factor on the draws' odds, a latent random walk; its
+  drift tuned);
 - the home advantage: none when every game is neutral; otherwise fixed
   (``SkillModel.home``) or drifting (``SkillModel.home_drift``: a latent random walk);
 - mean reversion (``SkillModel.reversion``) off or on;
@@ -44,7 +46,7 @@ loss ``log_loss_3`` (the proper one-step-ahead log-likelihood of win/draw/loss) 
 have draws, the expected-score ``log_loss`` (the same likelihood when there are no draws)
 otherwise; the lowest wins (see the tie rule below). The table says which objective.
 
-**The default search** is staged, to keep the number of tunings small (at most 10):
+**The default search** is staged, to keep the number of tunings small (at most 11):
 
 1. *structure*: the Outcome EKF, unweighted, with every home advantage that applies (fixed,
    drifting; none where every game is neutral) with and without mean reversion: 1, 2 or 4
@@ -52,7 +54,8 @@ otherwise; the lowest wins (see the tie rule below). The table says which object
 2. *margin weights* (games with scores): that structure with weights of each power in
    ``powers`` (default 0, 0.5, 1): 3 candidates;
 3. *observation* (games with scores): that structure observed through Margin, and through
-   Goals under both laws where the scores are goal counts: 1 or 3 candidates.
+   Goals where the scores are goal counts (negative binomial, Dixon–Coles, negative binomial with
+   drifting draws): 1 or 4 candidates.
 
 The chosen candidate is the best of all stages. Candidates whose training scores are within
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is
