@@ -138,6 +138,8 @@ def test_goals_is_tried_by_default_and_chosen_on_poisson_goals(poisson_goals):
     assert {"goals, fixed home", "goals (dixon-coles), fixed home"} <= set(default.table.index) or \
         {"goals", "goals (dixon-coles)"} <= set(default.table.index)
     assert default.table.attrs["not_tried"] == [] and default.chosen.startswith("goals")
+    drifting = [k for k in default.table.index if "drifting draws" in k]
+    assert len(drifting) == 1 and "draw_drift" in default.result.methods[drifting[0]].values()
     dc = default.result.methods[next(k for k in default.table.index if "dixon-coles" in k)]
     assert set(dc.values()) >= {"base", "rho"} and "dispersion" not in dc.values()
     assert abs(dc.model.observation.rho) < 0.2  # independent Poisson goals: no low-score dependence
