@@ -5,6 +5,7 @@ scoring of every candidate, the choice among them (:data:`TIE`), and its record
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import warnings
@@ -141,8 +142,8 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
     def evaluate(stage: str, v: Variant, k: int, total: int, warm: Candidate | None = None) -> None:
         t = time.perf_counter()
         start = start_candidate(v, games, info)
-        if warm is not None:  # the same model's numbers, tuned on the structure stage
-            start = start.with_params(model=warm.model)
+        if warm is not None:  # the same model's numbers, tuned on an earlier candidate
+            start = start.with_params(model=dataclasses.replace(warm.model, draw_drift=start.model.draw_drift))
         row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
                "reversion": v.reversion, "power": np.nan if v.power is None else v.power,
                "objective": objective}
@@ -181,7 +182,7 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
         later = [(s, v) for s, v in later_stages(opts, best_v, info) if v not in tuned]
         total = len(plan) + len(later)
         for k, (stage, v) in enumerate(later, len(plan) + 1):
-            evaluate(stage, v, k, total, warm=tuned[best_v] if v.observation == "outcome" else None)
+            evaluate(stage, v, k, total, warm=_warm(v, best_v, tuned))
         best = _pick(rows)
     table = pd.DataFrame(rows).set_index("candidate")
     if best is None:
@@ -211,6 +212,17 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
     report(f"chose {chosen} ({objective} {result.objective:.5f}; {len(table)} candidates, {seconds:.1f} s)",
            final=True)
     return method
+
+
+def _warm(v: Variant, best: Variant, tuned: dict) -> Candidate | None:
+    """The tuned candidate a later-stage variant starts from: the structure stage's best for the
+    margin weights; the same Goals model with a fixed draw tendency for drifting draws (tuned
+    before it in the same stage), its tuned numbers kept and the drift started; else none."""
+    if v.observation == "outcome":
+        return tuned[best]
+    if v.draws == "drifting":
+        return tuned.get(dataclasses.replace(v, draws="fixed"))
+    return None
 
 
 def _pick(rows: list[dict]) -> dict | None:

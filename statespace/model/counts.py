@@ -198,13 +198,17 @@ def draw_moments(rate_a, rate_b, kappa):
     ratio ``t_(k+1) / t_k``, are below :data:`TAIL` of the sum."""
     lpa = _log_p0(rate_a, kappa)
     lpb = _log_p0(rate_b, kappa)
+    # above e^-700 each pmf runs by products (no underflow of p(0)); else by sums of logarithms
+    prod = lpa > -PRODUCT_RATE and lpb > -PRODUCT_RATE
+    pa = math.exp(lpa)
+    pb = math.exp(lpb)
     ua = 1.0 + kappa * rate_a
     ub = 1.0 + kappa * rate_b
     d0 = 0.0
     d1 = 0.0
     d2 = 0.0
     for k in range(TERMS_MAX):
-        t = math.exp(lpa + lpb)
+        t = pa * pb if prod else math.exp(lpa + lpb)
         sa = (k - rate_a) / ua
         sb = (k - rate_b) / ub
         ca = -rate_a * (1.0 + kappa * k) / (ua * ua)
@@ -220,6 +224,10 @@ def draw_moments(rate_a, rate_b, kappa):
             break
         if ra == 0.0 or rb == 0.0:
             break
-        lpa += math.log(ra)
-        lpb += math.log(rb)
+        if prod:
+            pa *= ra
+            pb *= rb
+        else:
+            lpa += math.log(ra)
+            lpb += math.log(rb)
     return d0, d1, d2

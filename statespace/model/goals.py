@@ -97,13 +97,18 @@ def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
     u = _clip_u(c * d)
-    if (params[5] > 0.0 and score_a == score_b) or params[TILT_AT] != 0.0:  # these read the likelihood itself
+    if params[5] > 0.0 and score_a == score_b:  # an inflated draw reads the likelihood itself
         _, g, h = _loglik_u(params, score_a, score_b, u)
         return c * g, c * c * h
     _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
     _, gb, hb = side_loglik(score_b, params[0] - u, params[2])
     _, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
-    return c * (ga - gb + gt), c * c * (ha + hb + ht)
+    g = ga - gb + gt
+    h = ha + hb + ht
+    if params[TILT_AT] != 0.0:
+        pd, pd1, pd2 = draw_moments(math.exp(params[0] + u), math.exp(params[0] - u), params[2])
+        _, g, h = tilted(score_a, score_b, params[TILT_AT], 0.0, g, h, pd, pd1, pd2)
+    return c * g, c * c * h
 
 
 @kernel(LIK_SIG)
