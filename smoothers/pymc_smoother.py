@@ -236,6 +236,9 @@ class PyMCSmoother(Smoother):
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
         model.refuse_latent_draws("PyMCSmoother")
+        if getattr(model.observation, "tilt", 0.0) != 0.0:
+            raise ValueError(f"PyMCSmoother: the Goals observation's draw tilt (tilt={model.observation.tilt!r}) has "
+                             f"no PyTensor graph; give tilt=0, or use the LaplaceSmoother or the EKF, which read it")
         if getattr(model, "home_drift", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits a constant home advantage (home_drift = 0), got home_drift="
                              f"{model.home_drift!r}; use the EKF for a drifting home advantage")

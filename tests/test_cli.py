@@ -465,12 +465,15 @@ def goals_csv(tmp_path):
 
 
 def test_observations_reach_goals_from_the_command_line(capsys, goals_csv):
-    """``--auto --observations all``: the search tries the Goals observation, which is opt-in."""
-    code, out, err = run(capsys, "rate", str(goals_csv), "--auto", "--observations", "all", "--json", "--quiet")
-    assert code == 0, err
-    candidates = [c["candidate"] for c in json.loads(out)["auto"]["candidates"]]
-    assert any("goals" in c for c in candidates), candidates
-    code, out, err = run(capsys, "rate", str(goals_csv), "--auto", "--json", "--quiet")
+    """``--auto``: the search tries the Goals observation where the scores are goal counts (as with
+    ``--observations all``); ``--observations outcome,margin`` leaves it out."""
+    for extra in ((), ("--observations", "all")):
+        code, out, err = run(capsys, "rate", str(goals_csv), "--auto", *extra, "--json", "--quiet")
+        assert code == 0, err
+        candidates = [c["candidate"] for c in json.loads(out)["auto"]["candidates"]]
+        assert any("goals" in c for c in candidates), candidates
+    code, out, err = run(capsys, "rate", str(goals_csv), "--auto", "--observations", "outcome,margin", "--json",
+                         "--quiet")
     assert code == 0, err
     assert not any("goals" in c["candidate"] for c in json.loads(out)["auto"]["candidates"])
 

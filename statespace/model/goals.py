@@ -51,6 +51,10 @@ BASE_MIN, BASE_MAX = math.log(0.05), math.log(1000.0)
 #: is below :math:`e^{-46}`.
 DISPERSION_MAX = 2.0
 
+#: A smaller ``dispersion`` counts as 0 (stored so): the negative binomial is then the Poisson to
+#: far more digits than a double holds, and its ``1 / dispersion`` would overflow.
+DISPERSION_MIN = 1e-300
+
 #: The most goals (or points) a side may score in one game: ten times anything a side has scored in
 #: a game of any sport (basketball's record is under 200 points, an innings of cricket under
 #: 1,200 runs); a larger number is a typing error or a wrong column, and would make one game's
@@ -136,12 +140,21 @@ def goals_forecast(params, d, var):
     return inflate(pw, pd, pl, params[5])
 
 
+def _values(x) -> np.ndarray:
+    """The numbers of ``x``: a NumPy array, or a PyTensor constant's or shared variable's data."""
+    if hasattr(x, "get_value"):
+        return np.asarray(x.get_value(), dtype=np.float64)
+    if hasattr(x, "data"):
+        return np.asarray(x.data, dtype=np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
 def _shared_log_sums(score_a, score_b, base: float, lam3: float) -> np.ndarray:
-    """:func:`statespace.model.goal_laws.shared_log_sum` of each game (NumPy arrays of counts)."""
-    xa = np.asarray(score_a, dtype=np.float64).ravel()
-    xb = np.asarray(score_b, dtype=np.float64).ravel()
-    out = np.array([shared_log_sum(x, y, base, lam3) for x, y in zip(xa, xb)])
-    return out.reshape(np.shape(score_a))
+    """:func:`statespace.model.goal_laws.shared_log_sum` of each game (the counts are data, known
+    when the graph is built)."""
+    xa, xb = _values(score_a), _values(score_b)
+    out = np.array([shared_log_sum(x, y, base, lam3) for x, y in zip(xa.ravel(), xb.ravel())])
+    return out.reshape(xa.shape)
 
 
 @dataclass(frozen=True)
@@ -180,7 +193,7 @@ class Goals(Observation, name="goals", needs_scores=True,
     dispersion:
         :math:`\kappa \ge 0`: 0 (default) for Poisson counts; above, negative binomial with
         variance :math:`\lambda + \kappa \lambda^2` (:math:`\kappa = 1 / \mathtt{size}`), at most
-        :data:`DISPERSION_MAX` (2).
+        :data:`DISPERSION_MAX` (2); below 1e-300 (:data:`DISPERSION_MIN`) it is 0.
 
     The games' ``score_a`` and ``score_b`` are counts: whole numbers from 0 to :data:`GOALS_MAX`
     (10,000); anything else is refused naming its row and column (:meth:`check_games`).
@@ -244,7 +257,9 @@ class Goals(Observation, name="goals", needs_scores=True,
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", R.number("Goals", "base", self.base, BASE_MIN, BASE_MAX,
                                                   unit=" (the log of 0.05 to 1000 expected goals a side)"))
-        object.__setattr__(self, "dispersion", R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX))
+        dispersion = R.number("Goals", "dispersion", self.dispersion, 0.0, DISPERSION_MAX)
+        # below 1e-300 the negative binomial is the Poisson to 300 digits, and 1 / dispersion overflows
+        object.__setattr__(self, "dispersion", dispersion if dispersion >= DISPERSION_MIN else 0.0)
         object.__setattr__(self, "rho", R.number("Goals", "rho", self.rho, -RHO_MAX, RHO_MAX))
         object.__setattr__(self, "covariance", R.number("Goals", "covariance", self.covariance, 0.0, COVARIANCE_MAX))
         object.__setattr__(self, "inflation", R.number("Goals", "inflation", self.inflation, 0.0, INFLATION_MAX))
@@ -338,7 +353,8 @@ class Goals(Observation, name="goals", needs_scores=True,
             x, y = pt.as_tensor_variable(score_a), pt.as_tensor_variable(score_b)
             kept = math.log1p(-p) + out
             log_d = math.log(p) + x * self.base - math.exp(self.base) - pt.gammaln(x + 1.0)
-            out = pt.switch(pt.eq(x, y), pt.logaddexp(kept, log_d), kept)
+            top = pt.maximum(kept, log_d)  # log(e^kept + e^log_d) from the larger: both may be far below -745
+            out = pt.switch(pt.eq(x, y), top + pt.log(pt.exp(kept - top) + pt.exp(log_d - top)), kept)
         return out
 
     def mean_margin(self, d, var=0.0, *, scale: float = 1.0) -> np.ndarray:
