@@ -149,3 +149,17 @@ def test_refusals_name_the_setting():
     with pytest.raises(ValueError, match="draw_drift"):
         ss.SkillModel(observation=ss.Goals(base=BASE), draw_drift=2.0)
     assert EKF(model).run(games).state.shared == (DRAW_ROW,)
+
+
+def test_interpreted_equals_compiled(monkeypatch):
+    """The Python twins (STATESPACE_JIT=never) give the compiled numbers: the draw row, the tilted
+    likelihood and the table's second-order tilt (statespace._runtime.tier)."""
+    games = _tilted_league(0.3, n_games=300, seed=2)
+    model = ss.SkillModel("logistic", SCALE, 1500.0, 60.0**2, 1.0, home=30.0, home_drift=0.5,
+                          observation=ss.Goals(base=BASE, dispersion=0.1), draw_drift=1e-3)
+    runs = {}
+    for mode in ("never", "always"):
+        monkeypatch.setenv("STATESPACE_JIT", mode)
+        runs[mode] = EKF(model).run(games)
+    np.testing.assert_allclose(runs["never"].proba, runs["always"].proba, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(runs["never"].state.values, runs["always"].state.values, rtol=1e-9, atol=1e-12)
