@@ -443,3 +443,21 @@ def load_shared(root, name: str, prefix: str = ""):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", statespace.DroppedRowsWarning)
         return statespace.Games.from_csv(path, errors="drop")
+
+
+def add_dataset_args(parser, names) -> None:
+    """``--data`` (the shared data folder, default ``../shared/data`` beside the project) and
+    ``--datasets`` (comma-separated, default ``names``) for a script over real data sets."""
+    from pathlib import Path
+
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    parser.add_argument("--datasets", default=",".join(names))
+
+
+def each_dataset(args):
+    """``(name, games)`` of every data set ``args.datasets`` names that ``args.data`` holds
+    (:func:`load_shared`: an absent one is skipped with a note)."""
+    for name in args.datasets.split(","):
+        games = load_shared(args.data, name)
+        if games is not None:
+            yield name, games

@@ -27,19 +27,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_name, git_describe, load, load_shared, versions
+from _common import add_dataset_args, cpu_name, each_dataset, git_describe, load, versions
 
 DATASETS = ("intl_football", "england_football")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    p.add_argument("--datasets", default=",".join(DATASETS))
+    add_dataset_args(p, DATASETS)
     args = p.parse_args()
 
     import statespace as ss
@@ -47,10 +45,7 @@ def main() -> None:
 
     print(f"# Goals against the pick before it: held-out log loss ({git_describe()}, {time.strftime('%Y-%m-%d')})\n")
     print(f"{cpu_name()}; {load()}; {versions('numpy', 'numba', 'scipy')}\n")
-    for name in args.datasets.split(","):
-        games = load_shared(args.data, name)
-        if games is None:
-            continue
+    for name, games in each_dataset(args):
         cut = int(round(0.9 * len(games)))
         test = np.sort(games.order[cut:])
         y = games.score[test]

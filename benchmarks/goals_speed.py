@@ -28,11 +28,10 @@ import argparse
 import dataclasses
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_name, git_describe, load, load_shared, versions
+from _common import add_dataset_args, cpu_name, each_dataset, git_describe, load, versions
 
 DATASETS = ("intl_football", "england_football")
 
@@ -61,8 +60,7 @@ class _CountRuns:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    p.add_argument("--datasets", default=",".join(DATASETS))
+    add_dataset_args(p, DATASETS)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--exact-tuning", action=argparse.BooleanOptionalAction, default=True,
                    help="also tune the Goals candidates with the per-game integral (minutes on England)")
@@ -79,10 +77,7 @@ def main() -> None:
 
     print(f"# Goals: cost and forecast table ({git_describe()}, {time.strftime('%Y-%m-%d')})\n")
     print(f"{cpu_name()}; {load()}; {versions('numpy', 'numba', 'scipy')}\n")
-    for name in args.datasets.split(","):
-        games = load_shared(args.data, name)
-        if games is None:
-            continue
+    for name, games in each_dataset(args):
         train, _ = games.split(0.9)
         assert goal_counts(train)
         info = {"scores": True, "counts": True, "home": not bool(train.neutral.all()),
