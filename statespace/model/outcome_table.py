@@ -16,26 +16,29 @@ reads it by interpolation, at a cost that does not depend on the quadrature.
 
 **The grid.** In units of the width :math:`w` over which :math:`f` changes (the observation's;
 ``Goals``: :math:`1 / \sqrt{2 e^{\eta_0}}`): :math:`\mu` from :math:`-16 w` to :math:`16 w` in
-steps of :math:`w / 16` (:data:`MU_HALF`, :data:`MU_STEPS`), :math:`s` from 0 to :math:`4 w` in
-steps of :math:`w / 8` (:data:`S_POINTS`, :data:`S_STEPS`). The table holds
+steps of :math:`w / 16` (:data:`MU_HALF`, :data:`MU_STEPS`); :math:`s` from 0 to :math:`4 w` at
+:data:`S_POINTS` points evenly spaced in :math:`t = \log(1 + 4 s^2 / w^2)`, which is dense where
+:math:`F` changes fastest in :math:`s` (near 0, where :math:`F` moves like :math:`s^2`) and
+sparse where it is smooth. The table holds
 :math:`\log F` of each outcome (at least :data:`LOG_FLOOR`), so that a small probability keeps
 its relative precision, which is what a log loss reads.
 
-**The build** (:func:`build`): :math:`f` on a fine grid of step :math:`w / 32` over
-:math:`\pm 64 w` (:data:`FINE_POINTS` nodes), and for every :math:`s` of the table the discrete
-convolution with the Gaussian by the fast Fourier transform: the transform of :math:`f` times
-:math:`e^{-\omega^2 s^2 / 2}`. This is the trapezoid rule on the fine grid, whose error on a
-Gaussian of width :math:`s \ge w / 8 = 4` steps is below :math:`e^{-2 \pi^2 4^2} \approx e^{-316}`;
+**The build** (:func:`build`): :math:`f` on a fine grid of step :math:`w / 16` (the step of
+:math:`\mu`) over :math:`\pm 64 w` (:data:`FINE_POINTS` nodes), and for every :math:`s` of the
+table the discrete convolution with the Gaussian by the fast Fourier transform: the transform of
+:math:`f` times :math:`e^{-\omega^2 s^2 / 2}`. This is the trapezoid rule on the fine grid, whose
+error on a Gaussian of width :math:`s` at least the smallest nonzero one of the table
+(:math:`0.15 w`, 2.4 steps) is below :math:`e^{-2 \pi^2 2.4^2} \approx e^{-113}`;
 the Gaussian of the widest :math:`s` reaches :math:`8 s = 32 w` from the table's edge, within the
 fine grid's :math:`64 w`, so the circular convolution never wraps onto the table.
 
-**The read** (:func:`lookup`): four-point Lagrange interpolation in :math:`\mu` and in :math:`s`
-(error of order :math:`h^4 \partial^4 \log F`, :math:`h` a grid step), the row below
-:math:`s = 0` read from above (:math:`F` is even in :math:`s`); the three probabilities are the
-exponentials normalised to sum to 1. Where any of the sixteen points read holds a probability
-below :data:`P_MIN` (the transform's absolute error leaves it too few digits) or outside the table (:math:`|\mu| > 16 w - 2` steps, or
-:math:`s > 4 w - 2` steps: sides thousands of rating points apart, or an uncertainty of
-hundreds) the caller integrates exactly. ``benchmarks/goals_speed.py`` measures the table against
+**The read** (:func:`lookup`): four-point Lagrange interpolation in :math:`\mu` and in :math:`t`
+(error of order :math:`h^4 \partial^4 \log F`, :math:`h` a grid step; the first interval of
+:math:`t` from its first four rows); the three probabilities are the exponentials normalised to
+sum to 1. Where any of the sixteen points read holds a probability below :data:`P_MIN` (the
+transform's absolute error leaves it too few digits), or outside the table (:math:`|\mu|` within
+two steps of :math:`16 w`, or :math:`s` beyond the last interval of :math:`t`: sides thousands of
+rating points apart, or an uncertainty of hundreds), the caller integrates exactly. ``benchmarks/goals_speed.py`` measures the table against
 the exact integral.
 
 Layout, after an observation's own ``n`` numbers of its parameter vector (:data:`HEADER` numbers,
@@ -52,18 +55,16 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["build", "lookup", "table_length", "MU_HALF", "MU_STEPS", "S_POINTS", "S_STEPS", "FINE_POINTS", "HEADER",
+__all__ = ["build", "lookup", "table_length", "fine_grid", "MU_HALF", "MU_STEPS", "S_POINTS", "FINE_POINTS", "HEADER",
            "LOG_FLOOR", "P_MIN"]
 
 #: the table's ``mu`` reaches ``MU_HALF`` widths either side of 0
 MU_HALF = 16
 #: steps of ``mu`` per width (the interpolation's error falls like the fourth power of the step)
 MU_STEPS = 16
-#: the table's ``s`` runs from 0 to ``S_POINTS - 1`` steps of one ``S_STEPS``-th of a width: to 4 widths
+#: points of the table's ``s``, from 0 to 4 widths, evenly spaced in ``t = log(1 + 4 s^2 / w^2)``
 S_POINTS = 49
-#: steps of ``s`` per width
-S_STEPS = 8
-#: nodes of the fine grid the convolution runs on: steps of a width / 32 over 64 widths either side,
+#: nodes of the fine grid the convolution runs on: steps of a width / 16 over 64 widths either side,
 #: a power of two for the transform
 FINE_POINTS = 2048
 #: fine steps per step of ``mu``
@@ -80,7 +81,7 @@ P_MIN = 1e-9
 _LOG_P_MIN = math.log(P_MIN)
 
 _N_MU = 2 * MU_HALF * MU_STEPS + 1
-#: the largest ``t = log(1 + s^2 / w^2)`` of the table: ``s = 4 w``
+#: the largest ``t = log(1 + 4 s^2 / w^2)`` of the table: ``s = 4 w``
 _T_MAX = math.log1p(64.0)
 
 
@@ -91,7 +92,7 @@ def table_length(channels: int = 3) -> int:
 
 def fine_grid(width: float) -> np.ndarray:
     """The ``u`` at which :func:`build` needs the outcome probabilities: :data:`FINE_POINTS` nodes,
-    steps of ``width / 32``, the middle one at 0."""
+    steps of ``width / 16``, the middle one at 0."""
     h = width / (MU_STEPS * _FINE_PER_MU)
     return (np.arange(FINE_POINTS, dtype=np.float64) - FINE_POINTS // 2) * h
 
