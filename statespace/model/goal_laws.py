@@ -1,6 +1,6 @@
 r"""The laws of two goal counts beyond independence, as :class:`statespace.Goals` reads them:
-Dixon and Coles' low-score correction, the bivariate Poisson's shared component and the
-inflation of the draws. Compiled; every sum bounded by the smaller count.
+Dixon and Coles' low-score correction, the bivariate Poisson's shared component, the
+inflation of the draws and the tilt of their odds. Compiled; every sum bounded by the smaller count.
 
 With ``u = d / (2 scale)`` the own rates of the two sides are :math:`\lambda_a = e^{\eta_0 + u}`,
 :math:`\lambda_b = e^{\eta_0 - u}`, so :math:`\lambda_a \lambda_b = e^{2 \eta_0}` whatever the skills.
@@ -31,6 +31,13 @@ With ``u = d / (2 scale)`` the own rates of the two sides are :math:`\lambda_a =
   Win and loss are scaled by :math:`1 - p` and the draw gains :math:`p`; a draw moves the skills
   less, by the share :math:`q = (1 - p) P(x, x) / P'(x, x)` of it the model explains:
   :math:`\ell' = q \ell_u`, :math:`\ell'' = q \ell_{uu} + q (1 - q) \ell_u^2`.
+- **Tilted draws** (this package's one-parameter family, not from a paper: the exponential tilt of
+  the diagonal, as Davidson's draw parameter is of the outcome): every score as the law above
+  gives it, the draws' times :math:`e^\theta`, :math:`P'(x, y) = P(x, y) e^{\theta [x = y]} / Z`,
+  :math:`Z = 1 + (e^\theta - 1) P_D`. Always a law, either way, where a negative inflation is not.
+  With :math:`P_D` and its derivatives in :math:`u` (:func:`statespace.model.counts.draw_moments`):
+  :math:`\ell' = \ell + \theta [x = y] - \log Z`, :math:`\ell'_u = \ell_u - (e^\theta - 1) P_D' / Z`,
+  :math:`\ell'_{uu} = \ell_{uu} - (e^\theta - 1) P_D'' / Z + ((e^\theta - 1) P_D' / Z)^2`.
 """
 
 from __future__ import annotations
@@ -84,24 +91,24 @@ def dixon_coles(x, y, base, u, rho):
 @njit(cache=True)
 def shared_log_sum(x, y, base, lam3):
     """The bivariate Poisson's ``-lam3 + log sum_k C(x, k) C(y, k) k! (lam3 / (la lb))^k`` for whole
-    counts ``x``, ``y`` with ``la lb = e^(2 base)``: 0 at ``lam3 = 0``. The terms run by the ratio
-    ``(x - k) (y - k) r / (k + 1)``, ``r = lam3 e^(-2 base)``, summed from the largest (no overflow: each
-    term over the largest is at most 1); ``min(x, y) + 1`` terms."""
+    counts ``x``, ``y`` with ``la lb = e^(2 base)``: 0 at ``lam3 = 0``. In one pass over the
+    ``min(x, y) + 1`` terms, the log of each from the last by the ratio ``(x - k) (y - k) r / (k + 1)``,
+    ``r = lam3 e^(-2 base)``, summed relative to the largest so far (no overflow: every term taken
+    over the largest is at most 1)."""
     if lam3 == 0.0:
         return 0.0
     n = int(min(x, y))
     log_r = math.log(lam3) - 2.0 * base
-    # log of the k-th term: lgamma(x+1) - lgamma(x-k+1) + lgamma(y+1) - lgamma(y-k+1) - lgamma(k+1) + k log r
-    top = -math.inf
-    for k in range(n + 1):
-        t = (math.lgamma(x + 1.0) - math.lgamma(x - k + 1.0) + math.lgamma(y + 1.0) - math.lgamma(y - k + 1.0)
-             - math.lgamma(k + 1.0) + k * log_r)
-        top = max(top, t)
-    acc = 0.0
-    for k in range(n + 1):
-        t = (math.lgamma(x + 1.0) - math.lgamma(x - k + 1.0) + math.lgamma(y + 1.0) - math.lgamma(y - k + 1.0)
-             - math.lgamma(k + 1.0) + k * log_r)
-        acc += math.exp(t - top)
+    t = 0.0  # log of the k = 0 term
+    top = 0.0
+    acc = 1.0  # the sum so far over e^top
+    for k in range(n):
+        t += math.log((x - k) * (y - k)) + log_r - math.log(k + 1.0)
+        if t > top:
+            acc = acc * math.exp(top - t) + 1.0
+            top = t
+        else:
+            acc += math.exp(t - top)
     return -lam3 + top + math.log(acc)
 
 
