@@ -236,11 +236,17 @@ def _advance(predict, x, last, theta, i, t):
 
 
 @njit(cache=True, inline="always")
-def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
-    """Move the shared rows and every competitor of games ``start:stop`` forward to time ``t``."""
+def _advance_shared(predict, x, last, theta, t, shared):
+    """Move the shared rows (from ``shared``; none at -1) forward to time ``t``."""
     if shared >= 0:
         for r in range(shared, x.shape[0]):
             _advance(predict, x, last, theta, r, t)
+
+
+@njit(cache=True, inline="always")
+def _advance_period(predict, x, last, theta, a, b, start, stop, t, shared):
+    """Move the shared rows and every competitor of games ``start:stop`` forward to time ``t``."""
+    _advance_shared(predict, x, last, theta, t, shared)
     for g in range(start, stop):
         _advance(predict, x, last, theta, a[g], t)
         _advance(predict, x, last, theta, b[g], t)
@@ -317,9 +323,7 @@ def game_loop(predict, site, apply, derivs, forecast, has_predict, rule, obs, x,
         ia = a[g]
         ib = b[g]
         tg = t[g]
-        if shared >= 0:
-            for r in range(shared, x.shape[0]):
-                _advance(predict, x, last, theta, r, tg)
+        _advance_shared(predict, x, last, theta, tg, shared)
         if has_predict:
             _advance(predict, x, last, theta, ia, tg)
             _advance(predict, x, last, theta, ib, tg)

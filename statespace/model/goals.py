@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum, tilted
-from statespace.model.goals_outcome import MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
+from statespace.model.goals_outcome import TILT_AT, MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
 from statespace.model import ranges as R
 from statespace.model.counts import draw_moments, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from statespace._runtime.pytensor_config import configure_pytensor
@@ -33,9 +33,6 @@ from statespace.model.observation import DERIVS_SIG, FORECAST_SIG, LIK_SIG, Obse
 __all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MAX", "RHO_MAX", "TAU_MIN", "COVARIANCE_MAX",
            "INFLATION_MAX", "TILT_MAX", "TILT_AT"]
 
-#: where the draw tilt sits in the kernel parameters (a filter with a latent draw tendency writes
-#: the game's value there before the game's kernels run)
-TILT_AT = 6
 
 #: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
 #: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
@@ -82,13 +79,18 @@ TILT_MAX = 3.0
 # params = [base, scale, dispersion, rho, covariance, inflation, tilt] and, with the table, outcome_table's numbers
 
 @njit(cache=True)
-def _loglik_u(params, score_a, score_b, u):
-    """A game's log-likelihood and its first two derivatives in ``u`` (:func:`goals_loglik`)."""
+def _loglik_u(params, score_a, score_b, u, with_l):
+    """A game's log-likelihood and its first two derivatives in ``u`` (:func:`goals_loglik`); without
+    ``with_l`` the log-likelihood is left out where the derivatives do not need it (0 then): the
+    bivariate Poisson's sum, a constant of the game, except for an inflated draw, whose derivatives
+    are weighted by the share of the likelihood the counts explain."""
     base = params[0]
     la, ga, ha = side_loglik(score_a, base + u, params[2])
     lb, gb, hb = side_loglik(score_b, base - u, params[2])
     lt, gt, ht = _dixon_coles(score_a, score_b, base, u, params[3])
-    l = la + lb + lt + shared_log_sum(score_a, score_b, base, params[4])
+    l = la + lb + lt
+    if with_l or (params[5] > 0.0 and score_a == score_b):
+        l += shared_log_sum(score_a, score_b, base, params[4])
     l, g, h = inflated(score_a, score_b, base, params[5], l, ga - gb + gt, ha + hb + ht)
     if params[TILT_AT] == 0.0:
         return l, g, h
@@ -100,18 +102,7 @@ def _loglik_u(params, score_a, score_b, u):
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
     c = 0.5 / params[1]
-    u = _clip_u(c * d)
-    if params[5] > 0.0 and score_a == score_b:  # an inflated draw reads the likelihood itself
-        _, g, h = _loglik_u(params, score_a, score_b, u)
-        return c * g, c * c * h
-    _, ga, ha = side_loglik(score_a, params[0] + u, params[2])
-    _, gb, hb = side_loglik(score_b, params[0] - u, params[2])
-    _, gt, ht = _dixon_coles(score_a, score_b, params[0], u, params[3])
-    g = ga - gb + gt
-    h = ha + hb + ht
-    if params[TILT_AT] != 0.0:
-        pd, pd1, pd2 = draw_moments(math.exp(params[0] + u), math.exp(params[0] - u), params[2])
-        _, g, h = tilted(score_a, score_b, params[TILT_AT], 0.0, g, h, pd, pd1, pd2)
+    _, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d), False)
     return c * g, c * c * h
 
 
@@ -127,7 +118,7 @@ def goals_loglik(params, score, score_a, score_b, d):
     :func:`statespace.model.goal_laws.inflated` (:mod:`statespace.model.goal_laws`). A ``u``
     beyond :data:`U_MAX` counts as ``+-U_MAX``."""
     c = 0.5 / params[1]
-    l, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d))
+    l, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d), True)
     return l, c * g, c * c * h
 
 

@@ -15,7 +15,7 @@ from statespace.model import outcome_table as T
 from statespace.model.counts import count_outcome
 from statespace.model.goal_laws import taus as _taus, tilt as _tilt
 
-__all__ = ["U_MAX", "Z_MAX", "MAX_STEP", "outcome_at", "forecast_u"]
+__all__ = ["U_MAX", "Z_MAX", "MAX_STEP", "TILT_AT", "outcome_at", "forecast_u"]
 
 #: Half the log-ratio of the two rates, :math:`u = d / (2\alpha)`, beyond which a record is scored and
 #: forecast as at :math:`\pm` ``U_MAX`` (a skill difference of 200 scales): the rates there differ by
@@ -34,10 +34,12 @@ Z_MAX = 8.0
 MAX_STEP = 0.8
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-#: the observation's own numbers in its kernel parameters; the forecast table follows them
+#: the observation's own numbers in its kernel parameters
+#: (``[base, scale, dispersion, rho, covariance, inflation, tilt]``); the forecast table follows them
 _N_PARAMS = 7
-#: where the draw tilt sits among them (:data:`statespace.model.goals.TILT_AT`)
-_TILT = 6
+#: where the draw tilt sits among them (a filter with a latent draw tendency writes the game's value
+#: there before the game's kernels run)
+TILT_AT = 6
 
 
 @njit(cache=True)
@@ -191,7 +193,7 @@ def forecast_u(params, d, var):
     base = params[0]
     kappa = params[2]
     rho = params[3]
-    theta = params[_TILT]
+    theta = params[TILT_AT]
     c = 0.5 / params[1]
     mu = min(max(c * d, -1e300), 1e300)  # c d may overflow: +-1e300 is far beyond the clip
     if not var > 0.0:

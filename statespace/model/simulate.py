@@ -75,6 +75,7 @@ def simulate(model: SkillModel, n_players: int = 30, n_games: int = 600, *, days
         raise ValueError(f"need at least 1 game, got {n_games}")
     if not 0 <= home_fraction <= 1:
         raise ValueError(f"home_fraction must be in [0, 1], got {home_fraction}")
+    model.refuse_latent_draws("simulate")
     rng = np.random.default_rng(seed)
     if days is None:
         days = max(1.0, 2.0 * n_games / n_players)
@@ -103,7 +104,6 @@ def simulate(model: SkillModel, n_players: int = 30, n_games: int = 600, *, days
             last[i] = t_days[g]
             out[g] = skill[i]
     home_level = None
-    model.refuse_latent_draws("simulate")
     if model.home_drift > 0:  # the shared home advantage's random walk over the game days
         steps = np.sqrt(model.home_drift * np.diff(t_days)) * rng.standard_normal(n_games - 1)
         home_level = model.home + np.r_[0.0, np.cumsum(steps)]
