@@ -122,6 +122,24 @@ def test_the_tilted_law_is_its_joint_pmf(theta, d, x, y):
                                                              table[xs < ys].sum()], atol=1e-12)
 
 
+@settings(max_examples=80, deadline=None)
+@given(theta=st.floats(-1.0, 1.0), kappa=st.one_of(st.just(0.0), st.floats(0.01, 0.5)),
+       lam3=st.sampled_from([0.0, 0.3]), d=st.floats(-2.0, 2.0), x=st.integers(0, 5), y=st.integers(0, 5))
+def test_the_tilted_law_s_derivatives_are_its_slopes(theta, kappa, lam3, d, x, y):
+    """The derivatives through the draw probability's own (counts.draw_moments) against central
+    differences of the log-likelihood; the derivatives kernel gives the log-likelihood kernel's."""
+    from statespace.model.goals import goals_derivs, goals_loglik
+
+    obs = ss.Goals(base=BASE, dispersion=kappa if lam3 == 0.0 else 0.0, covariance=lam3, tilt=theta)
+    vec = obs.vector(1.0)
+    h = 1e-4
+    l0, g, hh = goals_loglik(vec, 0.5, float(x), float(y), d)
+    lp, lm = (goals_loglik(vec, 0.5, float(x), float(y), d + s)[0] for s in (h, -h))
+    assert g == pytest.approx((lp - lm) / (2 * h), rel=1e-6, abs=1e-7)
+    assert hh == pytest.approx((lp - 2 * l0 + lm) / (h * h), rel=1e-4, abs=1e-5)
+    assert goals_derivs(vec, 0.5, float(x), float(y), d) == pytest.approx((g, hh), rel=1e-12, abs=1e-15)
+
+
 @pytest.mark.parametrize("theta", [-0.5, -0.1, 0.3])
 def test_the_forecast_over_skill_uncertainty_from_the_table(theta):
     """The table's second-order tilt against the per-game integral of the tilted probabilities."""

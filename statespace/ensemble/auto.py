@@ -21,10 +21,10 @@ the Elo scale, diagonal covariance, time in days) of one model variant (:class:`
   ``score_a`` and ``score_b``, :class:`~statespace.Margin` (the score difference, Gaussian; its
   sd, and its draw width where there are draws, tuned); where the scores are goal counts (whole
   numbers, at most :data:`GOALS_MAX_MEAN` a side on average: football, not the NFL's points),
-  :class:`~statespace.Goals` (each side's count) under two laws of the counts: negative binomial
+  :class:`~statespace.Goals` (each side's count) as three candidates: negative binomial counts
   with variance ``rate + dispersion * rate^2`` (its base rate and dispersion tuned, Poisson where
-  the dispersion is tuned to 0), and Poisson with Dixon and Coles' low-score dependence (its base
-  rate and ``rho`` tuned); and the negative binomial with a drifting draw tendency
+  the dispersion is tuned to 0); Poisson counts with Dixon and Coles' low-score dependence (its
+  base rate and ``rho`` tuned); and the negative binomial with a drifting draw tendency
   (``SkillModel.draw_drift``: the log of a factor on the draws' odds, a latent random walk; its
   drift tuned);
 - the home advantage: none when every game is neutral; otherwise fixed
