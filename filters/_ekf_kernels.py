@@ -15,7 +15,8 @@ import math
 from numba import njit
 
 from . import kernels as K
-from ._ekf_layout import _DDRIFT, _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _REV, _SD, _TILT_AT, _TOL
+from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT, _OPEN,
+                          _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
 
 __all__ = ["gains", "linearise", "transition"]
 
@@ -93,6 +94,11 @@ def _predict(x, i, theta, dt):
     if theta[_REV] > 0.0:
         x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
     x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
+    if theta[_SHIFT_AT] >= 0.0:  # the openness (two skills): its own walk, pulled towards 0 at the same rate
+        lam = theta[_REV]
+        span = -math.expm1(-2.0 * lam * dt) / (2.0 * lam) if lam > 0.0 else dt  # (1 - a^2) / (2 lambda), or dt
+        x[i, _OPEN] *= a
+        x[i, _OPEN_SD] = math.sqrt(min(a * a * x[i, _OPEN_SD] * x[i, _OPEN_SD] + theta[_ODRIFT] * span, K.VAR_MAX))
 
 
 @njit(cache=True)
@@ -112,6 +118,8 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
     vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
     if theta[_DDRIFT] > 0.0:
         obs[int(theta[_TILT_AT])] = x[x.shape[0] - 1, _MEAN]
+    if theta[_SHIFT_AT] >= 0.0:  # two skills: the game's goal-rate shift at its mean
+        obs[int(theta[_SHIFT_AT])] = x[a, _OPEN] + x[b, _OPEN]
     h, vh = _home(x, at_home, theta)
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
@@ -143,6 +151,9 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
     that overflowed (a heavy game on a tiny scale)."""
     p = _proba(forecast, obs, x, a, b, at_home, theta)
+    if theta[_SHIFT_AT] >= 0.0:
+        _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch)
+        return p
     h, vh = _home(x, at_home, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
@@ -161,6 +172,72 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     if theta[_DDRIFT] > 0.0:
         _draw_site(scratch, x, p[1], score, weight)
     return p
+
+
+@njit(cache=True)
+def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, scratch):
+    r"""The site of a game with two skills per competitor (skill ``s`` and openness ``o``, each row's
+    columns ``_MEAN, _SD`` and ``_OPEN, _OPEN_SD``): one Newton step on the log posterior of
+    ``z = (d, e)``, ``d = s_a - s_b + h`` and ``e = o_a + o_b``, from the prior
+    ``N(z0, S)``, ``S = diag(S_d, S_e)`` (``S_d = v_a + v_b (+ v_h)``, ``S_e = w_a + w_b``: the diagonal
+    filter's rows are independent). With the gradient ``g`` and curvature ``K = -H`` (2 x 2) of the
+    weighted log-likelihood at ``z0`` (the observation's derivatives in ``d`` and, with its
+    ``coord`` set, in ``e``) the posterior of ``z`` has mean ``z0 + S (I + K S)^{-1} g`` and the
+    state, prior ``N(m, Sigma)`` with ``z = J x``, the mean ``m + Sigma J^T (I + K S)^{-1} g`` and the
+    covariance ``Sigma - Sigma J^T M J Sigma``, ``M = K (I + S K)^{-1}``; with
+    ``D = det(I + K S) = 1 + k_dd S_d + k_ee S_e + (k_dd k_ee - k_de^2) S_d S_e``:
+    ``(I + K S)^{-1} g = ((1 + k_ee S_e) g_d - k_de S_e g_e, (1 + k_dd S_d) g_e - k_de S_d g_d) / D``,
+    ``M_dd = (k_dd + S_e det K) / D``, ``M_ee = (k_ee + S_d det K) / D``. Each row keeps its diagonal:
+    ``m_a += v_a step_d``, ``m_b -= v_b step_d``, the latent home advantage ``+= at_home v_h step_d``,
+    ``o_a, o_b += w step_e``; variances ``v - v^2 M_dd``, ``w - w^2 M_ee`` (the 2 x 2 form of
+    :func:`_site`'s step; with ``k_de = 0`` it is two of them). ``K`` is kept positive
+    semi-definite (the counts' own law gives one: a sum of ``-h_a (1, 1)(1, 1)^T`` and
+    ``-h_b (1, -1)(1, -1)^T``); where ``D`` would overflow, the cross term is left out and each
+    coordinate steps through :func:`gains`."""
+    h, vh = _home(x, at_home, theta)
+    d0 = x[a, _MEAN] - x[b, _MEAN] + h
+    va = x[a, _SD] * x[a, _SD]
+    vb = x[b, _SD] * x[b, _SD]
+    wa = x[a, _OPEN_SD] * x[a, _OPEN_SD]
+    wb = x[b, _OPEN_SD] * x[b, _OPEN_SD]
+    sd_ = max(va + vb + vh, K.VAR_MIN)
+    se = wa + wb
+    coord = int(theta[_SHIFT_AT]) + 1
+    gd, hdd = derivs(obs, score, score_a, score_b, d0)
+    obs[coord] = 1.0
+    ge, hde = derivs(obs, score, score_a, score_b, d0)
+    obs[coord] = 0.0
+    gd = K.clamp_mean(gd * w)
+    ge = K.clamp_mean(ge * w)
+    kdd = max(-hdd * w, 0.0)
+    kee = kdd  # the curvature in e equals the one in d (the counts' own law)
+    kde = -hde * w
+    lim = math.sqrt(kdd * kee)
+    kde = min(max(kde, -lim), lim)
+    det_k = max(kdd * kee - kde * kde, 0.0)
+    big = 1.0 + kdd * sd_ + kee * se + det_k * sd_ * se
+    if big < 1e300:
+        step_d = ((1.0 + kee * se) * gd - kde * se * ge) / big
+        step_e = ((1.0 + kdd * sd_) * ge - kde * sd_ * gd) / big
+        m_dd = (kdd + se * det_k) / big
+        m_ee = (kee + sd_ * det_k) / big
+    else:
+        keep_d, m_dd = gains(kdd, sd_)
+        keep_e, m_ee = gains(kee, max(se, K.VAR_MIN))
+        step_d = gd * keep_d
+        step_e = ge * keep_e
+    K.moment_site(scratch, a, va, va * step_d, max(va - m_dd * va * va, K.VAR_MIN))
+    K.moment_site(scratch, b, vb, -vb * step_d, max(vb - m_dd * vb * vb, K.VAR_MIN))
+    for i, wi in ((a, wa), (b, wb)):
+        if wi > 0.0:  # an openness known exactly (openness_var = 0, no drift yet) takes no site
+            post = max(wi - m_ee * wi * wi, K.VAR_MIN)
+            K.second_site(scratch, i, wi, 1.0 / post - 1.0 / wi, K.clamp_mean(wi * step_e / post))
+    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
+        k = _home_row(x, theta)
+        v = x[k, _SD] * x[k, _SD]
+        post = max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN)
+        K.gaussian_site(scratch, k, v, 1.0 / post - 1.0 / v, K.clamp_mean(at_home * v * step_d / post))
+        scratch[k, 0] += 1.0
 
 
 @njit(cache=True)

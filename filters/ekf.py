@@ -87,7 +87,7 @@ from . import _checks as C
 from . import kernels as K
 from ._ekf_kernels import _predict, _predict_scalar, _proba, _proba_scalar, _site, _site_scalar
 from . import _ekf_match as EM
-from ._ekf_layout import _MEAN, _SD, PARAMS
+from ._ekf_layout import _MEAN, _OPEN, _SD, PARAMS
 from .base import Filter
 from .state import FilterState
 
@@ -251,6 +251,13 @@ class EKF(Filter):
         if model.draw_drift > 0 and covariance != "diagonal":
             raise ValueError(f"a latent draw tendency (draw_drift={model.draw_drift!r} > 0) is filtered with "
                              f"covariance='diagonal' only, got covariance={covariance!r}")
+        if model.two_skills and covariance != "diagonal":
+            raise ValueError(f"two skills per competitor (openness_var={model.openness_var!r}, openness_drift="
+                             f"{model.openness_drift!r}) are filtered with covariance='diagonal' only, got "
+                             f"covariance={covariance!r}")
+        if model.two_skills and iterations != 1:
+            raise ValueError(f"EKF: two skills per competitor (attack and defence) take one Newton step a game; "
+                             f"got iterations={iterations!r}, give iterations=1")
         if isinstance(iterations, (float, np.floating)) or not C.is_number(iterations):
             raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
         C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
@@ -290,6 +297,8 @@ class EKF(Filter):
             parts.append(f"home_drift={m.home_drift:g}")
         if m.draw_drift:
             parts.append(f"draw_drift={m.draw_drift:g}")
+        if m.two_skills:
+            parts.append(f"openness_var={m.openness_var:g}, openness_drift={m.openness_drift:g}")
         return ", ".join(parts)
 
     @property
@@ -298,11 +307,32 @@ class EKF(Filter):
         return self.skill_model
 
     @property
+    def columns(self) -> tuple[str, ...]:
+        """``mean`` and ``sd``; with two skills per competitor (:attr:`SkillModel.two_skills`) then
+        the openness (attack minus defence) and its sd."""
+        return ("mean", "sd", "openness", "openness_sd") if self.skill_model.two_skills else ("mean", "sd")
+
+    @property
+    def scratch_width(self) -> int:
+        """Two Gaussian beliefs' accumulators with two skills per competitor (:func:`filters.kernels.second_site`)."""
+        return 2 * K.SCRATCH_WIDTH if self.skill_model.two_skills else K.SCRATCH_WIDTH
+
+    @property
     def shown_columns(self) -> tuple[str, ...]:
-        return ()
+        return ("openness", "openness_sd") if self.skill_model.two_skills else ()
+
+    def derived_columns(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """With two skills per competitor, ``attack = (mean - prior_mean + openness) / 2`` and
+        ``defence = (mean - prior_mean - openness) / 2``: a's goals have log-rate
+        ``base + (attack_a - defence_b + home / 2) / scale`` (:class:`statespace.SkillModel`)."""
+        if not self.skill_model.two_skills:
+            return {}
+        level = values[:, _MEAN] - self.skill_model.prior_mean
+        return {"attack": 0.5 * (level + values[:, _OPEN]), "defence": 0.5 * (level - values[:, _OPEN])}
 
     # settings: the model's numbers are tuned through the model
-    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion", "home_drift", "draw_drift")
+    _MODEL_PARAMS = ("drift", "prior_var", "home", "draw_param", "reversion", "home_drift", "draw_drift",
+                     "openness_var", "openness_drift")
     _param_aliases = {"model": "skill_model"}
 
     def get_params(self):
@@ -320,11 +350,11 @@ class EKF(Filter):
 
     def with_params(self, **changes) -> "EKF":
         """Settings of the filter or numbers of its model (``drift``, ``prior_var``, ``home``,
-        ``draw_param``, ``reversion``, ``home_drift``, ``draw_drift``), or a whole new ``model``."""
+        ``draw_param``, ``reversion``, ``home_drift``, ``draw_drift``, ``openness_var``,
+        ``openness_drift``), or a whole new ``model``."""
         model = changes.pop("model", self.skill_model)
         own = {k: v for k, v in changes.items() if k not in self._MODEL_PARAMS}
-        fields = {k: float(v) for k, v in changes.items()
-                  if k in ("drift", "prior_var", "home", "reversion", "home_drift", "draw_drift")}
+        fields = {k: float(v) for k, v in changes.items() if k in self._MODEL_PARAMS and k != "draw_param"}
         if fields:
             model = dataclasses.replace(model, **fields)
         if "draw_param" in changes:
@@ -335,7 +365,9 @@ class EKF(Filter):
         """``drift`` in [1e-6, 10] scale^2 per unit of time, ``prior_var`` in [1e-3, 100] scale^2,
         ``home`` in [-5, 5] scale where some game is not neutral, ``reversion`` in [1e-6, 1] per
         unit of time when the model has one, ``home_drift`` in [1e-9, 0.1] scale^2 per unit of time
-        when the model has a latent home advantage, and the draw model's
+        when the model has a latent home advantage, ``draw_drift`` in [1e-10, 1e-2] with a latent draw
+        tendency, ``openness_var`` in [1e-4, 10] scale^2 and ``openness_drift`` in [1e-8, 1] scale^2 per
+        unit of time with two skills per competitor, and the draw model's
         parameter (threshold margin in [1e-3, 5] scale, Davidson nu in [1e-3, 20]) where the games
         have draws."""
         s2 = self.skill_model.scale ** 2
@@ -348,6 +380,9 @@ class EKF(Filter):
             out["home_drift"] = (1e-9 * s2, 0.1 * s2)
         if self.skill_model.draw_drift > 0:  # opted in: fit how fast the draw tendency moves
             out["draw_drift"] = (1e-10, 1e-2)
+        if self.skill_model.two_skills:  # opted in: fit the openness's spread and how fast it moves
+            out["openness_var"] = (1e-4 * s2, 10.0 * s2)
+            out["openness_drift"] = (1e-8 * s2, 1.0 * s2)
         if self._outcome and np.any(games.score == 0.5):
             if self.skill_model.draw_code == nx.DRAW_THRESHOLD:
                 out["draw_param"] = (1e-3 * self.skill_model.scale, 5.0 * self.skill_model.scale)
@@ -375,10 +410,12 @@ class EKF(Filter):
 
     def kernel_value(self, name: str) -> float:
         m = self.skill_model
-        if name in ("drift", "home", "reversion", "prior_mean", "home_drift", "draw_drift"):
+        if name in ("drift", "home", "reversion", "prior_mean", "home_drift", "draw_drift", "openness_drift"):
             return getattr(m, name)
         if name == "tilt_at":
             return float(getattr(type(m.observation), "tilt_at", -1)) if m.draw_drift > 0 else -1.0
+        if name == "shift_at":
+            return float(type(m.observation).shift_at) if m.two_skills else -1.0
         if name == "fixed_var":
             return self.variance or 0.0
         if name == "kappa0":
@@ -399,6 +436,9 @@ class EKF(Filter):
         if isinstance(games, Matches) and self.skill_model.draw_drift > 0:
             raise ValueError(f"{self.name}: a latent draw tendency (draw_drift > 0) is filtered on games of two sides "
                              f"only; give draw_drift=0 to rate matches of many sides")
+        if isinstance(games, Matches) and self.skill_model.two_skills:
+            raise ValueError(f"{self.name}: two skills per competitor (attack and defence) are filtered on games of "
+                             f"two sides only; give openness_var=0 and openness_drift=0 to rate matches of many sides")
         if isinstance(games, Matches) and type(self)._match is not None:
             EM.check_table(self.name, self.skill_model, games)
         return super().run(games, initial, state)
@@ -410,11 +450,16 @@ class EKF(Filter):
         alpha = self.skill_model.scale
         C.location(self.name, "initial mean", row[_MEAN], alpha)
         C.length(self.name, "initial sd", row[_SD], alpha)
+        if self.skill_model.two_skills:
+            C.location(self.name, "initial openness", row[_OPEN], alpha)
+            C.length(self.name, "initial openness sd", row[_OPEN + 1], alpha, zero=True)
         return row
 
     def prior_row(self) -> np.ndarray:
         m = self.skill_model
         sd = math.sqrt(self.variance) if self.covariance == "scalar" else math.sqrt(m.prior_var)
+        if m.two_skills:  # the openness starts at N(0, openness_var)
+            return np.array([m.prior_mean, min(sd, C.SD_MAX), 0.0, min(math.sqrt(m.openness_var), C.SD_MAX)])
         return np.array([m.prior_mean, min(sd, C.SD_MAX)])  # a prior variance above 1e300 acts as 1e300
 
     # ------------------------------------------------------------ the latent home advantage
@@ -432,9 +477,10 @@ class EKF(Filter):
     def shared_prior(self, name: str) -> np.ndarray:
         """The home advantage starts at ``model.home``, the draw tendency at the observation's
         ``tilt``; both known exactly."""
+        pad = (0.0, 0.0) if self.skill_model.two_skills else ()  # a shared row has no openness
         if name == DRAW_ROW:
-            return np.array([self.skill_model.observation.tilt, 0.0])
-        return np.array([self.skill_model.home, 0.0])
+            return np.array([self.skill_model.observation.tilt, 0.0, *pad])
+        return np.array([self.skill_model.home, 0.0, *pad])
 
     def home_advantage(self, state: FilterState) -> tuple[float, float]:
         """Mean and sd of the home advantage in ``state`` (e.g. ``run.state``), in rating

@@ -29,7 +29,9 @@ Accumulator columns: ``scratch[i, 0]`` is the number of games ``i`` plays in the
   widened where the filter adds noise per game played); then with ``P = 1 / scratch[i, 3] +
   scratch[i, 1]``: ``mean += scratch[i, 2] / P``, ``sd = P^(-1/2)`` (:func:`gaussian_site`). A
   competitor's only game of the period may instead be kept as its posterior moments
-  (:func:`moment_site`, flagged in ``scratch[i, 4]``), which the product of one site would give;
+  (:func:`moment_site`, flagged in ``scratch[i, 4]``), which the product of one site would give. With
+  ``2 * SCRATCH_WIDTH`` accumulator columns a row may hold a second Gaussian belief in state columns
+  2 and 3 (the EKF's second skill), its sites in columns ``SCRATCH_WIDTH`` on (:func:`second_site`);
 - :data:`RULE_CUSTOM` (FIDE's K, Glicko-2's volatility): the filter's own ``apply``.
 
 Numeric guards: :data:`RULE_GAUSSIAN` keeps a mean within ``+-MEAN_MAX`` and a variance
@@ -189,13 +191,25 @@ def moment_site(scratch, i, prior_var, mean_shift, post_var):
 
 
 @njit(cache=True, inline="always")
-def gaussian_product(x, i, prior_var, precision, gradient):
-    """Row ``i``'s Gaussian belief ``N(x[i, 0], prior_var)`` times sites of summed ``precision`` and
-    ``gradient`` (:data:`RULE_GAUSSIAN`): the new mean within ``+-MEAN_MAX`` and variance at least
-    ``VAR_MIN`` (the prior variance, inverted, too; the precision at most ``1 / VAR_MIN``)."""
+def gaussian_product(x, i, prior_var, precision, gradient, col=0):
+    """Row ``i``'s Gaussian belief ``N(x[i, col], prior_var)`` (its sd in ``x[i, col + 1]``) times sites
+    of summed ``precision`` and ``gradient`` (:data:`RULE_GAUSSIAN`): the new mean within
+    ``+-MEAN_MAX`` and variance at least ``VAR_MIN`` (the prior variance, inverted, too; the precision
+    at most ``1 / VAR_MIN``)."""
     total = min(1.0 / max(prior_var, VAR_MIN) + precision, 1.0 / VAR_MIN)
-    x[i, 0] = clamp_mean(x[i, 0] + gradient / total)
-    x[i, 1] = math.sqrt(max(1.0 / total, VAR_MIN))
+    x[i, col] = clamp_mean(x[i, col] + gradient / total)
+    x[i, col + 1] = math.sqrt(max(1.0 / total, VAR_MIN))
+
+
+@njit(cache=True, inline="always")
+def second_site(scratch, i, prior_var, precision, gradient):
+    """:func:`gaussian_site` for a row's second Gaussian belief (state columns 2 and 3; the EKF's
+    openness with two skills per competitor), in accumulator columns ``SCRATCH_WIDTH`` to
+    ``SCRATCH_WIDTH + 3``: marked, summed precision, summed gradient, prior variance."""
+    scratch[i, SCRATCH_WIDTH] = 1.0
+    scratch[i, SCRATCH_WIDTH + 1] += precision
+    scratch[i, SCRATCH_WIDTH + 2] += gradient
+    scratch[i, SCRATCH_WIDTH + 3] = prior_var
 
 
 @njit(cache=True, inline="always")
@@ -217,6 +231,11 @@ def _combine(rule, apply, x, count, theta, i, scratch):
             gaussian_product(x, i, scratch[i, 3], scratch[i, 1], scratch[i, 2])
         for c in range(SCRATCH_WIDTH):
             scratch[i, c] = 0.0
+        if scratch.shape[1] >= 2 * SCRATCH_WIDTH and scratch[i, SCRATCH_WIDTH] != 0.0:  # a second belief's sites
+            gaussian_product(x, i, scratch[i, SCRATCH_WIDTH + 3], scratch[i, SCRATCH_WIDTH + 1],
+                             scratch[i, SCRATCH_WIDTH + 2], 2)
+            for c in range(SCRATCH_WIDTH, 2 * SCRATCH_WIDTH):
+                scratch[i, c] = 0.0
     else:
         apply(x, count, theta, i, scratch)
         for c in range(scratch.shape[1]):

@@ -175,7 +175,7 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
                                  f"got {drift!r}")
             model = dataclasses.replace(model, drift=ranges.variance(owner, "drift", drift, model.scale))
         period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
-        model.refuse_latent_draws(type(self).__name__)
+        model.refuse_ekf_only(type(self).__name__)
         if model.home_drift > 0:
             raise ValueError(f"{type(self).__name__}: the model has a latent, drifting home advantage (home_drift="
                              f"{model.home_drift!r}), which the smoother does not model: it fits a fixed home "

@@ -235,7 +235,7 @@ class PyMCSmoother(Smoother):
         if getattr(model, "reversion", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
-        model.refuse_latent_draws("PyMCSmoother")
+        model.refuse_ekf_only("PyMCSmoother")
         if getattr(model.observation, "tilt", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother: the Goals observation's draw tilt (tilt={model.observation.tilt!r}) has "
                              f"no PyTensor graph; give tilt=0, or use the LaplaceSmoother or the EKF, which read it")

@@ -174,7 +174,7 @@ class RTSSmoother(Smoother):
                              f"scalar EKF keeps no variance to smooth)")
         if drift is not None:
             model = dataclasses.replace(model, drift=ranges.variance(self.name, "drift", drift, model.scale))
-        model.refuse_latent_draws(self.name)
+        model.refuse_ekf_only(self.name)
         if model.home_drift > 0:
             raise ValueError(f"{self.name}: the model has a latent, drifting home advantage (home_drift="
                              f"{model.home_drift!r}), which the smoother does not smooth: give home_drift=0 (a "

@@ -17,7 +17,7 @@ from statespace.model.goals import BASE_MAX, BASE_MIN, DISPERSION_MAX, goals_for
 
 SCALE = 173.7
 C = 0.5 / SCALE  # u = C d
-OWN = 7  # the observation's own numbers before the table: base, scale, dispersion, rho, covariance, inflation, tilt
+OWN = 9  # the observation's own numbers before the table: base, scale, dispersion, rho, covariance, inflation, tilt, shift, coord
 
 
 def _both(obs_kwargs, mu, s):

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from statespace.model.goal_laws import TAU_MIN, dixon_coles as _dixon_coles, inflate, inflated, shared_log_sum, tilted
-from statespace.model.goals_outcome import TILT_AT, MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
+from statespace.model.goals_outcome import BASE_MAX, BASE_MIN, COORD_AT, SHIFT_AT, TILT_AT, game_base, MAX_STEP, U_MAX, Z_MAX, _clip_u, _table, forecast_u, outcome_at  # noqa: F401  (re-exported)
 from statespace.model import ranges as R
 from statespace.model.counts import draw_moments, side_loglik, skellam_outcome  # noqa: F401  (skellam_outcome: re-exported)
 from statespace._runtime.pytensor_config import configure_pytensor
@@ -34,12 +34,6 @@ __all__ = ["Goals", "BASE_MIN", "BASE_MAX", "DISPERSION_MAX", "GOALS_MAX", "U_MA
            "INFLATION_MAX", "TILT_MAX", "TILT_AT"]
 
 
-#: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
-#: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
-#: ten tells nothing more about skill) to about ten times basketball's 110 points. Below, one game's
-#: Newton step (the EKF's) from level sides overshoots by up to ``|x - y| / e^base`` scales; above,
-#: a forecast sums thousands of terms per quadrature node.
-BASE_MIN, BASE_MAX = math.log(0.05), math.log(1000.0)
 
 #: The largest ``dispersion`` :math:`\kappa` (a negative binomial of size :math:`1/\kappa \ge 0.5`,
 #: variance :math:`\lambda + 2\lambda^2`): scores are far less spread out (football's goals
@@ -76,7 +70,7 @@ TILT_MAX = 3.0
 
 
 
-# params = [base, scale, dispersion, rho, covariance, inflation, tilt] and, with the table, outcome_table's numbers
+# params = [base, scale, dispersion, rho, covariance, inflation, tilt, shift, coord] and, with the table, outcome_table's numbers
 
 @njit(cache=True)
 def _loglik_u(params, score_a, score_b, u, with_l):
@@ -84,7 +78,7 @@ def _loglik_u(params, score_a, score_b, u, with_l):
     ``with_l`` the log-likelihood is left out where the derivatives do not need it (0 then): the
     bivariate Poisson's sum, a constant of the game, except for an inflated draw, whose derivatives
     are weighted by the share of the likelihood the counts explain."""
-    base = params[0]
+    base = game_base(params)
     la, ga, ha = side_loglik(score_a, base + u, params[2])
     lb, gb, hb = side_loglik(score_b, base - u, params[2])
     lt, gt, ht = _dixon_coles(score_a, score_b, base, u, params[3])
@@ -100,8 +94,18 @@ def _loglik_u(params, score_a, score_b, u, with_l):
 
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
-    """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`."""
+    """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`; with ``params[COORD_AT] = 1`` (two skills per
+    side: the game's base moved by the shift ``e`` of :data:`SHIFT_AT`, the log-rates
+    ``eta_0 + (e +- d) / (2 scale)``) ``dl/de = (g_a + g_b) / (2 scale)`` and
+    ``d2l/dd de = (h_a - h_b) / (2 scale)^2`` instead (``d2l/de2`` is ``d2l/dd2``), for the counts'
+    own law (two skills are refused with the other laws, :class:`statespace.SkillModel`)."""
     c = 0.5 / params[1]
+    if params[COORD_AT] != 0.0:
+        u = _clip_u(c * d)
+        base = game_base(params)
+        _, ga, ha = side_loglik(score_a, base + u, params[2])
+        _, gb, hb = side_loglik(score_b, base - u, params[2])
+        return c * (ga + gb), c * c * (ha - hb)
     _, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d), False)
     return c * g, c * c * h
 
@@ -230,12 +234,16 @@ class Goals(Observation, name="goals", needs_scores=True,
         (:func:`goals_forecast`), the reference the table is measured against
         (``benchmarks/goals_speed.py``). The likelihood and its derivatives are exact either way.
 
-    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation, tilt]``,
-    then the table's.
+    Kernel parameters (:meth:`vector`): ``[base, scale, dispersion, rho, covariance, inflation, tilt,
+    shift, coord]`` (the last two written by a filter with two skills per side, 0 else), then the table's.
     """
 
     #: where the kernel parameters hold the draw tilt (a latent draw tendency is written there)
     tilt_at: ClassVar[int] = TILT_AT
+    #: where the kernel parameters hold a game's goal-rate shift and which derivatives to give (two
+    #: skills per side, :attr:`statespace.SkillModel.openness_var`)
+    shift_at: ClassVar[int] = SHIFT_AT
+    coord_at: ClassVar[int] = COORD_AT
 
     base: float
     dispersion: float = 0.0
@@ -281,7 +289,7 @@ class Goals(Observation, name="goals", needs_scores=True,
 
     def vector(self, scale: float) -> np.ndarray:
         own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation,
-                        self.tilt])
+                        self.tilt, 0.0, 0.0])
         if not self.table:
             return own
         return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])

@@ -15,7 +15,16 @@ from statespace.model import outcome_table as T
 from statespace.model.counts import count_outcome
 from statespace.model.goal_laws import taus as _taus, tilt as _tilt
 
-__all__ = ["U_MAX", "Z_MAX", "MAX_STEP", "TILT_AT", "outcome_at", "forecast_u"]
+__all__ = ["U_MAX", "Z_MAX", "MAX_STEP", "TILT_AT", "SHIFT_AT", "COORD_AT", "BASE_MIN", "BASE_MAX", "outcome_at",
+           "forecast_u", "game_base"]
+
+#: ``base`` from the log of 0.05 to the log of 1000 expected goals (or points) of a level side: from
+#: twenty times fewer than association football's 1.35 a side (a game that ends 0-0 nine times in
+#: ten tells nothing more about skill) to about ten times basketball's 110 points. Below, one game's
+#: Newton step (the EKF's) from level sides overshoots by up to ``|x - y| / e^base`` scales; above,
+#: a forecast sums thousands of terms per quadrature node. A game's base moved by the two sides'
+#: openness (two skills per side) is kept within the same range.
+BASE_MIN, BASE_MAX = math.log(0.05), math.log(1000.0)
 
 #: Half the log-ratio of the two rates, :math:`u = d / (2\alpha)`, beyond which a record is scored and
 #: forecast as at :math:`\pm` ``U_MAX`` (a skill difference of 200 scales): the rates there differ by
@@ -35,11 +44,29 @@ MAX_STEP = 0.8
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: the observation's own numbers in its kernel parameters
-#: (``[base, scale, dispersion, rho, covariance, inflation, tilt]``); the forecast table follows them
-_N_PARAMS = 7
+#: (``[base, scale, dispersion, rho, covariance, inflation, tilt, shift, coord]``); the forecast table follows them
+_N_PARAMS = 9
 #: where the draw tilt sits among them (a filter with a latent draw tendency writes the game's value
 #: there before the game's kernels run)
 TILT_AT = 6
+#: where the game's goal-rate shift sits, in skill units: with two skills per side (attack and
+#: defence) the two sides' summed openness ``e = o_a + o_b``, which moves both log-rates by
+#: ``e / (2 scale)``; a filter that carries the second skill writes the game's value there (0 else)
+SHIFT_AT = 7
+#: where the kernels read which derivatives the derivatives kernel returns: 0, in the skill difference
+#: ``d``; 1, the gradient in the shift ``e`` and the cross curvature in ``d`` and ``e`` (the
+#: curvature in ``e`` equals the one in ``d`` for the counts' own law)
+COORD_AT = 8
+
+
+@njit(cache=True)
+def game_base(params):
+    """The game's ``base``: the observation's, moved by the shift (:data:`SHIFT_AT`) over ``2 scale``,
+    kept within ``[BASE_MIN, BASE_MAX]``."""
+    shift = params[SHIFT_AT]
+    if shift == 0.0:
+        return params[0]
+    return min(max(params[0] + 0.5 * shift / params[1], BASE_MIN), BASE_MAX)
 
 
 @njit(cache=True)
@@ -190,7 +217,7 @@ def forecast_u(params, d, var):
     most ``2 U_MAX / h + 1 <= 4 U_MAX sqrt(2 e^base) + 1`` nodes, about 18,000 at the largest
     ``base``, whatever the variance.
     """
-    base = params[0]
+    base = game_base(params)
     kappa = params[2]
     rho = params[3]
     theta = params[TILT_AT]
@@ -203,7 +230,7 @@ def forecast_u(params, d, var):
         return tilted_at(base, kappa, rho, theta, U_MAX)
     if mu + Z_MAX * s <= -U_MAX:
         return tilted_at(base, kappa, rho, theta, -U_MAX)
-    if params.shape[0] > _N_PARAMS:  # the table, where it reaches
+    if params.shape[0] > _N_PARAMS and params[SHIFT_AT] == 0.0:  # the table (of the observation's base), where it reaches
         found, pw, pd, pl, wd, dd, ld = T.lookup(params, _N_PARAMS, mu, s, theta != 0.0)
         if found:
             if theta == 0.0:

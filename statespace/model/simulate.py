@@ -75,7 +75,7 @@ def simulate(model: SkillModel, n_players: int = 30, n_games: int = 600, *, days
         raise ValueError(f"need at least 1 game, got {n_games}")
     if not 0 <= home_fraction <= 1:
         raise ValueError(f"home_fraction must be in [0, 1], got {home_fraction}")
-    model.refuse_latent_draws("simulate")
+    model.refuse_ekf_only("simulate")
     rng = np.random.default_rng(seed)
     if days is None:
         days = max(1.0, 2.0 * n_games / n_players)

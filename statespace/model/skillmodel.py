@@ -95,6 +95,21 @@ class SkillModel:
         described by the model. Only the EKF (diagonal covariance) filters it; in log-odds squared
         per unit of time, in :math:`[0, 1]` (:data:`DRAW_DRIFT_MAX`).
 
+    openness_var, openness_drift:
+        Two skills per competitor, attack :math:`A` and defence :math:`D` (:class:`~statespace.Goals`
+        only; 0 and 0, the default: one skill). The competitor's skill :math:`s` is then
+        :math:`\mu_0 + A + D` and its *openness* :math:`o = A - D` a second latent state, so that with
+        :math:`e = o_a + o_b` a game's log-rates are
+        :math:`\eta_0 + (d \pm e)/(2\alpha)`, i.e. :math:`\eta_0 + (A_a - D_b + h/2)/\alpha` for
+        ``a``'s goals and :math:`\eta_0 + (A_b - D_a - h/2)/\alpha` for ``b``'s (Maher 1982's attack
+        and defence, each a random walk). The openness starts at :math:`\mathcal N(0,`
+        ``openness_var`` :math:`)` and follows its own Gaussian random walk with ``openness_drift``
+        per unit of time (mean reversion, if any, pulls it towards 0 at the skills' rate), independent
+        of :math:`s`: attack and defence have equal variances and the correlation
+        :math:`(q - q_o)/(q + q_o)` for drifts :math:`q` (``drift``) and :math:`q_o`. Only the EKF
+        (diagonal covariance) filters it, with the counts' own law (no ``rho``, ``covariance``,
+        ``inflation`` or ``tilt``; no ``draw_drift``); ranges as ``prior_var`` and ``drift``.
+
     observation:
         What a game shows of the skill difference (see :mod:`statespace.model.observation`). ``None``
         (the default): :class:`~statespace.Outcome` built from ``link`` and ``draw``. An
@@ -147,6 +162,8 @@ class SkillModel:
     home_drift: float = 0.0
     observation: Observation | None = None
     draw_drift: float = 0.0
+    openness_var: float = 0.0
+    openness_drift: float = 0.0
 
     def __post_init__(self) -> None:
         if self.link not in nx.LINKS:
@@ -174,13 +191,42 @@ class SkillModel:
             if getattr(obs, "rho", 0.0) != 0.0 or getattr(obs, "inflation", 0.0) != 0.0:
                 raise ValueError(f"SkillModel: draw_drift={self.draw_drift:g} tilts the draws, which rho and "
                                  f"inflation change too; give Goals rho=0 and inflation=0")
+        for name in ("openness_var", "openness_drift"):
+            object.__setattr__(self, name, R.variance("SkillModel", name, getattr(self, name), alpha))
+        if self.two_skills:
+            self._check_two_skills()
 
-    def refuse_latent_draws(self, who: str) -> None:
+    @property
+    def two_skills(self) -> bool:
+        """Whether competitors have two skills, attack and defence (``openness_var`` or
+        ``openness_drift`` > 0)."""
+        return self.openness_var > 0 or self.openness_drift > 0
+
+    def _check_two_skills(self) -> None:
+        obs = self.observation
+        given = f"openness_var={self.openness_var:g}, openness_drift={self.openness_drift:g}"
+        if getattr(type(obs), "shift_at", None) is None:
+            raise ValueError(f"SkillModel: {given} give each competitor two skills (attack and defence), which "
+                             f"the {type(obs).__name__} observation does not read; use Goals")
+        others = {k: getattr(obs, k) for k in ("rho", "covariance", "inflation", "tilt") if getattr(obs, k) != 0.0}
+        if others:
+            raise ValueError(f"SkillModel: {given} (attack and defence) are filtered with the counts' own law; give "
+                             f"Goals " + ", ".join(f"{k}=0" for k in others) + f" (got {others})")
+        if self.draw_drift > 0:
+            raise ValueError(f"SkillModel: {given} (attack and defence) and draw_drift={self.draw_drift:g} "
+                             f"are not filtered together; give draw_drift=0")
+
+    def refuse_ekf_only(self, who: str) -> None:
         """A ``ValueError`` naming ``who`` when the model has a latent draw tendency (``draw_drift >
-        0``), which only the EKF (diagonal covariance) filters."""
+        0``) or two skills per competitor (:attr:`two_skills`), which only the EKF (diagonal
+        covariance) filters."""
         if self.draw_drift > 0:
             raise ValueError(f"{who}: the model has a latent draw tendency (draw_drift={self.draw_drift!r}), which "
                              f"only the EKF (diagonal covariance) filters; give draw_drift=0")
+        if self.two_skills:
+            raise ValueError(f"{who}: the model gives each competitor two skills, attack and defence "
+                             f"(openness_var={self.openness_var!r}, openness_drift={self.openness_drift!r}), which "
+                             f"only the EKF (diagonal covariance) filters; give both 0")
 
     def _resolve_observation(self, obs: object) -> Observation:
         """The model's observation. An :class:`Outcome` is stored marked as derived from
