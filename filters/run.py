@@ -188,6 +188,11 @@ class FilterRun(FittedDisplay):
             raise NotImplementedError(f"{method.name}: {type(method).__name__} tracks no variance of the skills, "
                                       f"so it has no predictive distribution of the skill difference (use the "
                                       f"EKF, filters.EKF, for forecasts of the score)")
+        model = getattr(method, "skill_model", None)
+        if model is not None and model.two_skills:
+            raise NotImplementedError(f"{method.name}: with two skills per competitor (attack and defence) a "
+                                      f"forecast reads the game's goal-rate shift as well as the skill difference, so "
+                                      f"the difference's moments alone do not give it")
 
     def _read_moments(self, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The moments from the replay's output; ``NotImplementedError`` where the filter's

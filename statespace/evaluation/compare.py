@@ -133,7 +133,12 @@ def _diff(fitted, games: Games):
     """The fitted method's predictive ``(mean, var)`` of the skill difference of ``games``
     (``predict_diff``), ``None`` when it has none."""
     predict_diff = getattr(fitted, "predict_diff", None)
-    return None if predict_diff is None else predict_diff(games)
+    if predict_diff is None:
+        return None
+    try:
+        return predict_diff(games)
+    except NotImplementedError:  # a forecast that reads more than the difference (two skills per competitor)
+        return None
 
 
 def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=None, scores: bool = False,
@@ -158,8 +163,11 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
         proba = run.proba[held_out]
         seconds = time.perf_counter() - t0
         if scores and hasattr(run, "diff_moments"):
-            mean, var = run.diff_moments
-            moments = mean[held_out], var[held_out]
+            try:
+                mean, var = run.diff_moments
+                moments = mean[held_out], var[held_out]
+            except NotImplementedError:  # as in _diff
+                pass
     elif mode == "walk_forward":
         proba, moments = _walk_forward(method, games, test, every, scores, tick)
         seconds = time.perf_counter() - t0

@@ -1,0 +1,220 @@
+"""Two skills per competitor, attack and defence (``SkillModel(openness_var=..., openness_drift=...)``,
+Goals): the EKF's one-game step against a dense Newton step on the log posterior of the four skills
+(scipy's pmfs, derivatives by central differences, numpy's solve), the limit of a known openness
+(one skill), order inside a rating period, what it learns from simulated leagues, interpreted
+against compiled, random settings, and the refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import nbinom, poisson
+
+import statespace as ss
+from filters import EKF
+from statespace.model.goals import goals_forecast
+
+SCALE = ss.ELO_SCALE
+BASE = math.log(1.3)
+
+
+def _games(rows, period=None, neutral=0):
+    df = pd.DataFrame(rows, columns=["time", "a", "b", "score_a", "score_b"])
+    df["score"] = np.sign(df["score_a"] - df["score_b"]) * 0.5 + 0.5
+    df["neutral"] = neutral  # 0: a plays at home
+    if period is not None:
+        df["period"] = period
+    return ss.Games.from_frame(df)
+
+
+def _row(state, name):
+    return state.values[state.index()[name]]
+
+
+def _model(openness_var=80.0**2, openness_drift=5.0, dispersion=0.1, home=40.0, table=True, **kw):
+    return ss.SkillModel("logistic", SCALE, 1500.0, 200.0**2, 10.0, home=home,
+                         observation=ss.Goals(base=BASE, dispersion=dispersion, table=table), openness_var=openness_var,
+                         openness_drift=openness_drift, **kw)
+
+
+def _log_pmf(x, lam, kappa):
+    """scipy's Poisson or negative binomial (NB2: size 1 / kappa, mean lam) log pmf."""
+    if kappa == 0.0:
+        return poisson.logpmf(x, lam)
+    r = 1.0 / kappa
+    return nbinom.logpmf(x, r, r / (r + lam))
+
+
+@pytest.mark.parametrize("kappa, score", [(0.0, (3, 1)), (0.1, (0, 2)), (0.3, (2, 2))])
+def test_one_game_is_a_dense_newton_step(kappa, score):
+    """From priors N(m, diag(v)) over (s_a, s_b, o_a, o_b), the EKF's posterior means are one Newton
+    step m + (Sigma^-1 + K)^-1 grad l, its variances the diagonal of (Sigma^-1 + K)^-1, with l the
+    log pmf of both counts at log-rates base + (s_a - s_b + home +- (o_a + o_b)) / (2 scale) ... here
+    from scipy.stats and differentiated numerically; the forecast is Goals' at the shifted base."""
+    home = 40.0
+    prior = {"x": (1560.0, 120.0, 30.0, 50.0), "y": (1480.0, 90.0, -10.0, 70.0)}
+    games = _games([("2020-01-01", "x", "y", *score)])
+    run = EKF(_model(dispersion=kappa, home=home)).run(games, initial=prior)
+    m = np.array([prior["x"][0], prior["y"][0], prior["x"][2], prior["y"][2]])
+    var = np.array([prior["x"][1], prior["y"][1], prior["x"][3], prior["y"][3]]) ** 2
+
+    def loglik(z):
+        sa, sb, oa, ob = z
+        eta_a = BASE + (sa - sb + home + oa + ob) / (2 * SCALE)
+        eta_b = BASE + (-(sa - sb + home) + oa + ob) / (2 * SCALE)
+        return _log_pmf(score[0], math.exp(eta_a), kappa) + _log_pmf(score[1], math.exp(eta_b), kappa)
+
+    h = 0.05  # rating points: l is smooth on the scale of 350 points; central differences err by O(h^2)
+    eye = np.eye(4) * h
+    grad = np.array([(loglik(m + e) - loglik(m - e)) / (2 * h) for e in eye])
+    hess = np.array([[(loglik(m + e + f) - loglik(m + e - f) - loglik(m - e + f) + loglik(m - e - f)) / (4 * h * h)
+                      for f in eye] for e in eye])
+    cov = np.linalg.inv(np.diag(1.0 / var) - hess)
+    mean = m + cov @ grad
+    x, y = _row(run.state, "x"), _row(run.state, "y")
+    got_mean = [x[0], y[0], x[2], y[2]]
+    got_sd = [x[1], y[1], x[3], y[3]]
+    np.testing.assert_allclose(got_mean, mean, rtol=1e-7)
+    np.testing.assert_allclose(np.square(got_sd), np.diag(cov), rtol=1e-5)
+    shifted = ss.Goals(base=BASE + (prior["x"][2] + prior["y"][2]) / (2 * SCALE), dispersion=kappa, table=False)
+    p = goals_forecast(shifted.vector(SCALE), 1560.0 - 1480.0 + home, 120.0**2 + 90.0**2)
+    np.testing.assert_allclose(run.proba[0], p, rtol=1e-10)
+
+
+def test_a_known_openness_is_one_skill():
+    """openness_var and openness_drift tiny: the forecasts and skills are the one-skill filter's (both
+    forecasts integrated per game: the table is of the observation's own base, which a shift moves)."""
+    rng = np.random.default_rng(3)
+    rows = [(f"2020-01-{1 + k // 3:02d}", f"t{rng.integers(6)}", f"u{rng.integers(6)}", int(rng.poisson(1.3)),
+             int(rng.poisson(1.3))) for k in range(60)]
+    games = _games(rows)
+    two = EKF(_model(openness_var=1e-290, openness_drift=1e-290, table=False)).run(games)
+    one = EKF(_model(openness_var=0.0, openness_drift=0.0, table=False)).run(games)
+    np.testing.assert_allclose(two.proba, one.proba, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(two.state.values[:, :2], one.state.values, rtol=1e-9)
+    assert np.abs(two.state.values[:, 2]).max() < 1e-100
+
+
+def test_order_inside_a_period_does_not_matter():
+    rows = [("2020-01-01", "a", "b", 1, 1), ("2020-01-01", "c", "d", 2, 0), ("2020-01-01", "e", "f", 0, 0),
+            ("2020-01-08", "a", "c", 1, 2), ("2020-01-08", "b", "d", 3, 3)]
+    one = _games(rows, period=[1, 1, 1, 2, 2])
+    other = _games([rows[2], rows[0], rows[1], rows[4], rows[3]], period=[1, 1, 1, 2, 2])
+    ekf = EKF(_model(home_drift=1.0))
+    s1, s2 = ekf.run(one).state, ekf.run(other).state
+    for name in "abcdef":
+        np.testing.assert_allclose(_row(s1, name), _row(s2, name), rtol=1e-12)
+
+
+def _league(n_teams=16, n_games=3000, spread=0.35, seed=0):
+    """A simulated league: each team an attack and a defence, N(0, spread^2) in log-rate each, fixed;
+    a's goals Poisson(exp(base + 0.1 + A_a - D_b)), b's Poisson(exp(base - 0.1 + A_b - D_a)). Returns the
+    games and the two skills in rating points (times the scale)."""
+    rng = np.random.default_rng(seed)
+    att, dfc = rng.normal(0.0, spread, n_teams), rng.normal(0.0, spread, n_teams)
+    a = rng.integers(0, n_teams, n_games)
+    b = (a + rng.integers(1, n_teams, n_games)) % n_teams
+    xa = rng.poisson(np.exp(BASE + 0.1 + att[a] - dfc[b]))
+    xb = rng.poisson(np.exp(BASE - 0.1 + att[b] - dfc[a]))
+    rows = [(k // 8, f"t{i}", f"t{j}", x, y) for k, (i, j, x, y) in enumerate(zip(a, b, xa, xb))]
+    return _games(rows), att * SCALE, dfc * SCALE
+
+
+def test_it_learns_attack_and_defence_from_a_simulated_league():
+    """Filtered without drift, the attack and defence it reports follow the simulated ones, and it
+    forecasts the last third better than one skill per team (log loss)."""
+    games, att, dfc = _league()
+    kw = dict(observation=ss.Goals(base=BASE), home=0.2 * SCALE)
+    two = EKF(ss.SkillModel("logistic", SCALE, 0.0, (0.5 * SCALE) ** 2, 0.0, openness_var=(0.5 * SCALE) ** 2,
+                            **kw)).run(games)
+    one = EKF(ss.SkillModel("logistic", SCALE, 0.0, (0.5 * SCALE) ** 2, 0.0, **kw)).run(games)
+    board = two.ratings().set_index("player").loc[[f"t{i}" for i in range(len(att))]]
+    assert np.corrcoef(board["attack"], att)[0, 1] > 0.9
+    assert np.corrcoef(board["defence"], dfc)[0, 1] > 0.9
+    np.testing.assert_allclose(board["attack"] + board["defence"], board["mean"], rtol=1e-12)
+    np.testing.assert_allclose(board["attack"] - board["defence"], board["openness"], rtol=1e-12, atol=1e-9)
+    last = slice(2000, None)
+
+    def loss(run):
+        y = games.score[last]
+        p = run.proba[last]
+        return -np.mean(np.log(np.where(y == 1, p[:, 0], np.where(y == 0.5, p[:, 1], p[:, 2]))))
+
+    assert loss(two) < loss(one) - 0.005
+
+
+def test_interpreted_equals_compiled(monkeypatch):
+    """The Python twins (STATESPACE_JIT=never) give the compiled numbers (statespace._runtime.tier)."""
+    games, _, _ = _league(n_teams=8, n_games=300, seed=2)
+    model = _model(home_drift=0.5, reversion=1e-3)
+    runs = {}
+    for mode in ("never", "always"):
+        monkeypatch.setenv("STATESPACE_JIT", mode)
+        runs[mode] = EKF(model).run(games)
+    np.testing.assert_allclose(runs["never"].proba, runs["always"].proba, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(runs["never"].state.values, runs["always"].state.values, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(1e-6, 1e5), st.floats(0.0, 1e4), st.floats(0.0, 2.0), st.floats(-3.0, 5.0),
+       st.integers(0, 2**31))
+def test_every_accepted_setting_gives_meaningful_numbers(openness_sd, openness_drift, kappa, base, seed):
+    """Over the accepted ranges (openness sd from a millionth of a point to 1e5, scale 173.7):
+    probabilities in [0, 1] summing to 1, finite ratings, positive finite variances."""
+    rng = np.random.default_rng(seed)
+    rows = [(k // 4, f"t{rng.integers(5)}", f"u{rng.integers(5)}", int(rng.integers(0, 12)), int(rng.integers(0, 12)))
+            for k in range(40)]
+    model = ss.SkillModel("logistic", SCALE, 1500.0, 300.0**2, 20.0, home=30.0,
+                          observation=ss.Goals(base=base, dispersion=kappa), openness_var=openness_sd**2,
+                          openness_drift=openness_drift)
+    run = EKF(model).run(_games(rows))
+    assert np.all((run.proba >= 0) & (run.proba <= 1))
+    np.testing.assert_allclose(run.proba.sum(axis=1), 1.0, atol=1e-9)
+    values = run.state.values
+    assert np.all(np.isfinite(values))
+    assert np.all(values[:, [1, 3]] > 0)
+
+
+def test_refusals_name_the_setting():
+    model = _model()
+    games = _games([("2020-01-01", "x", "y", 1, 1), ("2020-01-02", "x", "y", 0, 2)])
+    with pytest.raises(ValueError, match="openness_var"):
+        ss.SkillModel(observation=ss.Margin(sd=1.0), openness_var=1.0)
+    with pytest.raises(ValueError, match="rho=0"):
+        ss.SkillModel(observation=ss.Goals(base=BASE, rho=-0.1), openness_var=1.0)
+    with pytest.raises(ValueError, match="draw_drift=0"):
+        ss.SkillModel(observation=ss.Goals(base=BASE), openness_var=1.0, draw_drift=1e-3)
+    with pytest.raises(ValueError, match="openness_drift"):
+        ss.SkillModel(observation=ss.Goals(base=BASE), openness_drift=-1.0)
+    with pytest.raises(ValueError, match="diagonal"):
+        EKF(model, covariance="full")
+    with pytest.raises(ValueError, match="iterations=1"):
+        EKF(model, iterations=3)
+    from smoothers import RTSSmoother
+
+    for make in (lambda: RTSSmoother(model), lambda: ss.simulate(model, 4, 10, seed=0)):
+        with pytest.raises(ValueError, match="two skills"):
+            make()
+    run = EKF(model).run(games)
+    assert run.state.columns == ("mean", "sd", "openness", "openness_sd")
+    assert {"attack", "defence", "openness"} <= set(run.ratings().columns)
+
+
+def test_compare_scores_the_forecasts_and_leaves_the_score_metrics_out():
+    """The difference's moments alone do not give a two-skill forecast: ``diff_moments`` says so, and
+    ``compare`` scores the win/draw/loss forecasts with the score metrics left NaN (not wrong)."""
+    games, _, _ = _league(n_teams=8, n_games=400, seed=5)
+    kw = dict(observation=ss.Goals(base=BASE), home=0.2 * SCALE)
+    two = EKF(ss.SkillModel("logistic", SCALE, 0.0, (0.5 * SCALE) ** 2, 1.0, openness_var=(0.3 * SCALE) ** 2, **kw))
+    one = EKF(ss.SkillModel("logistic", SCALE, 0.0, (0.5 * SCALE) ** 2, 1.0, **kw))
+    with pytest.raises(NotImplementedError, match="two skills"):
+        two.run(games).diff_moments
+    table = ss.compare({"two": two, "one": one}, games, split=0.7)
+    assert np.isfinite(table["log_loss"]).all()
+    assert table.loc["two", ["score_log_density", "margin_rmse"]].isna().all()
+    assert table.loc["one", ["score_log_density", "margin_rmse"]].notna().all()
