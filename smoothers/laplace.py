@@ -95,6 +95,7 @@ from ._laplace_match_obs import observation_of
 from ._laplace_matches import fit_matches
 from ._laplace_newton import NewtonMode
 from ._laplace_run import Progress, blas_limits
+from ._laplace_two import fit_two_skills
 from ._newton_system import NewtonSystem
 from ._sparse_factor import SparseCovariance
 from .base import Smoother, SmootherFit, Timeline, timeline
@@ -175,7 +176,10 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
                                  f"got {drift!r}")
             model = dataclasses.replace(model, drift=ranges.variance(owner, "drift", drift, model.scale))
         period_days = ranges.number(owner, "period_days", period_days, 0.0, lo_open=True)
-        model.refuse_ekf_only(type(self).__name__)
+        model.refuse_latent_draws(type(self).__name__)
+        if model.two_skills and isinstance(drift, str) and drift == "auto":
+            raise ValueError(f"{owner}: drift='auto' searches the evidence of one skill per competitor; with two "
+                             f"(openness_var, openness_drift) give the drift")
         if model.home_drift > 0:
             raise ValueError(f"{type(self).__name__}: the model has a latent, drifting home advantage (home_drift="
                              f"{model.home_drift!r}), which the smoother does not model: it fits a fixed home "
@@ -224,8 +228,9 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
     # ------------------------------------------------------------ the parameter protocol
     def tunable(self, games: Games) -> dict[str, tuple[float, float]]:
         """``{"drift": drift_bounds}``, which :meth:`tune` fits by type-II maximum likelihood;
-        nothing with ``drift="auto"``, whose every fit does that search already."""
-        return {} if self.auto_drift else {"drift": tuple(self.drift_bounds)}
+        nothing with ``drift="auto"``, whose every fit does that search already, or with two skills per
+        competitor (the evidence is of one)."""
+        return {} if self.auto_drift or self.skill_model.two_skills else {"drift": tuple(self.drift_bounds)}
 
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None, burn_in: float = 0.0,
              standard_errors: bool = True) -> "LaplaceSmoother":
@@ -241,6 +246,7 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
         import pandas as pd
         from statespace.methods.settings import TuneResult
 
+        self.skill_model.refuse_two_skills(f"{self.name}: tune (the drift's evidence)")
         names = ["drift"] if params is None else [params] if isinstance(params, str) else list(params)
         if not names or set(names) != {"drift"}:
             raise ValueError(f"{self.name}: cannot tune {sorted(set(names) - {'drift'})}; tunable: ['drift']")
@@ -292,6 +298,7 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
         a :class:`smoothers._laplace_match_fit.MatchSmootherFit`.
         """
         if isinstance(games, Matches):
+            self.skill_model.refuse_two_skills(f"{self.name} on matches of many sides")
             if initial is not None:
                 raise ValueError(f"{self.name}: initial= values are not supported by a smoother")
             return fit_matches(self, games, warm_start)
@@ -318,6 +325,8 @@ class LaplaceSmoother(NewtonMode, FactorAtMode, Smoother):
         tl = timeline(games, times)
         check_weights(self.name, games, tl, model)
         try:
+            if model.two_skills:  # attack and defence: smoothers._laplace_two
+                return fit_two_skills(self, games, tl, warm_start, t0)
             return self._fit_nodes(games, tl, warm_start, t0)
         except (RuntimeError, np.linalg.LinAlgError) as exc:
             if isinstance(exc, RuntimeError) and "singular" not in str(exc):

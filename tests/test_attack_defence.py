@@ -218,3 +218,92 @@ def test_compare_scores_the_forecasts_and_leaves_the_score_metrics_out():
     assert np.isfinite(table["log_loss"]).all()
     assert table.loc["two", ["score_log_density", "margin_rmse"]].isna().all()
     assert table.loc["one", ["score_log_density", "margin_rmse"]].notna().all()
+
+
+# ------------------------------------------------------------------ the Laplace smoother
+
+
+def test_static_laplace_fit_is_the_dense_maximum_a_posteriori_fit():
+    """Drift 0: the Laplace smoother's mode and variances against a dense fit of Maher's model by
+    scipy.optimize in the attack/defence parametrisation (a's goals Poisson(exp(base + (A_a - D_b +
+    h / 2) / scale)) from scipy.stats, priors s = mu0 + A + D ~ N(mu0, v), o = A - D ~ N(0, v_o));
+    the variances against the inverse of that objective's Hessian by central differences."""
+    from scipy.optimize import minimize
+
+    from smoothers import LaplaceSmoother
+
+    games, _, _ = _league(n_teams=6, n_games=150, seed=4)
+    v, vo, home, kappa = (0.6 * SCALE) ** 2, (0.4 * SCALE) ** 2, 0.3 * SCALE, 0.05
+    model = ss.SkillModel("logistic", SCALE, 1500.0, v, 0.0, home=home, openness_var=vo,
+                          observation=ss.Goals(base=BASE, dispersion=kappa))
+    fit = LaplaceSmoother(model, tol=1e-12).fit(games)
+    names = sorted(set(games.a_name) | set(games.b_name))
+    ia = np.searchsorted(names, games.a_name)
+    ib = np.searchsorted(names, games.b_name)
+    k = len(names)
+
+    def energy(z):  # minus the log posterior in (A, D)
+        A, D = z[:k], z[k:]
+        la = np.exp(BASE + (A[ia] - D[ib] + home / 2) / SCALE)
+        lb = np.exp(BASE + (A[ib] - D[ia] - home / 2) / SCALE)
+        lik = _log_pmf(games.score_a, la, kappa).sum() + _log_pmf(games.score_b, lb, kappa).sum()
+        return -lik + 0.5 * np.sum((A + D) ** 2) / v + 0.5 * np.sum((A - D) ** 2) / vo
+
+    res = minimize(lambda z: energy(z * SCALE), np.zeros(2 * k), method="BFGS", jac="3-point", options={"gtol": 1e-8})
+    assert res.success, res.message
+    res.x = res.x * SCALE
+    A, D = res.x[:k], res.x[k:]
+    board = fit.ratings().set_index("player").loc[names]
+    np.testing.assert_allclose(board["attack"], A, atol=1e-4)  # rating points (BFGS stops within its gtol)
+    np.testing.assert_allclose(board["defence"], D, atol=1e-4)
+    h = 0.5
+    eye = np.eye(2 * k) * h
+    hess = np.array([[(energy(res.x + e + f) - energy(res.x + e - f) - energy(res.x - e + f) + energy(res.x - e - f))
+                      / (4 * h * h) for f in eye] for e in eye])
+    cov = np.linalg.inv(hess)
+    var_s = np.array([cov[i, i] + cov[k + i, k + i] + 2 * cov[i, k + i] for i in range(k)])  # s = mu0 + A + D
+    var_o = np.array([cov[i, i] + cov[k + i, k + i] - 2 * cov[i, k + i] for i in range(k)])  # o = A - D
+    np.testing.assert_allclose(board["sd"] ** 2, var_s, rtol=1e-4)
+    np.testing.assert_allclose(board["openness_sd"] ** 2, var_o, rtol=1e-4)
+
+
+def test_laplace_with_a_known_openness_is_the_one_skill_fit():
+    """Dynamic fit, openness_var and openness_drift tiny: the skills' means and variances are the
+    one-skill smoother's."""
+    from smoothers import LaplaceSmoother
+
+    games, _, _ = _league(n_teams=6, n_games=200, seed=6)
+    kw = dict(home=0.2 * SCALE, observation=ss.Goals(base=BASE, dispersion=0.1, table=False))
+    one = LaplaceSmoother(ss.SkillModel("logistic", SCALE, 1500.0, (0.5 * SCALE) ** 2, 20.0, **kw), tol=1e-12).fit(games)
+    two = LaplaceSmoother(ss.SkillModel("logistic", SCALE, 1500.0, (0.5 * SCALE) ** 2, 20.0, openness_var=1e-200,
+                                        openness_drift=1e-200, **kw), tol=1e-12).fit(games)
+    np.testing.assert_allclose(two.mean, one.mean, rtol=1e-9)
+    np.testing.assert_allclose(two.var, one.var, rtol=1e-6)
+    np.testing.assert_allclose(np.abs(two.open_mean).max(), 0.0, atol=1e-6)
+    later = games.take(np.arange(len(games) - 20, len(games)))
+    with pytest.warns(ss.SeenGamesWarning):
+        np.testing.assert_allclose(two.predict_proba(later), one.predict_proba(later), atol=1e-8)
+
+
+def test_laplace_learns_attack_and_defence_and_the_large_path_agrees():
+    """A dynamic fit recovers the simulated attack and defence; the sparse factor (above the dense
+    limit) and the per-chain blocks give the same mode, the factor the same variances as the dense
+    inverse."""
+    from smoothers import LaplaceSmoother
+
+    games, att, dfc = _league(n_teams=10, n_games=1200, seed=7)
+    model = ss.SkillModel("logistic", SCALE, 0.0, (0.5 * SCALE) ** 2, 1.0, home=0.2 * SCALE, openness_var=(0.5 * SCALE) ** 2,
+                          openness_drift=0.5, observation=ss.Goals(base=BASE))
+    dense = LaplaceSmoother(model, tol=1e-10).fit(games)
+    sparse = LaplaceSmoother(model, tol=1e-10, dense_cov_limit=0).fit(games)
+    blocks = LaplaceSmoother(model, tol=1e-10, variances="blocks").fit(games)
+    assert (dense.info["variances"], sparse.info["variances"], blocks.info["variances"]) == (
+        "dense", "selected inverse", "blocks")
+    np.testing.assert_allclose(sparse.mean, dense.mean, atol=1e-6)
+    np.testing.assert_allclose(blocks.open_mean, dense.open_mean, atol=1e-6)
+    np.testing.assert_allclose(sparse.var, dense.var, rtol=1e-8)
+    np.testing.assert_allclose(sparse.open_var, dense.open_var, rtol=1e-8)
+    assert np.all(blocks.var <= dense.var * (1 + 1e-9))  # a chain's own block understates its variance
+    board = dense.ratings().set_index("player").loc[[f"t{i}" for i in range(len(att))]]
+    assert np.corrcoef(board["attack"], att)[0, 1] > 0.9
+    assert np.corrcoef(board["defence"], dfc)[0, 1] > 0.9

@@ -92,6 +92,39 @@ def _loglik_u(params, score_a, score_b, u, with_l):
     return tilted(score_a, score_b, params[TILT_AT], l, g, h, pd, pd1, pd2)
 
 
+@njit(cache=True)
+def _shift_derivs(params, score_a, score_b, d):
+    """``dl/de`` and ``d2l/dd de`` for the counts' own law, the log-rates ``eta_0 + (e +- d) / (2 scale)``
+    (``e`` from ``params[SHIFT_AT]``): ``(g_a + g_b) / (2 scale)`` and ``(h_a - h_b) / (2 scale)^2``."""
+    c = 0.5 / params[1]
+    u = _clip_u(c * d)
+    base = game_base(params)
+    _, ga, ha = side_loglik(score_a, base + u, params[2])
+    _, gb, hb = side_loglik(score_b, base - u, params[2])
+    return c * (ga + gb), c * c * (ha - hb)
+
+
+@njit(cache=True)
+def _two_skill_loop(params, score_a, score_b, d, e, out):
+    """Each game's ``(l, dl/dd, dl/de, d2l/dd2, d2l/dd de)`` at ``(d[k], e[k])`` (``params`` a copy:
+    its shift is written)."""
+    c = 0.5 / params[1]
+    for k in range(d.shape[0]):
+        params[SHIFT_AT] = e[k]
+        l, g, h = _loglik_u(params, score_a[k], score_b[k], _clip_u(c * d[k]), True)
+        ge, hde = _shift_derivs(params, score_a[k], score_b[k], d[k])
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4] = l, c * g, ge, c * c * h, hde
+
+
+@njit(cache=True)
+def _shifted_forecast_loop(params, d, var, e, out):
+    """Each game's forecast at ``d[k] ~ N(d[k], var[k])`` with the shift ``e[k]`` (``params`` a copy)."""
+    for k in range(d.shape[0]):
+        params[SHIFT_AT] = e[k]
+        pw, pd, pl = forecast_u(params, d[k], var[k])
+        out[k, 0], out[k, 1], out[k, 2] = inflate(pw, pd, pl, params[5])
+
+
 @kernel(DERIVS_SIG)
 def goals_derivs(params, score, score_a, score_b, d):
     """``dl/dd`` and ``d2l/dd2`` of :func:`goals_loglik`; with ``params[COORD_AT] = 1`` (two skills per
@@ -101,11 +134,7 @@ def goals_derivs(params, score, score_a, score_b, d):
     own law (two skills are refused with the other laws, :class:`statespace.SkillModel`)."""
     c = 0.5 / params[1]
     if params[COORD_AT] != 0.0:
-        u = _clip_u(c * d)
-        base = game_base(params)
-        _, ga, ha = side_loglik(score_a, base + u, params[2])
-        _, gb, hb = side_loglik(score_b, base - u, params[2])
-        return c * (ga + gb), c * c * (ha - hb)
+        return _shift_derivs(params, score_a, score_b, d)
     _, g, h = _loglik_u(params, score_a, score_b, _clip_u(c * d), False)
     return c * g, c * c * h
 
@@ -293,6 +322,27 @@ class Goals(Observation, name="goals", needs_scores=True,
         if not self.table:
             return own
         return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])
+
+    def two_skill_loglik(self, d, e, score_a, score_b, *, scale: float = 1.0) -> np.ndarray:
+        r"""With two skills per side (:attr:`statespace.SkillModel.two_skills`): each game's
+        :math:`(\ell, \partial_d \ell, \partial_e \ell, \partial_d^2 \ell, \partial_d \partial_e \ell)`,
+        shape ``(n, 5)``, at skill difference ``d`` and goal-rate shift ``e`` (the two sides' summed
+        openness): the log-rates :math:`\eta_0 + (e \pm d) / (2 \alpha)`; :math:`\partial_e^2 \ell`
+        is :math:`\partial_d^2 \ell` (the counts' own law, which two skills require)."""
+        d, e, xa, xb = (np.ascontiguousarray(np.ravel(v), dtype=np.float64) for v in np.broadcast_arrays(
+            np.asarray(d, float), np.asarray(e, float), np.asarray(score_a, float), np.asarray(score_b, float)))
+        out = np.empty((d.size, 5))
+        _two_skill_loop(self.vector(scale), xa, xb, d, e, out)
+        return out
+
+    def proba_shifted(self, d, var, e, *, scale: float = 1.0) -> np.ndarray:
+        """:meth:`proba` of each game with its goal-rate shift ``e`` (two skills per side): ``(n, 3)``;
+        integrated per game (the forecast table is of the observation's own base)."""
+        d, var, e = (np.ascontiguousarray(np.ravel(v), dtype=np.float64) for v in np.broadcast_arrays(
+            np.asarray(d, float), np.asarray(var, float), np.asarray(e, float)))
+        out = np.empty((d.size, 3))
+        _shifted_forecast_loop(self.vector(scale), d, var, e, out)
+        return out
 
     def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
         r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what

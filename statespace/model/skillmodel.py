@@ -216,17 +216,25 @@ class SkillModel:
             raise ValueError(f"SkillModel: {given} (attack and defence) and draw_drift={self.draw_drift:g} "
                              f"are not filtered together; give draw_drift=0")
 
-    def refuse_ekf_only(self, who: str) -> None:
+    def refuse_latent_draws(self, who: str) -> None:
         """A ``ValueError`` naming ``who`` when the model has a latent draw tendency (``draw_drift >
-        0``) or two skills per competitor (:attr:`two_skills`), which only the EKF (diagonal
-        covariance) filters."""
+        0``), which only the EKF (diagonal covariance) filters."""
         if self.draw_drift > 0:
             raise ValueError(f"{who}: the model has a latent draw tendency (draw_drift={self.draw_drift!r}), which "
                              f"only the EKF (diagonal covariance) filters; give draw_drift=0")
+
+    def refuse_two_skills(self, who: str) -> None:
+        """A ``ValueError`` naming ``who`` when the model gives each competitor two skills
+        (:attr:`two_skills`), which the EKF (diagonal covariance) and the Laplace smoother fit."""
         if self.two_skills:
             raise ValueError(f"{who}: the model gives each competitor two skills, attack and defence "
                              f"(openness_var={self.openness_var!r}, openness_drift={self.openness_drift!r}), which "
-                             f"only the EKF (diagonal covariance) filters; give both 0")
+                             f"the EKF (diagonal covariance) and the Laplace smoother fit; give both 0")
+
+    def refuse_ekf_only(self, who: str) -> None:
+        """:meth:`refuse_latent_draws` and :meth:`refuse_two_skills`."""
+        self.refuse_latent_draws(who)
+        self.refuse_two_skills(who)
 
     def _resolve_observation(self, obs: object) -> Observation:
         """The model's observation. An :class:`Outcome` is stored marked as derived from
