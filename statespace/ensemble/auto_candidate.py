@@ -29,6 +29,10 @@ RHO_START, RHO_BOUND = -0.05, 0.5
 #: the latent draw tendency's drift (log-odds^2 per day) where a variant has drifting draws: a
 #: twentieth of a unit of log-odds a decade
 DRAW_DRIFT_START = 1e-6
+#: two skills: the openness's (attack minus defence) starting sd, 40 rating points (a side's goal
+#: rate e^(40 / 347) = 1.12 times a level side's), and drift, 1 point^2 a day (about 19 points a year)
+OPENNESS_SD_START = 40.0
+OPENNESS_DRIFT_START = 1.0
 #: the inflation of the draws: start (one game in twenty a draw beyond the counts' own) and bound
 INFLATION_START, INFLATION_BOUND = 0.05, 0.5
 #: each law of the counts (:data:`statespace.ensemble.auto_variant.COUNTS`): the Goals settings it
@@ -94,6 +98,9 @@ class Candidate(Settings):
             out["home_drift"] = m.home_drift
         if self.variant.draws == "drifting":
             out["draw_drift"] = m.draw_drift
+        if self.variant.skills == 2:
+            out["openness_var"] = m.openness_var
+            out["openness_drift"] = m.openness_drift
         if self.variant.reversion:
             out["reversion"] = m.reversion
         obs = m.observation
@@ -212,7 +219,8 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
     base rate the mean count per side, and its law's settings from their starts: dispersion
     :data:`DISPERSION_START` (negative binomial), Dixon and Coles' rho :data:`RHO_START`
     (Poisson), and with inflated draws the inflation :data:`INFLATION_START`; drifting draws, the
-    draw tendency's drift :data:`DRAW_DRIFT_START`."""
+    draw tendency's drift :data:`DRAW_DRIFT_START`; two skills, the openness's sd
+    :data:`OPENNESS_SD_START` and drift :data:`OPENNESS_DRIFT_START`."""
     draws = info["draws"]
     home = _HOME if v.home != "none" else 0.0
     if v.observation == "margin":
@@ -241,5 +249,7 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
         model = SkillModel("logistic", ELO_SCALE, 1500.0, _PRIOR_SD**2, _DRIFT, home=home,
                            reversion=_REVERSION if v.reversion else 0.0,
                            home_drift=_HOME_DRIFT if v.home == "drifting" else 0.0,
-                           draw_drift=DRAW_DRIFT_START if v.draws == "drifting" else 0.0, **kwargs)
+                           draw_drift=DRAW_DRIFT_START if v.draws == "drifting" else 0.0,
+                           openness_var=OPENNESS_SD_START**2 if v.skills == 2 else 0.0,
+                           openness_drift=OPENNESS_DRIFT_START if v.skills == 2 else 0.0, **kwargs)
     return Candidate(v, model).with_weight_scale(games)

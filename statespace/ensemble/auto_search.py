@@ -143,7 +143,9 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
         t = time.perf_counter()
         start = start_candidate(v, games, info)
         if warm is not None:  # the same model's numbers, tuned on an earlier candidate
-            start = start.with_params(model=dataclasses.replace(warm.model, draw_drift=start.model.draw_drift))
+            start = start.with_params(model=dataclasses.replace(
+                warm.model, draw_drift=start.model.draw_drift, openness_var=start.model.openness_var,
+                openness_drift=start.model.openness_drift))
         row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
                "reversion": v.reversion, "power": np.nan if v.power is None else v.power,
                "objective": objective}
@@ -216,12 +218,13 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
 
 def _warm(v: Variant, best: Variant, tuned: dict) -> Candidate | None:
     """The tuned candidate a later-stage variant starts from: the structure stage's best for the
-    margin weights; the same Goals model with a fixed draw tendency for drifting draws (tuned
-    before it in the same stage), its tuned numbers kept and the drift started; else none."""
+    margin weights; the same Goals model with a fixed draw tendency and one skill for drifting
+    draws or two skills (tuned before it in the same stage, if it was), its tuned numbers kept and
+    the new settings started; else none."""
     if v.observation == "outcome":
         return tuned[best]
-    if v.draws == "drifting":
-        return tuned.get(dataclasses.replace(v, draws="fixed"))
+    if v.draws == "drifting" or v.skills == 2:
+        return tuned.get(dataclasses.replace(v, draws="fixed", skills=1))
     return None
 
 

@@ -31,7 +31,10 @@ class Variant:
     weights (``None``: unweighted games; Outcome only); ``counts``: the law of the goal counts
     (Goals only, one of :data:`COUNTS`; default ``"negative binomial"``); ``draws``: ``"fixed"``, or
     ``"drifting"``: the draw tendency a latent random walk (``SkillModel.draw_drift``; Goals with
-    negative binomial counts only)."""
+    negative binomial counts only); ``skills``: 1, or 2: attack and defence, a latent openness beside
+    each skill (``SkillModel.openness_var``, ``openness_drift``; Goals with negative binomial counts
+    and fixed draws only; not among the default candidates: on the football sets it loses held out,
+    ``benchmarks/attack_defence.py``)."""
 
     observation: str = "outcome"
     home: str = "fixed"
@@ -39,6 +42,7 @@ class Variant:
     power: float | None = None
     counts: str | None = None
     draws: str = "fixed"
+    skills: int = 1
 
     def __post_init__(self) -> None:
         if self.observation not in OBSERVATIONS:
@@ -69,6 +73,12 @@ class Variant:
             raise ValueError(f"Variant: drifting draws (a latent draw tendency) are a candidate of the goals "
                              f"observation with {COUNTS[0]} counts, got observation={self.observation!r}, "
                              f"counts={self.counts!r}")
+        if self.skills not in (1, 2) or isinstance(self.skills, bool):
+            raise ValueError(f"Variant: skills must be 1 or 2 (attack and defence), got {self.skills!r}")
+        if self.skills == 2 and (self.counts != COUNTS[0] or self.draws != "fixed"):
+            raise ValueError(f"Variant: two skills (attack and defence) are a candidate of the goals observation "
+                             f"with {COUNTS[0]} counts and fixed draws, got observation={self.observation!r}, "
+                             f"counts={self.counts!r}, draws={self.draws!r}")
 
     @property
     def label(self) -> str:
@@ -83,6 +93,8 @@ class Variant:
             parts.append(f"margin weights p={self.power:g}")
         if self.draws == "drifting":
             parts.append("drifting draws")
+        if self.skills == 2:
+            parts.append("attack/defence")
         return ", ".join(parts)
 
 
