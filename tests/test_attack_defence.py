@@ -307,3 +307,19 @@ def test_laplace_learns_attack_and_defence_and_the_large_path_agrees():
     board = dense.ratings().set_index("player").loc[[f"t{i}" for i in range(len(att))]]
     assert np.corrcoef(board["attack"], att)[0, 1] > 0.9
     assert np.corrcoef(board["defence"], dfc)[0, 1] > 0.9
+
+
+def test_auto_tries_attack_and_defence_when_asked():
+    """``Variant(..., skills=2)``: a Goals candidate with the openness tuned, started from the one-skill
+    candidate; on a league simulated with attack and defence it is the choice. Refused with another law."""
+    from statespace.ensemble.auto import Variant
+
+    games, _, _ = _league(n_teams=8, n_games=900, seed=3)
+    fit = ss.auto(games, split=0.8, progress=False, candidates=[Variant("goals", "fixed"),
+                                                               Variant("goals", "fixed", skills=2)])
+    assert fit.chosen == "goals, fixed home, attack/defence"
+    assert fit.method.model.two_skills and fit.method.model.openness_var > 0
+    with pytest.raises(ValueError, match="two skills"):
+        Variant("goals", counts="dixon-coles", skills=2)
+    with pytest.raises(ValueError, match="skills must be 1 or 2"):
+        Variant("goals", skills=3)
