@@ -61,14 +61,19 @@ The chosen candidate is the best of all stages. Candidates whose training scores
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is
 taken (in every stage): a drifting home advantage tuned to no drift, or a reversion tuned to its
 lower bound, buys nothing and is not chosen. The margin-weight candidates start their tuning
-from the chosen structure's tuned values. Give ``candidates=[Variant(...), ...]`` to compare an
+from the chosen structure's tuned values, and the Goals candidates with drifting draws (or two
+skills) from the one with fixed draws: a candidate started so skips the coarse grid of
+``tune(start="grid")``, the relative's optimum being a basin already. Give ``candidates=[Variant(...), ...]`` to compare an
 explicit list instead, or narrow the search with ``observations=``, ``powers=``,
 ``drifting_home=`` and ``reversion=``.
 
 Cost: one tuning per candidate, a few dozen to a few hundred passes of the compiled filter each,
 every pass linear in the number of games; progress goes to stderr once the work has taken more
-than a few seconds (``progress=True`` always, ``False`` never). ``benchmarks/real_data.py`` times
-the choice on four real data sets (``docs/getting_started.md`` gives the figures).
+than a few seconds (``progress=True`` always, ``False`` never). ``n_jobs=k`` tunes the candidates of a
+stage side by side on a process pool of ``k`` workers (``-1``: one per core; each worker starts by
+importing the main script, so a script must call ``auto`` under ``if __name__ == "__main__":``);
+the choice is the same. ``benchmarks/real_data.py`` times the choice on four real data sets
+(``docs/getting_started.md`` gives the figures).
 
 Goals costs about as much as Margin: its win/draw/loss forecast with the skill uncertainty
 integrated is read from a table built once per setting (:mod:`statespace.model.outcome_table`),
@@ -149,7 +154,7 @@ def auto(games: Games, *, split: float | None = None, **options) -> AutoFit:
     """Choose the best-forecasting EKF variant on ``games`` (or on their first ``split``) and return
     it fitted on ``games``, with the table of candidates (see the module docstring; ``options``
     are those of :class:`Auto`: ``burn_in``, ``objective``, ``observations``, ``powers``,
-    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``).
+    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``, ``n_jobs``).
 
     Given matches of many sides (a :class:`statespace.data.matches.Matches`) it chooses among the
     methods that rate them instead, tuned on the first ``split`` (default 0.7) and compared on the

@@ -193,14 +193,14 @@ class Candidate(Settings):
         return Candidate(variant, model, weight_mean)
 
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None, maxiter: int = 200,
-             burn_in: float = 0.0, standard_errors: bool = True) -> "Candidate":
+             burn_in: float = 0.0, standard_errors: bool = True, start: str = "grid") -> "Candidate":
         """:func:`filters.tuning.tune` of this candidate (the margin weights' scale set on ``games``
         first, when not set yet); the result carries ``tuning``."""
         from filters.tuning import tune
 
         method = self if self.weight_mean is not None else self.with_weight_scale(games)
         return tune(method, games, params, bounds, objective=objective, maxiter=maxiter, burn_in=burn_in,
-                    standard_errors=standard_errors)[0]
+                    standard_errors=standard_errors, start=start)[0]
 
 
 def fmt(v) -> str:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from statespace._runtime.pool import check_jobs
 from statespace.data.games import Games
 from statespace.ensemble.auto_blend import blend_the_best
 from statespace.ensemble.auto_candidate import Candidate
@@ -82,7 +83,7 @@ class Auto:
     def __init__(self, *, split: float | None = None, burn_in: float = BURN_IN, objective: str | None = None,
                  observations: Sequence[str] | str | None = None, powers: Sequence[float] | None = None,
                  drifting_home: bool = True, reversion: bool = True, candidates: Sequence[Variant] | None = None,
-                 maxiter: int = 200, progress: bool | None = None, blend: bool = False):
+                 maxiter: int = 200, progress: bool | None = None, blend: bool = False, n_jobs: int | None = None):
         if split is not None and not (isinstance(split, (int, float, np.integer, np.floating))
                                       and not isinstance(split, bool) and 0 < split < 1):
             raise ValueError(f"auto: split must be None or a fraction strictly between 0 and 1, got {split!r}")
@@ -113,6 +114,11 @@ class Auto:
             raise ValueError(f"auto: maxiter must be a whole number >= 1, got {maxiter!r}")
         if progress not in (None, True, False):
             raise ValueError(f"auto: progress must be True, False or None, got {progress!r}")
+        try:
+            check_jobs(None, n_jobs)
+        except ValueError as exc:
+            raise ValueError(f"auto: {exc}") from None
+        self.n_jobs = n_jobs
         self.split = None if split is None else float(split)
         self.burn_in = float(burn_in)
         self.objective = objective
@@ -132,7 +138,7 @@ class Auto:
 
     def __repr__(self) -> str:
         shown = []
-        for k in ("split", "burn_in", "objective", "observations", "powers", "candidates", "progress"):
+        for k in ("split", "burn_in", "objective", "observations", "powers", "candidates", "progress", "n_jobs"):
             v = getattr(self, k)
             default = {"burn_in": BURN_IN}.get(k)
             if v is not None and v != default:

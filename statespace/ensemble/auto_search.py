@@ -20,6 +20,7 @@ from statespace.ensemble.auto_candidate import Candidate, start_candidate
 from statespace.ensemble.auto_variant import COUNTS, GOALS_MAX_MEAN, OBSERVATIONS, Variant, goal_counts
 from statespace.data.games import Games
 from statespace.methods.settings import BoundWarning, TuneResult
+from statespace._runtime.pool import run_all
 
 # public through statespace.auto, whose comments on them are what the API reference shows
 DEFAULT_POWERS = (0.0, 0.5, 1.0)
@@ -66,6 +67,7 @@ class SearchOptions(Protocol):
     burn_in: float
     maxiter: int
     progress: bool | None
+    n_jobs: int | None
     last: AutoResult | None
 
 
@@ -138,53 +140,43 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
     tuned: dict[Variant, Candidate] = {}
     staged = opts.candidates is None
     plan = [("structure" if staged else "given", v) for v in first]
+    common = (games, info, objective, opts.burn_in, opts.maxiter, scored)
+    count = [0]
 
-    def evaluate(stage: str, v: Variant, k: int, total: int, warm: Candidate | None = None) -> None:
-        t = time.perf_counter()
-        start = start_candidate(v, games, info)
-        if warm is not None:  # the same model's numbers, tuned on an earlier candidate
-            start = start.with_params(model=dataclasses.replace(
-                warm.model, draw_drift=start.model.draw_drift, openness_var=start.model.openness_var,
-                openness_drift=start.model.openness_drift))
-        row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
-               "reversion": v.reversion, "power": np.nan if v.power is None else v.power,
-               "objective": objective}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
-                warnings.simplefilter("ignore", BoundWarning)  # auto reports each candidate's settings on a bound
-                method = start.tune(games, objective=objective, burn_in=opts.burn_in, maxiter=opts.maxiter,
-                                    standard_errors=False)
-            proba = method.run(games).proba[scored]
-            y = games.score[scored]
-            row["train_score"] = method.tuning.objective
-            row["train_log_loss"] = metrics.log_loss(y, proba)
-            row["train_log_loss_3"] = metrics.log_loss_3(y, proba) if info["draws"] else np.nan
-            row["settings"] = method.values()
-            row["at_bound"] = _at_bound(method, games)
-            row["converged"] = bool(method.tuning.success)
-            row["error"] = ""
-            tuned[v] = method
-        except (ValueError, FloatingPointError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            row.update(train_score=np.nan, train_log_loss=np.nan, train_log_loss_3=np.nan, settings={},
-                       at_bound=(), converged=False, error=" ".join(str(exc).split()))
-        row["tune_seconds"] = time.perf_counter() - t
-        rows.append(row)
-        report(f"{k}/{total} {v.label}: " + (f"{objective} {row['train_score']:.5f}" if not row["error"]
-                                             else f"failed ({row['error']})") + f" ({row['tune_seconds']:.1f} s)")
+    def wave(items: list, total: int) -> None:
+        """Tune ``items`` (``(stage, variant, warm)``), on ``opts.n_jobs`` processes when asked; their
+        rows kept in the items' order."""
+        results: list = [None] * len(items)
+
+        def done(i: int, result) -> None:
+            results[i] = result
+            row = result[0]
+            count[0] += 1
+            report(f"{count[0]}/{total} {row['candidate']}: " + (
+                f"{objective} {row['train_score']:.5f}" if not row["error"] else f"failed ({row['error']})")
+                + f" ({row['tune_seconds']:.1f} s)")
+
+        payloads = [(stage, v, None if warm is None else warm.model) + common for stage, v, warm in items]
+        run_all(_tune_task, payloads, done, n_jobs=getattr(opts, "n_jobs", None))
+        for (_, v, _), (row, method) in zip(items, results):
+            rows.append(row)
+            if method is not None:
+                tuned[v] = method
 
     # the later stages' size (their variants depend on the first stage's best)
     later_max = len(later_stages(opts, first[0], info)) if staged else 0
-    total = len(plan) + later_max
-    for k, (stage, v) in enumerate(plan, 1):
-        evaluate(stage, v, k, total)
+    wave([(stage, v, None) for stage, v in plan], len(plan) + later_max)
     best = _pick(rows)
     if staged and info["scores"] and best is not None:
         best_v = next(v for v in first if v.label == best["candidate"])
         later = [(s, v) for s, v in later_stages(opts, best_v, info) if v not in tuned]
         total = len(plan) + len(later)
-        for k, (stage, v) in enumerate(later, len(plan) + 1):
-            evaluate(stage, v, k, total, warm=_warm(v, best_v, tuned))
+        # a variant started from another of the same stage waits for it (drifting draws, two skills)
+        ready = [(s, v) for s, v in later if _warm_source(v, best_v) not in {w for _, w in later}]
+        wave([(s, v, _warm(v, best_v, tuned)) for s, v in ready], total)
+        rest = [(s, v) for s, v in later if (s, v) not in ready]
+        if rest:
+            wave([(s, v, _warm(v, best_v, tuned)) for s, v in rest], total)
         best = _pick(rows)
     table = pd.DataFrame(rows).set_index("candidate")
     if best is None:
@@ -216,16 +208,61 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
     return method
 
 
+def _tune_task(payload) -> tuple[dict, Candidate | None]:
+    """One candidate tuned and scored on the training games: its table row and the tuned candidate
+    (``None`` when tuning failed). A module-level function of picklable arguments, so that
+    ``auto(n_jobs=...)`` runs it on a process pool."""
+    stage, v, warm, games, info, objective, burn_in, maxiter, scored = payload
+    t = time.perf_counter()
+    start = start_candidate(v, games, info)
+    if warm is not None:  # the same model's numbers, tuned on an earlier candidate
+        start = start.with_params(model=dataclasses.replace(
+            warm, draw_drift=start.model.draw_drift, openness_var=start.model.openness_var,
+            openness_drift=start.model.openness_drift))
+    row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
+           "reversion": v.reversion, "power": np.nan if v.power is None else v.power, "objective": objective}
+    method = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
+            warnings.simplefilter("ignore", BoundWarning)  # auto reports each candidate's settings on a bound
+            # a candidate started from a tuned relative starts there (the coarse grid finds a basin
+            # for a cold start; here the relative's optimum is one)
+            method = start.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter, standard_errors=False,
+                                start="grid" if warm is None else "current")
+        proba = method.run(games).proba[scored]
+        y = games.score[scored]
+        row["train_score"] = method.tuning.objective
+        row["train_log_loss"] = metrics.log_loss(y, proba)
+        row["train_log_loss_3"] = metrics.log_loss_3(y, proba) if info["draws"] else np.nan
+        row["settings"] = method.values()
+        row["at_bound"] = _at_bound(method, games)
+        row["converged"] = bool(method.tuning.success)
+        row["error"] = ""
+    except (ValueError, FloatingPointError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        method = None
+        row.update(train_score=np.nan, train_log_loss=np.nan, train_log_loss_3=np.nan, settings={},
+                   at_bound=(), converged=False, error=" ".join(str(exc).split()))
+    row["tune_seconds"] = time.perf_counter() - t
+    return row, method
+
+
+def _warm_source(v: Variant, best: Variant) -> Variant | None:
+    """The variant whose tuned numbers ``v`` starts from (:func:`_warm`), or None."""
+    if v.observation == "outcome":
+        return best
+    if v.draws == "drifting" or v.skills == 2:
+        return dataclasses.replace(v, draws="fixed", skills=1)
+    return None
+
+
 def _warm(v: Variant, best: Variant, tuned: dict) -> Candidate | None:
     """The tuned candidate a later-stage variant starts from: the structure stage's best for the
     margin weights; the same Goals model with a fixed draw tendency and one skill for drifting
     draws or two skills (tuned before it in the same stage, if it was), its tuned numbers kept and
     the new settings started; else none."""
-    if v.observation == "outcome":
-        return tuned[best]
-    if v.draws == "drifting" or v.skills == 2:
-        return tuned.get(dataclasses.replace(v, draws="fixed", skills=1))
-    return None
+    source = _warm_source(v, best)
+    return None if source is None else tuned.get(source)
 
 
 def _pick(rows: list[dict]) -> dict | None:

@@ -5,7 +5,7 @@
   (static, online, walk-forward).
 - :mod:`~statespace.evaluation.study`: a grid of methods x data sets (or scenarios) x seeds, run
   and resumed from row files (:mod:`~statespace.evaluation.study_rows`,
-  :mod:`~statespace.evaluation.study_run`).
+  the executors of :mod:`statespace._runtime.pool`).
 
 Imports: ``smoothers``, ``filters``, :mod:`statespace.methods`, :mod:`statespace.model`,
 :mod:`statespace.data`, :mod:`statespace._runtime`; never :mod:`statespace.ensemble` or the

@@ -240,7 +240,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
 
     ``executor``: any :class:`concurrent.futures.Executor` (a process pool, Dask's
     ``client.get_executor()``) on which each method is tuned and fitted as one task
-    (:func:`statespace.evaluation.study_run.run_all`, the machinery of :func:`statespace.evaluation.study.study`); the
+    (:func:`statespace._runtime.pool.run_all`, the machinery of :func:`statespace.evaluation.study.study`); the
     table is the same as without it (up to the timing columns). The progress bar then steps once
     per method as its task ends. A method that fails raises here, as without an executor.
     ``n_jobs=k``: the same on a local process pool of ``k`` workers (``-1``: one per core), made
@@ -262,7 +262,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
     if not isinstance(games, Games):
         raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
     check_progress(progress, "compare")
-    from statespace.evaluation.study_run import check_jobs
+    from statespace._runtime.pool import check_jobs
 
     jobs = check_jobs(executor, n_jobs)
     named = _named(methods)
@@ -286,7 +286,7 @@ def compare(methods, games: Games, split: float = 0.7, mode: str | None = None, 
                 for name, method in named.items()]
     results = {}
     if executor is not None or (jobs or 1) > 1:  # each method one task, the rows assembled here
-        from statespace.evaluation.study_run import run_all
+        from statespace._runtime.pool import run_all
 
         with bar(len(payloads), "compare", progress, unit="method") as pbar:
             def done(i, result):

@@ -54,7 +54,7 @@ per core), shut down when the study ends; ``n_jobs=1`` and the default run every
 process, one after the other. A process pool's workers start by importing the main script, so a
 script must call :func:`study` under ``if __name__ == "__main__":``; a pool that breaks (for
 that reason, or a worker killed) ends the study with ``BrokenProcessPool`` saying so, never with
-every task a failed row (:mod:`statespace.evaluation.study_run`). Each task builds its games inside the worker from the source spec
+every task a failed row (:mod:`statespace._runtime.pool`). Each task builds its games inside the worker from the source spec
 (a scenario's games are never shipped), so what crosses to a worker is the method object and a
 small spec.
 
@@ -98,7 +98,7 @@ from typing import Any, Mapping, Sequence
 
 from statespace.methods.specs import one_line
 from statespace.evaluation.study_rows import (KEY_COLUMNS, SCORE_COLUMNS, key_row as _key_row, read_rows, table as _table, write_row)
-from statespace.evaluation.study_run import check_jobs as _check_jobs, run_all
+from statespace._runtime.pool import check_jobs as _check_jobs, run_all
 from statespace.data.match_datasets import MATCH_DATASETS
 from statespace.evaluation.study_matches import (MATCH_MODES, MATCH_SCENARIOS, is_match_source, match_row, match_source_spec,
                                                  match_summary)

@@ -1,6 +1,6 @@
-"""Running many items on an executor for :func:`statespace.evaluation.study.study` and
-:func:`statespace.compare` (``executor=``): :func:`run_all`, and the clear error of a process pool
-that broke.
+"""Running many items on an executor for :func:`statespace.evaluation.study.study`,
+:func:`statespace.compare` (``executor=``, ``n_jobs=``) and :func:`statespace.auto` (``n_jobs=``):
+:func:`run_all`, and the clear error of a process pool that broke.
 
 A broken pool is not the failure of one task: once a worker process ends abruptly (killed, out of
 memory, crashed, or dead on start), the pool refuses every task still to run, so recording each as
