@@ -14,12 +14,14 @@ ones are skipped), on its first 90% by time (the games ``auto`` chooses on with 
    ``maxiter``), with the table and (``--exact-tuning``, on by default) per game: seconds, the
    tuned objective and the number of runs of the filter.
 4. **``statespace.auto`` with its default search** (which tries Goals where the scores are goal
-   counts): seconds for the whole choice and for each Goals candidate.
+   counts): seconds for the whole choice and for each Goals candidate, in this process and
+   (``--n-jobs 1 2``) with ``auto(n_jobs=2)``, the candidates of a stage on two worker processes.
 
 Usage::
 
     python benchmarks/goals_speed.py                                  # both data sets, everything
     python benchmarks/goals_speed.py --datasets intl_football --no-exact-tuning
+    python benchmarks/goals_speed.py --no-exact-tuning --n-jobs 1 2   # auto's search, serial and on 2 workers
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def main() -> None:
                    help="also tune the Goals candidates with the per-game integral (minutes on England)")
     p.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
                    help="time statespace.auto's default search")
+    p.add_argument("--n-jobs", type=int, nargs="*", default=[1],
+                   help="time auto's search with each of these n_jobs (1: in this process)")
     args = p.parse_args()
 
     import statespace as ss
@@ -132,15 +136,16 @@ def main() -> None:
             shown = ", ".join(f"{k} {v:.4g}" for k, v in tuned.values().items())
             print(f"| {label} | {sec:.1f} | {calls.n} | {tuned.tuning.objective:.5f} | {shown} |")
         print()
-        if args.auto:
+        for jobs in (args.n_jobs if args.auto else []):
             t = time.perf_counter()
-            fit = ss.auto(train, progress=False)
+            fit = ss.auto(train, progress=False, n_jobs=None if jobs == 1 else jobs)
             sec = time.perf_counter() - t
             tab = fit.table
             goals = tab[tab["observation"] == "goals"]
             parts = "; ".join(f"{k} {v:.1f} s" for k, v in goals["tune_seconds"].items())
-            print(f"`statespace.auto(train)` (default search, {len(tab)} candidates): {sec:.1f} s; chose "
-                  f"{fit.chosen!r}; Goals candidates: {parts}\n")
+            rest = tab.loc[tab["observation"] != "goals", "tune_seconds"].sum()
+            print(f"`statespace.auto(train, n_jobs={jobs})` (default search, {len(tab)} candidates): {sec:.1f} s; "
+                  f"chose {fit.chosen!r}; Goals candidates: {parts}; the other candidates {rest:.1f} s in all\n")
 
 
 def _timed(fn) -> float:
