@@ -33,8 +33,9 @@ class Variant:
     ``"drifting"``: the draw tendency a latent random walk (``SkillModel.draw_drift``; Goals with
     negative binomial counts only); ``skills``: 1, or 2: attack and defence, a latent openness beside
     each skill (``SkillModel.openness_var``, ``openness_drift``; Goals with negative binomial counts
-    and fixed draws only; not among the default candidates: on the football sets it loses held out,
-    ``benchmarks/attack_defence.py``)."""
+    and fixed draws only; tuned from the one-skill candidate's optimum twice, with the openness at its
+    start and at the bottom of its box, the better kept; not among the default candidates: on the
+    football sets it does not reliably win held out, ``benchmarks/attack_defence.py``)."""
 
     observation: str = "outcome"
     home: str = "fixed"
