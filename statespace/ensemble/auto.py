@@ -62,7 +62,8 @@ The chosen candidate is the best of all stages. Candidates whose training scores
 taken (in every stage): a drifting home advantage tuned to no drift, or a reversion tuned to its
 lower bound, buys nothing and is not chosen. The margin-weight candidates start their tuning
 from the chosen structure's tuned values, and the Goals candidates with drifting draws (or two
-skills) from the one with fixed draws: a candidate started so skips the coarse grid of
+skills) from the one with fixed draws and one skill (among ``candidates=`` too, when it is given):
+a candidate started so skips the coarse grid of
 ``tune(start="grid")``, the relative's optimum being a basin already. Give ``candidates=[Variant(...), ...]`` to compare an
 explicit list instead, or narrow the search with ``observations=``, ``powers=``,
 ``drifting_home=`` and ``reversion=``.

@@ -165,7 +165,15 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
 
     # the later stages' size (their variants depend on the first stage's best)
     later_max = len(later_stages(opts, first[0], info)) if staged else 0
-    wave([(stage, v, None) for stage, v in plan], len(plan) + later_max)
+    if staged:
+        wave([(stage, v, None) for stage, v in plan], len(plan) + later_max)
+    else:  # given candidates: one with drifting draws or two skills starts from its one-skill fixed-draw relative if given
+        given = {v for _, v in plan}
+        ready = [(s, v) for s, v in plan if _relative(v) not in given]
+        wave([(s, v, None) for s, v in ready], len(plan))
+        rest = [(s, v) for s, v in plan if (s, v) not in ready]
+        if rest:
+            wave([(s, v, tuned.get(_relative(v))) for s, v in rest], len(plan))
     best = _pick(rows)
     if staged and info["scores"] and best is not None:
         best_v = next(v for v in first if v.label == best["candidate"])
@@ -257,13 +265,18 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
     return row, method
 
 
-def _warm_source(v: Variant, best: Variant) -> Variant | None:
-    """The variant whose tuned numbers ``v`` starts from (:func:`_warm`), or None."""
-    if v.observation == "outcome":
-        return best
+def _relative(v: Variant) -> Variant | None:
+    """For drifting draws or two skills, the same Goals variant with fixed draws and one skill (whose
+    tuned numbers it starts from), else None."""
     if v.draws == "drifting" or v.skills == 2:
         return dataclasses.replace(v, draws="fixed", skills=1)
     return None
+
+
+def _warm_source(v: Variant, best: Variant) -> Variant | None:
+    """The variant whose tuned numbers ``v`` starts from (:func:`_warm`), or None: the best structure
+    for the margin weights, else :func:`_relative`."""
+    return best if v.observation == "outcome" else _relative(v)
 
 
 def _warm(v: Variant, best: Variant, tuned: dict) -> Candidate | None:
