@@ -239,9 +239,9 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
             method = start.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter, standard_errors=False,
                                 start="grid" if warm is None else "current")
             if v.skills == 2 and warm is not None:
-                # also from the one-skill optimum it nests (the openness at the bottom of its box, where
-                # its gradient in the log of the settings vanishes, so a single start may end elsewhere):
-                # the better of the two, so that two skills never train worse than the one they extend
+                # also from next to the one-skill optimum (the openness at the bottom of its box, where
+                # its gradient in the log of the settings vanishes, so the other start may end elsewhere):
+                # the better of the two
                 box = start.tunable(games)
                 nested = start.with_params(openness_var=box["openness_var"][0], openness_drift=box["openness_drift"][0])
                 other = nested.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
