@@ -63,14 +63,16 @@ def linearise(derivs, obs, d0, S, theta, score, ya, yb, w):
 
 
 @njit(cache=True)
-def transition(theta, dt):
+def transition(theta, dt, q=-1.0):
     """``(a, v)`` of the skill's transition over ``dt``: ``s' = mu_0 + a (s - mu_0) + N(0, v)``;
     the random walk ``(1, q dt)``, or Ornstein-Uhlenbeck ``(e^(-lambda dt), q (1 - a^2) / (2 lambda))``
-    (:meth:`statespace.SkillModel.transition`)."""
+    (:meth:`statespace.SkillModel.transition`); ``q`` the model's drift unless given (the openness's)."""
     lam = theta[_REV]
+    if q < 0.0:
+        q = theta[_DRIFT]
     if lam > 0.0:
-        return math.exp(-lam * dt), theta[_DRIFT] * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
-    return 1.0, theta[_DRIFT] * dt
+        return math.exp(-lam * dt), q * (-math.expm1(-2.0 * lam * dt)) / (2.0 * lam)
+    return 1.0, q * dt
 
 
 @njit(cache=True)
@@ -95,10 +97,9 @@ def _predict(x, i, theta, dt):
         x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
     x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
     if theta[_SHIFT_AT] >= 0.0:  # the openness (two skills): its own walk, pulled towards 0 at the same rate
-        lam = theta[_REV]
-        span = -math.expm1(-2.0 * lam * dt) / (2.0 * lam) if lam > 0.0 else dt  # (1 - a^2) / (2 lambda), or dt
+        _, add_o = transition(theta, dt, theta[_ODRIFT])
         x[i, _OPEN] *= a
-        x[i, _OPEN_SD] = math.sqrt(min(a * a * x[i, _OPEN_SD] * x[i, _OPEN_SD] + theta[_ODRIFT] * span, K.VAR_MAX))
+        x[i, _OPEN_SD] = math.sqrt(min(a * a * x[i, _OPEN_SD] * x[i, _OPEN_SD] + add_o, K.VAR_MAX))
 
 
 @njit(cache=True)
@@ -211,10 +212,8 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, 
     ge = K.clamp_mean(ge * w)
     kdd = max(-hdd * w, 0.0)
     kee = kdd  # the curvature in e equals the one in d (the counts' own law)
-    kde = -hde * w
-    lim = math.sqrt(kdd * kee)
-    kde = min(max(kde, -lim), lim)
-    det_k = max(kdd * kee - kde * kde, 0.0)
+    kde = min(max(-hde * w, -kdd), kdd)  # |k_de| <= k_dd: K positive semi-definite
+    det_k = kdd * kee - kde * kde
     big = 1.0 + kdd * sd_ + kee * se + det_k * sd_ * se
     if big < 1e300:
         step_d = ((1.0 + kee * se) * gd - kde * se * ge) / big
@@ -230,13 +229,11 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, 
     K.moment_site(scratch, b, vb, -vb * step_d, max(vb - m_dd * vb * vb, K.VAR_MIN))
     for i, wi in ((a, wa), (b, wb)):
         if wi > 0.0:  # an openness known exactly (openness_var = 0, no drift yet) takes no site
-            post = max(wi - m_ee * wi * wi, K.VAR_MIN)
-            K.second_site(scratch, i, wi, 1.0 / post - 1.0 / wi, K.clamp_mean(wi * step_e / post))
+            K.second_site(scratch, i, wi, wi * step_e, max(wi - m_ee * wi * wi, K.VAR_MIN))
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
         k = _home_row(x, theta)
         v = x[k, _SD] * x[k, _SD]
-        post = max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN)
-        K.gaussian_site(scratch, k, v, 1.0 / post - 1.0 / v, K.clamp_mean(at_home * v * step_d / post))
+        K.posterior_site(scratch, k, v, at_home * v * step_d, max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN))
         scratch[k, 0] += 1.0
 
 

@@ -160,13 +160,25 @@ def clamp_var(v):
 
 
 @njit(cache=True)
-def gaussian_site(scratch, i, prior_var, precision, gradient):
+def gaussian_site(scratch, i, prior_var, precision, gradient, at=0):
     """Add a Gaussian site to row ``i`` (:data:`RULE_GAUSSIAN`): its precision, its gradient
-    (precision times the mean shift it asks for) and the prior variance it was computed from. Both
+    (precision times the mean shift it asks for) and the prior variance it was computed from, in
+    accumulator columns ``at + 1`` to ``at + 3`` (``at = SCRATCH_WIDTH``: a second belief). Both
     must be finite (a period's sum of an inf and a -inf would be NaN)."""
-    scratch[i, 1] += precision
-    scratch[i, 2] += gradient
-    scratch[i, 3] = prior_var
+    scratch[i, at + 1] += precision
+    scratch[i, at + 2] += gradient
+    scratch[i, at + 3] = prior_var
+
+
+@njit(cache=True, inline="always")
+def posterior_site(scratch, i, prior_var, mean_shift, post_var, at=0):
+    """The site ``posterior / prior`` of the posterior ``N(m + mean_shift, post_var)`` over the prior
+    ``N(m, prior_var)`` (:func:`gaussian_site`): precision ``1 / post_var - 1 / prior_var``, gradient
+    ``mean_shift / post_var`` kept within ``+-MEAN_MAX`` (a shift over a tiny variance may overflow);
+    both variances at least ``VAR_MIN``."""
+    post_var = max(post_var, VAR_MIN)
+    prior_var = max(prior_var, VAR_MIN)
+    gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, clamp_mean(mean_shift / post_var), at)
 
 
 @njit(cache=True)
@@ -180,14 +192,12 @@ def moment_site(scratch, i, prior_var, mean_shift, post_var):
     Both variances count as at least ``VAR_MIN`` (a variance that underflowed to 0, from a tiny prior
     sd or many games shrinking it, would divide by zero); a posterior is never wider than its prior,
     so they stay within ``VAR_MAX`` when the prior does."""
-    post_var = max(post_var, VAR_MIN)
     if scratch[i, 0] == 1.0:
-        scratch[i, 1] = post_var
+        scratch[i, 1] = max(post_var, VAR_MIN)
         scratch[i, 2] = mean_shift
         scratch[i, 4] = 1.0
-    else:  # the gradient kept within +-MEAN_MAX: a shift over a tiny variance may overflow
-        prior_var = max(prior_var, VAR_MIN)
-        gaussian_site(scratch, i, prior_var, 1.0 / post_var - 1.0 / prior_var, clamp_mean(mean_shift / post_var))
+    else:
+        posterior_site(scratch, i, prior_var, mean_shift, post_var)
 
 
 @njit(cache=True, inline="always")
@@ -202,14 +212,12 @@ def gaussian_product(x, i, prior_var, precision, gradient, col=0):
 
 
 @njit(cache=True, inline="always")
-def second_site(scratch, i, prior_var, precision, gradient):
-    """:func:`gaussian_site` for a row's second Gaussian belief (state columns 2 and 3; the EKF's
+def second_site(scratch, i, prior_var, mean_shift, post_var):
+    """:func:`posterior_site` for a row's second Gaussian belief (state columns 2 and 3; the EKF's
     openness with two skills per competitor), in accumulator columns ``SCRATCH_WIDTH`` to
     ``SCRATCH_WIDTH + 3``: marked, summed precision, summed gradient, prior variance."""
     scratch[i, SCRATCH_WIDTH] = 1.0
-    scratch[i, SCRATCH_WIDTH + 1] += precision
-    scratch[i, SCRATCH_WIDTH + 2] += gradient
-    scratch[i, SCRATCH_WIDTH + 3] = prior_var
+    posterior_site(scratch, i, prior_var, mean_shift, post_var, SCRATCH_WIDTH)
 
 
 @njit(cache=True, inline="always")

@@ -33,6 +33,7 @@ uncertainty (as the EKF does).
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 
 import numpy as np
@@ -44,7 +45,7 @@ from statespace.model.ranges import check_results
 from statespace.model.skillmodel import SkillModel
 
 from . import _chains
-from ._laplace_factor import _FACTOR_FLOPS, _FACTOR_NNZ
+from ._laplace_factor import _FACTOR_FLOPS, _FACTOR_NNZ, earlier_nodes
 from ._sparse import SparsePlan
 from ._sparse_factor import DenseFactor, SparseCovariance
 from .base import SmootherFit, Timeline, _RESULTS_HINT
@@ -107,12 +108,14 @@ class _Problem:
         e = x[n + tl.game_a] + x[n + tl.game_b]
         return self.obs.two_skill_loglik(d, e, self.games.score_a, self.games.score_b, scale=self.model.scale)
 
-    def energy(self, x) -> float:
-        return float(-np.sum(self.games.weight * self.terms(x)[:, 0]) + 0.5 * x @ (self.Q @ x) - self.lin @ x)
-
-    def gradient_hessian(self, x):
-        n, tl, w = self.n, self.tl, self.games.weight
+    def energy(self, x):
+        """The objective at ``x`` and the games' terms there (which :meth:`gradient_hessian` reuses)."""
         t = self.terms(x)
+        return float(-np.sum(self.games.weight * t[:, 0]) + 0.5 * x @ (self.Q @ x) - self.lin @ x), t
+
+    def gradient_hessian(self, x, t):
+        """The objective's gradient and Hessian at ``x``, from the games' terms ``t`` there."""
+        n, tl, w = self.n, self.tl, self.games.weight
         gd, ge = w * t[:, 1], w * t[:, 2]
         ga, gb = tl.game_a, tl.game_b
         lik = np.concatenate([np.bincount(ga, gd, n) - np.bincount(gb, gd, n),
@@ -135,34 +138,30 @@ def _solver(smoother, tl: Timeline):
 def fit_two_skills(smoother, games: Games, tl: Timeline, warm_start, t0: float) -> "TwoSkillFit":
     """The posterior mode and marginal variances of both skills of every node (the module's
     equations); ``smoother`` a :class:`smoothers.laplace.LaplaceSmoother`."""
-    import time
-
     model = smoother.skill_model
     prob = _Problem(smoother, games, tl, model)
     n = tl.n_nodes
     x = np.concatenate([np.full(n, model.prior_mean), np.zeros(n)])
     if isinstance(warm_start, TwoSkillFit):
-        from ._laplace_factor import earlier_nodes
-
         node, _ = earlier_nodes(warm_start, tl)
         have = node >= 0
         x[:n][have] = warm_start.mean[node[have]]
         x[n:][have] = warm_start.open_mean[node[have]]
     plan = _solver(smoother, tl)
-    E = prob.energy(x)
+    E, t = prob.energy(x)
     it = 0
     for it in range(1, smoother.max_iter + 1):
-        grad, H = prob.gradient_hessian(x)
+        grad, H = prob.gradient_hessian(x, t)
         factor = plan.factor(H) if plan is not None else None
         step = -(factor.solve(grad) if factor is not None else _chains.solve(H, grad))
         a = 1.0
         for _ in range(30):  # backtracking: the largest of 1, 1/2, ... that lowers the objective
             x_new = x + a * step
-            E_new = prob.energy(x_new)
+            E_new, t_new = prob.energy(x_new)
             if E_new <= E + 1e-12 * abs(E):
                 break
             a *= 0.5
-        x, E = x_new, E_new
+        x, E, t = x_new, E_new, t_new
         moved = float(np.max(np.abs(a * step))) if n else 0.0
         smoother._report(f"Newton step {it}: largest move {moved:.3g} (stops below {smoother.tol * model.scale:.3g})")
         if moved <= smoother.tol * model.scale:
@@ -170,7 +169,7 @@ def fit_two_skills(smoother, games: Games, tl: Timeline, warm_start, t0: float) 
     else:
         warnings.warn(f"LaplaceSmoother: Newton did not converge in {smoother.max_iter} iterations", RuntimeWarning,
                       stacklevel=4)
-    _, H = prob.gradient_hessian(x)
+    _, H = prob.gradient_hessian(x, t)
     smoother._report("variances")
     var, cov, how = _variances(smoother, prob, H, plan)
     info = {"iterations": it, "variances": how, "exact_variance": how != "blocks", "n_nodes": n, "two_skills": True,

@@ -163,28 +163,25 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
             if method is not None:
                 tuned[v] = method
 
+    def run_stage(items: list, source, total: int) -> None:
+        """Tune ``items`` (``(stage, variant)``), each started from the tuned variant ``source(v)`` (or
+        cold): those whose source is among the items wait for it, in a second wave."""
+        names = {v for _, v in items}
+        ready = [(s, v) for s, v in items if source(v) not in names]
+        rest = [(s, v) for s, v in items if source(v) in names]
+        for part in (ready, rest):
+            if part:
+                wave([(s, v, tuned.get(source(v))) for s, v in part], total)
+
     # the later stages' size (their variants depend on the first stage's best)
     later_max = len(later_stages(opts, first[0], info)) if staged else 0
-    if staged:
-        wave([(stage, v, None) for stage, v in plan], len(plan) + later_max)
-    else:  # given candidates: one with drifting draws or two skills starts from its one-skill fixed-draw relative if given
-        given = {v for _, v in plan}
-        ready = [(s, v) for s, v in plan if _relative(v) not in given]
-        wave([(s, v, None) for s, v in ready], len(plan))
-        rest = [(s, v) for s, v in plan if (s, v) not in ready]
-        if rest:
-            wave([(s, v, tuned.get(_relative(v))) for s, v in rest], len(plan))
+    # given candidates: one with drifting draws or two skills starts from its relative when that is given
+    run_stage(plan, (lambda v: None) if staged else _relative, len(plan) + later_max)
     best = _pick(rows)
     if staged and info["scores"] and best is not None:
         best_v = next(v for v in first if v.label == best["candidate"])
         later = [(s, v) for s, v in later_stages(opts, best_v, info) if v not in tuned]
-        total = len(plan) + len(later)
-        # a variant started from another of the same stage waits for it (drifting draws, two skills)
-        ready = [(s, v) for s, v in later if _warm_source(v, best_v) not in {w for _, w in later}]
-        wave([(s, v, _warm(v, best_v, tuned)) for s, v in ready], total)
-        rest = [(s, v) for s, v in later if (s, v) not in ready]
-        if rest:
-            wave([(s, v, _warm(v, best_v, tuned)) for s, v in rest], total)
+        run_stage(later, lambda v: best_v if v.observation == "outcome" else _relative(v), len(plan) + len(later))
         best = _pick(rows)
     table = pd.DataFrame(rows).set_index("candidate")
     if best is None:
@@ -267,25 +264,10 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
 
 def _relative(v: Variant) -> Variant | None:
     """For drifting draws or two skills, the same Goals variant with fixed draws and one skill (whose
-    tuned numbers it starts from), else None."""
+    tuned numbers it starts from), else None. (The margin weights start from the best structure.)"""
     if v.draws == "drifting" or v.skills == 2:
         return dataclasses.replace(v, draws="fixed", skills=1)
     return None
-
-
-def _warm_source(v: Variant, best: Variant) -> Variant | None:
-    """The variant whose tuned numbers ``v`` starts from (:func:`_warm`), or None: the best structure
-    for the margin weights, else :func:`_relative`."""
-    return best if v.observation == "outcome" else _relative(v)
-
-
-def _warm(v: Variant, best: Variant, tuned: dict) -> Candidate | None:
-    """The tuned candidate a later-stage variant starts from: the structure stage's best for the
-    margin weights; the same Goals model with a fixed draw tendency and one skill for drifting
-    draws or two skills (tuned before it in the same stage, if it was), its tuned numbers kept and
-    the new settings started; else none."""
-    source = _warm_source(v, best)
-    return None if source is None else tuned.get(source)
 
 
 def _pick(rows: list[dict]) -> dict | None:

@@ -133,11 +133,15 @@ def _diff(fitted, games: Games):
     """The fitted method's predictive ``(mean, var)`` of the skill difference of ``games``
     (``predict_diff``), ``None`` when it has none."""
     predict_diff = getattr(fitted, "predict_diff", None)
-    if predict_diff is None:
-        return None
+    return None if predict_diff is None else _moments_or_none(lambda: predict_diff(games))
+
+
+def _moments_or_none(read):
+    """``read()``, or ``None`` where the forecast reads more than the skill difference's moments (two
+    skills per competitor: ``NotImplementedError``), so that its score metrics are left out."""
     try:
-        return predict_diff(games)
-    except NotImplementedError:  # a forecast that reads more than the difference (two skills per competitor)
+        return read()
+    except NotImplementedError:
         return None
 
 
@@ -162,12 +166,9 @@ def _forecast(method, train: Games, test: Games, games: Games, mode: str, every=
         held_out = pd.Index(games.row).get_indexer(test.row)
         proba = run.proba[held_out]
         seconds = time.perf_counter() - t0
-        if scores and hasattr(run, "diff_moments"):
-            try:
-                mean, var = run.diff_moments
-                moments = mean[held_out], var[held_out]
-            except NotImplementedError:  # as in _diff
-                pass
+        both = _moments_or_none(lambda: run.diff_moments) if scores and hasattr(run, "diff_moments") else None
+        if both is not None:
+            moments = both[0][held_out], both[1][held_out]
     elif mode == "walk_forward":
         proba, moments = _walk_forward(method, games, test, every, scores, tick)
         seconds = time.perf_counter() - t0

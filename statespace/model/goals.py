@@ -317,11 +317,15 @@ class Goals(Observation, name="goals", needs_scores=True,
         return out
 
     def vector(self, scale: float) -> np.ndarray:
-        own = np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation,
-                        self.tilt, 0.0, 0.0])
+        own = self._own(scale)
         if not self.table:
             return own
         return np.concatenate([own, _table(self.base, self.dispersion, self.rho)])
+
+    def _own(self, scale: float) -> np.ndarray:
+        """The observation's own kernel parameters, without the forecast table (what the likelihood reads)."""
+        return np.array([self.base, self.check_scale(scale), self.dispersion, self.rho, self.covariance, self.inflation,
+                         self.tilt, 0.0, 0.0])
 
     def two_skill_loglik(self, d, e, score_a, score_b, *, scale: float = 1.0) -> np.ndarray:
         r"""With two skills per side (:attr:`statespace.SkillModel.two_skills`): each game's
@@ -332,7 +336,7 @@ class Goals(Observation, name="goals", needs_scores=True,
         d, e, xa, xb = (np.ascontiguousarray(np.ravel(v), dtype=np.float64) for v in np.broadcast_arrays(
             np.asarray(d, float), np.asarray(e, float), np.asarray(score_a, float), np.asarray(score_b, float)))
         out = np.empty((d.size, 5))
-        _two_skill_loop(self.vector(scale), xa, xb, d, e, out)
+        _two_skill_loop(self._own(scale), xa, xb, d, e, out)  # the likelihood reads no table: not copied
         return out
 
     def proba_shifted(self, d, var, e, *, scale: float = 1.0) -> np.ndarray:

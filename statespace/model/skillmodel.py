@@ -106,8 +106,8 @@ class SkillModel:
         ``openness_var`` :math:`)` and follows its own Gaussian random walk with ``openness_drift``
         per unit of time (mean reversion, if any, pulls it towards 0 at the skills' rate), independent
         of :math:`s`: attack and defence have equal variances and the correlation
-        :math:`(q - q_o)/(q + q_o)` for drifts :math:`q` (``drift``) and :math:`q_o`. Only the EKF
-        (diagonal covariance) filters it, with the counts' own law (no ``rho``, ``covariance``,
+        :math:`(q - q_o)/(q + q_o)` for drifts :math:`q` (``drift``) and :math:`q_o`. The EKF
+        (diagonal covariance) filters it and the Laplace smoother fits it, with the counts' own law (no ``rho``, ``covariance``,
         ``inflation`` or ``tilt``; no ``draw_drift``); ranges as ``prior_var`` and ``drift``.
 
     observation:
