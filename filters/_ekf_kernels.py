@@ -4,8 +4,9 @@ with them: the linearisation of a game's log-likelihood (:func:`linearise`, one 
 iterated EKF's several) and the skill's transition over a gap (:func:`transition`).
 
 Each kernel reads the parameter vector ``theta`` and the state columns by the indices of
-:mod:`filters._ekf_layout`; the latent draw tendency (``draw_drift > 0``) is the state's last row,
-the latent home advantage (``home_drift > 0``) the last before it (or the last).
+:mod:`filters._ekf_layout`; the latent home advantage (``home_drift > 0``) and draw tendency
+(``draw_drift > 0``) are the state's last rows, a block of them per group of a grouping column
+(:func:`_block`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import math
 from numba import njit
 
 from . import kernels as K
-from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT, _OPEN,
-                          _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
+from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _GROUPS, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT,
+                          _OPEN, _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
 
 __all__ = ["gains", "linearise", "transition"]
 
@@ -76,21 +77,37 @@ def transition(theta, dt, q=-1.0):
 
 
 @njit(cache=True)
-def _home_row(x, theta):
-    """The latent home advantage's row: the last, or the last but one with a latent draw tendency."""
-    return x.shape[0] - (2 if theta[_DDRIFT] > 0.0 else 1)
+def _block(x, theta, at_home):
+    """``(at_home, r)``: a game's home flag and the first row of its group's block of shared rows.
+    The shared rows are the state's last ``G k`` rows: ``G = theta[groups]`` blocks of ``k`` rows, the
+    latent home advantage (``home_drift > 0``) then the latent draw tendency (``draw_drift > 0``). A
+    run with a grouping column (``G > 1``) writes the game's group ``j`` into its home column as
+    ``at_home + 2 j`` (:meth:`filters.ekf.EKF.home_column`); without one ``j = 0``."""
+    groups = int(theta[_GROUPS])
+    j = 0
+    if groups > 1:
+        j = int(at_home // 2.0)
+        at_home -= 2.0 * j
+    return at_home, x.shape[0] - (groups - j) * _block_rows(theta)
+
+
+@njit(cache=True, inline="always")
+def _block_rows(theta):
+    """``k``: the shared rows of one group (its latent home advantage and draw tendency)."""
+    return (1 if theta[_HDRIFT] > 0.0 else 0) + (1 if theta[_DDRIFT] > 0.0 else 0)
 
 
 @K.predict_kernel
 def _predict(x, i, theta, dt):
-    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the latent draw tendency (the last row,
-    ``draw_drift > 0``) and home advantage (``home_drift > 0``) are random walks of their own.
-    Variances are kept at most ``VAR_MAX`` (a long idle time overflows ``q dt``)."""
-    if theta[_DDRIFT] > 0.0 and i == x.shape[0] - 1:
-        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_DDRIFT] * dt, K.VAR_MAX))
-        return
-    if theta[_HDRIFT] > 0.0 and i == _home_row(x, theta):
-        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + theta[_HDRIFT] * dt, K.VAR_MAX))
+    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; a group's latent home advantage
+    (``home_drift > 0``) and draw tendency (``draw_drift > 0``), the shared rows (:func:`_block`),
+    are random walks of their own. Variances are kept at most ``VAR_MAX`` (a long idle time
+    overflows ``q dt``)."""
+    k = _block_rows(theta)
+    first = x.shape[0] - int(theta[_GROUPS]) * k
+    if k > 0 and i >= first:
+        q = theta[_HDRIFT] if theta[_HDRIFT] > 0.0 and (i - first) % k == 0 else theta[_DDRIFT]
+        x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + q * dt, K.VAR_MAX))
         return
     a, add = transition(theta, dt)
     if theta[_REV] > 0.0:
@@ -103,26 +120,33 @@ def _predict(x, i, theta, dt):
 
 
 @njit(cache=True)
-def _home(x, at_home, theta):
+def _home(x, at_home, r, theta):
     """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
-    with a latent home advantage (``home_drift > 0``) the last state row's mean and variance."""
+    with a latent home advantage (``home_drift > 0``) the mean and variance of row ``r``, the
+    first of the game's group block (:func:`_block`)."""
     if theta[_HDRIFT] > 0.0:
-        k = _home_row(x, theta)
-        return x[k, _MEAN] * at_home, x[k, _SD] * x[k, _SD] * at_home * at_home
+        return x[r, _MEAN] * at_home, x[r, _SD] * x[r, _SD] * at_home * at_home
     return theta[_HOME] * at_home, 0.0
+
+
+@njit(cache=True)
+def _proba_at(forecast, obs, x, a, b, at_home, r, theta):
+    """:func:`_proba` of a game whose home column is decoded (:func:`_block`)."""
+    if theta[_DDRIFT] > 0.0:
+        obs[int(theta[_TILT_AT])] = x[r + (1 if theta[_HDRIFT] > 0.0 else 0), _MEAN]
+    if theta[_SHIFT_AT] >= 0.0:  # two skills: the game's goal-rate shift at its mean
+        obs[int(theta[_SHIFT_AT])] = x[a, _OPEN] + x[b, _OPEN]
+    h, vh = _home(x, at_home, r, theta)
+    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
     """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``;
-    with a latent draw tendency its mean (the last row) is written into the observation's
+    with a latent draw tendency its mean (the group's row) is written into the observation's
     vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
-    if theta[_DDRIFT] > 0.0:
-        obs[int(theta[_TILT_AT])] = x[x.shape[0] - 1, _MEAN]
-    if theta[_SHIFT_AT] >= 0.0:  # two skills: the game's goal-rate shift at its mean
-        obs[int(theta[_SHIFT_AT])] = x[a, _OPEN] + x[b, _OPEN]
-    h, vh = _home(x, at_home, theta)
-    return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
+    at_home, r = _block(x, theta, at_home)
+    return _proba_at(forecast, obs, x, a, b, at_home, r, theta)
 
 
 @njit(cache=True)
@@ -151,11 +175,12 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     Guards: ``S`` is at least ``VAR_MIN``, and ``shift`` is taken as
     ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
     that overflowed (a heavy game on a tiny scale)."""
-    p = _proba(forecast, obs, x, a, b, at_home, theta)
+    at_home, r = _block(x, theta, at_home)
+    p = _proba_at(forecast, obs, x, a, b, at_home, r, theta)
     if theta[_SHIFT_AT] >= 0.0:
-        _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, weight, scratch)
+        _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, weight, scratch)
         return p
-    h, vh = _home(x, at_home, theta)
+    h, vh = _home(x, at_home, r, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
@@ -167,16 +192,15 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     K.moment_site(scratch, a, va, va * shift, va - f * va * va)
     K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        k = _home_row(x, theta)
-        _home_site(scratch, k, x[k, _SD] * x[k, _SD], at_home, g, dd, kappa, va + vb)
-        scratch[k, 0] += 1.0
+        _home_site(scratch, r, x[r, _SD] * x[r, _SD], at_home, g, dd, kappa, va + vb)
+        scratch[r, 0] += 1.0
     if theta[_DDRIFT] > 0.0:
-        _draw_site(scratch, x, p[1], score, weight)
+        _draw_site(scratch, x, r + (1 if theta[_HDRIFT] > 0.0 else 0), p[1], score, weight)
     return p
 
 
 @njit(cache=True)
-def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, scratch):
+def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, w, scratch):
     r"""The site of a game with two skills per competitor (skill ``s`` and openness ``o``, each row's
     columns ``_MEAN, _SD`` and ``_OPEN, _OPEN_SD``): one Newton step on the log posterior of
     ``z = (d, e)``, ``d = s_a - s_b + h`` and ``e = o_a + o_b``, from the prior
@@ -194,8 +218,8 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, 
     :func:`_site`'s step; with ``k_de = 0`` it is two of them). ``K`` is kept positive
     semi-definite (the counts' own law gives one: a sum of ``-h_a (1, 1)(1, 1)^T`` and
     ``-h_b (1, -1)(1, -1)^T``); where ``D`` would overflow, the cross term is left out and each
-    coordinate steps through :func:`gains`."""
-    h, vh = _home(x, at_home, theta)
+    coordinate steps through :func:`gains`. ``r``: the row of the game's latent home advantage (:func:`_block`)."""
+    h, vh = _home(x, at_home, r, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
@@ -231,20 +255,18 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, w, 
         if wi > 0.0:  # an openness known exactly (openness_var = 0, no drift yet) takes no site
             K.second_site(scratch, i, wi, wi * step_e, max(wi - m_ee * wi * wi, K.VAR_MIN))
     if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        k = _home_row(x, theta)
-        v = x[k, _SD] * x[k, _SD]
-        K.posterior_site(scratch, k, v, at_home * v * step_d, max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN))
-        scratch[k, 0] += 1.0
+        v = x[r, _SD] * x[r, _SD]
+        K.posterior_site(scratch, r, v, at_home * v * step_d, max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN))
+        scratch[r, 0] += 1.0
 
 
 @njit(cache=True)
-def _draw_site(scratch, x, pd, score, w):
-    """The latent draw tendency's site (the last row): one Newton step on the log-likelihood of
+def _draw_site(scratch, x, k, pd, score, w):
+    """The latent draw tendency's site (row ``k``, the game's group's): one Newton step on the log-likelihood of
     whether the game was drawn, ``[draw] log p'_D + [not] log(1 - p'_D)`` with ``p'_D`` the forecast's
     draw probability tilted by the row's mean, whose derivatives in the tilt are
     ``[draw] - p'_D`` and ``-p'_D (1 - p'_D)``; the curvature of the score given the outcome is left to
     the skills' step (a block-diagonal linearisation). Weighted by the game's weight."""
-    k = x.shape[0] - 1
     g = ((1.0 if score == 0.5 else 0.0) - pd) * w
     K.gaussian_site(scratch, k, x[k, _SD] * x[k, _SD], pd * (1.0 - pd) * w, K.clamp_mean(g))
     scratch[k, 0] += 1.0

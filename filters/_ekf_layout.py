@@ -11,11 +11,12 @@ class (:mod:`filters.ekf`) and the full-covariance form (:mod:`filters.ekf_full`
 #: observation of a match of many sides (its kind, per-side noise and draw margin); the latent
 #: draw tendency's drift and where the observation's vector holds it (-1: no latent draw tendency); the
 #: openness's drift and where the observation's vector holds a game's goal-rate shift (-1: one skill
-#: per competitor)
+#: per competitor); the number of groups whose latent home advantage and draw tendency the state
+#: holds (1 without a grouping column; a run sets it from its state, see ``EKF.theta_for``)
 PARAMS = ("drift", "home", "reversion", "prior_mean", "home_drift", "iterations", "tol", "fixed_var", "kappa0",
-          "match_kind", "match_beta", "match_eps", "draw_drift", "tilt_at", "openness_drift", "shift_at")
+          "match_kind", "match_beta", "match_eps", "draw_drift", "tilt_at", "openness_drift", "shift_at", "groups")
 (_DRIFT, _HOME, _REV, _MU0, _HDRIFT, _ITERS, _TOL, _FIXED_VAR, _KAPPA0,
- _MKIND, _MBETA, _MEPS, _DDRIFT, _TILT_AT, _ODRIFT, _SHIFT_AT) = range(len(PARAMS))
+ _MKIND, _MBETA, _MEPS, _DDRIFT, _TILT_AT, _ODRIFT, _SHIFT_AT, _GROUPS) = range(len(PARAMS))
 #: the state's columns: each row's mean and sd (the full form's covariance row follows them); with
 #: two skills per competitor (the diagonal form) the openness's mean and sd follow
 _MEAN, _SD, _OPEN, _OPEN_SD = 0, 1, 2, 3

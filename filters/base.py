@@ -258,7 +258,8 @@ class Filter(Settings):
             times = self.times(games).tobytes()
         prior = self.prior_row()
         return (cls, cls._predict, cls._proba, cls._update, site, apply, rule, derivs, forecast, obs.size,
-                self.params, self.shared_names(), self.scratch_width, prior.size, reads, times), kernels
+                self.params, self.shared_names(self.group_levels(games)), self.group, self.scratch_width, prior.size,
+                reads, times), kernels
 
     def _forecasting_with(self, forecast) -> "Filter":
         """A copy of this filter whose loops call ``forecast`` (:data:`~statespace.model.observation.FORECAST_SIG`)
@@ -281,8 +282,9 @@ class Filter(Settings):
         return ""
 
     # ------------------------------------------------------------------ state verbs
-    def init_state(self, players, initial: Mapping[str, Any] | None = None) -> FilterState:
-        """State of ``players`` (names) before any game.
+    def init_state(self, players, initial: Mapping[str, Any] | None = None, levels: tuple = ()) -> FilterState:
+        """State of ``players`` (names) before any game (and of the groups ``levels`` of a grouping
+        column, :meth:`group_levels`, where the filter keeps shared rows per group).
 
         ``initial`` maps names to starting values in the method's units: a number (the
         rating), a tuple of the first state columns, or a mapping of column names that may
@@ -295,7 +297,7 @@ class Filter(Settings):
             read_initial(self, players, initial, values, count)
         core = FilterState(players, np.ascontiguousarray(values), count, np.full(players.size, np.nan),
                            tuple(self.columns))
-        names = self.shared_names()
+        names = self.shared_names(levels)
         if not names:
             return core
         clash = sorted(set(names) & {str(p) for p in players})
@@ -313,7 +315,7 @@ class Filter(Settings):
         if not (dt >= 0 and math.isfinite(dt)):
             raise ValueError(f"dt must be a finite number >= 0, got {dt!r}")
         out = state.copy()
-        theta = self.theta()
+        theta = self.theta_for(len(state.shared))
         for i in range(out.values.shape[0]):
             type(self)._predict(out.values, i, theta, float(dt))
         out.last[~np.isnan(out.last)] += dt
@@ -331,37 +333,86 @@ class Filter(Settings):
         self.check_results(out)
         return out
 
-    def predict_proba(self, state: FilterState, a, b, at_home=None) -> np.ndarray:
-        """Win/draw/loss forecasts (n, 3) of ``a`` against ``b`` (names) from ``state``."""
+    def predict_proba(self, state: FilterState, a, b, at_home=None, group=None) -> np.ndarray:
+        """Win/draw/loss forecasts (n, 3) of ``a`` against ``b`` (names) from ``state``; ``group``:
+        each game's group (a filter with a grouping column, :attr:`group`, needs it; a group the state
+        has not seen starts at the prior)."""
         self._refuse_if_match_only()
         a = np.atleast_1d(np.asarray(a, dtype=object))
         b = np.atleast_1d(np.asarray(b, dtype=object))
         home = np.zeros(a.size) if at_home is None else np.broadcast_to(np.asarray(at_home, float), a.shape)
         names, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
-        st, ids = self._aligned(state, names.astype(object), copy=False)
+        groups = self._game_groups(group, a.size)
+        levels = () if groups is None else tuple(np.unique(groups))
+        st, ids = self._aligned(state, names.astype(object), copy=False, levels=levels)
+        if groups is not None:
+            home = self.encode_home(home, groups, self.state_levels(st))
         last = np.full(st.values.shape[0], np.nan)  # no time passes
         return self._frozen_proba(st.values, last, np.ascontiguousarray(ids[codes[:a.size]]),
                                   np.ascontiguousarray(ids[codes[a.size:]]), np.array(home, dtype=np.float64),
-                                  np.zeros(a.size))
+                                  np.zeros(a.size), len(st.shared))
 
-    def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
+    def _game_groups(self, group, n: int) -> np.ndarray | None:
+        """:meth:`predict_proba`'s ``group`` as ``n`` strings (None without a grouping column)."""
+        if self.group is None:
+            if group is not None:
+                raise ValueError(f"{self.name}: group= is for a filter with a grouping column (EKF(group=...)); "
+                                 f"this one has none")
+            return None
+        if group is None:
+            raise ValueError(f"{self.name}: the filter keeps a home advantage and draw tendency per group of "
+                             f"{self.group!r}; give each game's group, predict_proba(..., group=...)")
+        return np.broadcast_to(np.asarray(group, dtype=object), (n,)).astype(str)
+
+    def _frozen_proba(self, values, last, a, b, home, t, n_shared: int | None = None) -> np.ndarray:
         """Forecasts of games (ids ``a``, ``b``) from ``values`` without learning, each
-        competitor moved forward from ``last`` to the game's time ``t``."""
-        return _loops.frozen_proba(self, values, last, a, b, home, t)
+        competitor moved forward from ``last`` to the game's time ``t``; ``n_shared``: the number
+        of shared rows at the end of ``values`` (default: :meth:`shared_names`' without groups)."""
+        return _loops.frozen_proba(self, values, last, a, b, home, t, n_shared)
 
-    def shared_names(self) -> tuple[str, ...]:
-        """Names of the latent states shared by all games (the EKF's drifting
-        home advantage), kept as rows after the competitors'; default none."""
+    #: the games' column whose groups have shared rows of their own (the EKF's latent home advantage
+    #: and draw tendency per league: ``EKF(group=...)``); None: every game shares them
+    group: str | None = None
+
+    def shared_names(self, levels: tuple = ()) -> tuple[str, ...]:
+        """Names of the latent states shared by all games (the EKF's drifting home advantage), or
+        by the games of a group (``levels``: the groups, with a grouping column), kept as rows
+        after the competitors'; default none."""
         return ()
 
     def shared_prior(self, name: str) -> np.ndarray:  # pragma: no cover - abstract
         """The starting row of the shared state ``name``."""
         raise NotImplementedError
 
-    def shared_row(self, n_rows: int) -> int:
-        """Index of the first state row shared by all games (the shared rows are the last ones; the
-        run loops move them forward in time at every rating period); -1: none."""
-        return n_rows - len(self.shared_names()) if self.shared_names() else -1
+    def shared_row(self, n_rows: int, n_shared: int | None = None) -> int:
+        """Index of the first state row shared by games (the shared rows are the last ``n_shared``,
+        default :meth:`shared_names`' without groups; the run loops move them forward in time at
+        every rating period); -1: none."""
+        if n_shared is None:
+            n_shared = len(self.shared_names())
+        return n_rows - n_shared if n_shared else -1
+
+    def theta_for(self, n_shared: int) -> np.ndarray:
+        """:meth:`theta` of a run over a state with ``n_shared`` shared rows (the EKF's counts the
+        groups of its grouping column from them)."""
+        return self.theta()
+
+    def group_levels(self, games: Games) -> tuple[str, ...]:
+        """The groups of :attr:`group` in ``games`` (sorted); () without a grouping column."""
+        return ()
+
+    def state_levels(self, state: FilterState) -> tuple[str, ...]:
+        """The groups whose shared rows ``state`` holds, in its order; () without a grouping column."""
+        return ()
+
+    def home_column(self, games: Games, levels: tuple) -> np.ndarray:
+        """The home column the kernels read (default :meth:`Games.home`; with a grouping column the
+        game's group among ``levels`` rides on it: :meth:`encode_home`)."""
+        return games.home()
+
+    def encode_home(self, home: np.ndarray, groups: np.ndarray, levels: tuple) -> np.ndarray:  # pragma: no cover
+        """``home`` with each game's group (a name in ``levels``) on it (a filter with :attr:`group`)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ whole tables
     def fit(self, games: Games, initial: Mapping[str, Any] | None = None) -> "FilterRun":
@@ -398,7 +449,7 @@ class Filter(Settings):
             raise TypeError(f"expected statespace.Games, got {type(games).__name__}")
         self.check_games(games)
         if state is None:
-            st = self.init_state(games.players, initial)
+            st = self.init_state(games.players, initial, self.group_levels(games))
             ids = np.arange(games.n_players)
         else:
             self._check_time_base(state, games)
@@ -438,23 +489,37 @@ class Filter(Settings):
             return games.days() / self.period_days
         return games.steps()  # game count: each game one step
 
-    def _aligned(self, state: FilterState, games, initial=None, copy: bool = True) -> tuple[FilterState, np.ndarray]:
+    def _aligned(self, state: FilterState, games, initial=None, copy: bool = True,
+                 levels: tuple = ()) -> tuple[FilterState, np.ndarray]:
         """Copy of ``state`` extended with newcomers of ``games`` (a :class:`Games` or an array of
-        names), placed before the shared rows; ids mapping the games' competitor ids (or the
+        names), placed before the shared rows, and with the shared rows of groups it has not seen
+        (of ``games``, or ``levels``) after them; ids mapping the games' competitor ids (or the
         names) to rows of the state. ``copy=False``: ``state`` itself when there is no newcomer
         (for callers that only read it)."""
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
         if isinstance(games, Games):  # frozen forecasts and continued runs come through here
             self._check_time_base(state, games)
-        if tuple(state.shared) != self.shared_names():
+            levels = self.group_levels(games)
+        known = self.state_levels(state)
+        if tuple(state.shared) != self.shared_names(known):
             raise ValueError(f"{self.name}: this state's shared rows {list(state.shared)} are not this filter's "
-                             f"{list(self.shared_names())}; it comes from a filter with another model")
+                             f"{list(self.shared_names(known))}; it comes from a filter with another model")
         index = state.index()
         new = [p for p in players if p not in index]
         out = state.copy() if copy else state
+        unseen = tuple(g for g in levels if g not in set(known))
+        if unseen:  # a new group's rows start at the prior, after the others
+            core, shared = out.split()
+            names = self.shared_names(unseen)
+            rows = np.array([self.shared_prior(n) for n in names], dtype=np.float64)
+            out = FilterState.join(core, FilterState(np.concatenate([shared.players, np.array(names, dtype=object)]),
+                                                     np.vstack([shared.values, rows]),
+                                                     np.concatenate([shared.count, np.zeros(len(names), np.int64)]),
+                                                     np.concatenate([shared.last, np.full(len(names), np.nan)]),
+                                                     state.columns, time_base=state.time_base))
         if new:
             index = dict(index)
-            core, shared = state.split()
+            core, shared = out.split()
             extra = self.init_state(np.asarray(new, dtype=object), initial).split()[0]
             out = FilterState.join(FilterState(np.concatenate([core.players, extra.players]),
                                                np.vstack([core.values, extra.values]),

@@ -89,17 +89,11 @@ from ._ekf_kernels import _predict, _predict_scalar, _proba, _proba_scalar, _sit
 from . import _ekf_match as EM
 from ._ekf_layout import _MEAN, _OPEN, _SD, PARAMS
 from .base import Filter
+from ._ekf_shared import DRAW_ROW, HOME_ROW, SharedRows, check_group
 from .state import FilterState
 from ._ekf_steady import expected_curvature, steady_state_variance
 
 __all__ = ["EKF", "ScalarEKF", "steady_state_variance", "HOME_ROW", "DRAW_ROW"]
-
-#: Name of the state row that holds the latent home advantage (``SkillModel.home_drift > 0``):
-#: the last row of the EKF's state, never a competitor (``ratings()`` leaves it out).
-HOME_ROW = "(home advantage)"
-#: Name of the state row that holds the latent draw tendency (``SkillModel.draw_drift > 0``): the
-#: log of the factor on the draw's odds, the last row of the state.
-DRAW_ROW = "(draw tendency)"
 
 #: the most Newton steps of the iterated EKF (they converge in a handful; a bound keeps a game's cost bounded)
 MAX_ITERATIONS = 10_000
@@ -109,7 +103,7 @@ MAX_ITERATIONS = 10_000
 DEFAULT_MODEL = SkillModel("logistic", 400.0 / math.log(10.0), 1500.0, 350.0**2, 100.0, "half")
 
 
-class EKF(Filter):
+class EKF(SharedRows, Filter):
     r"""Extended Kalman filter of a :class:`statespace.SkillModel` (see the module docstring).
 
     Parameters
@@ -136,6 +130,16 @@ class EKF(Filter):
     period_days:
         Time unit of the drift when the games carry no rating periods (1: drift per day; with
         numeric times, per unit of time).
+    group:
+        A column of the games (an extra column such as a league, tier or competition) whose groups
+        each have their own latent home advantage (``home_drift > 0``) and draw tendency
+        (``draw_drift > 0``): each group's starts at ``model.home`` (the observation's ``tilt``),
+        known exactly, and random-walks on its own, learned from its group's games only (a
+        league's home advantage that vanished in games without crowds is seen there). The state
+        holds a block of rows per group, named ``"(home advantage: <group>)"`` and ``"(draw
+        tendency: <group>)"`` (:meth:`group_effects` reads them); a group first met in a later
+        table, or in :meth:`predict_proba`, starts at the prior. Diagonal covariance only, and
+        the model must have one of the two latent effects.
 
     Accepted ranges (:mod:`statespace.model.ranges`, in units of the model's scale :math:`\alpha`): the
     model's own (:class:`~statespace.SkillModel`: variances up to :math:`(10^3\alpha)^2`, locations
@@ -176,7 +180,8 @@ class EKF(Filter):
         return super().__new__(cls)
 
     def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
-                 tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0):
+                 tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0,
+                 group: str | None = None):
         if model is None:
             model = DEFAULT_MODEL
         if not isinstance(model, SkillModel):
@@ -197,6 +202,8 @@ class EKF(Filter):
         if model.two_skills and iterations != 1:
             raise ValueError(f"EKF: two skills per competitor (attack and defence) take one Newton step a game; "
                              f"got iterations={iterations!r}, give iterations=1")
+        if group is not None:
+            check_group(group, model, covariance)
         if isinstance(iterations, (float, np.floating)) or not C.is_number(iterations):
             raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
         C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
@@ -210,6 +217,7 @@ class EKF(Filter):
         self.iterations = int(iterations)
         self.tol = float(tol)
         self.period_days = float(period_days)
+        self.group = group
         self._variance_given = variance is not None
         if covariance == "scalar" and not isinstance(model.observation, Outcome):
             raise ValueError(f"covariance='scalar' freezes the curvature of a win/draw/loss (Outcome) model; "
@@ -238,6 +246,8 @@ class EKF(Filter):
             parts.append(f"draw_drift={m.draw_drift:g}")
         if m.two_skills:
             parts.append(f"openness_var={m.openness_var:g}, openness_drift={m.openness_drift:g}")
+        if self.group is not None:
+            parts.append(f"group={self.group!r}")
         return ", ".join(parts)
 
     @property
@@ -355,6 +365,8 @@ class EKF(Filter):
             return float(getattr(type(m.observation), "tilt_at", -1)) if m.draw_drift > 0 else -1.0
         if name == "shift_at":
             return float(type(m.observation).shift_at) if m.two_skills else -1.0
+        if name == "groups":
+            return 1.0  # one block of shared rows; a grouped run counts its state's (theta_for)
         if name == "fixed_var":
             return self.variance or 0.0
         if name == "kappa0":
@@ -375,6 +387,9 @@ class EKF(Filter):
         if isinstance(games, Matches) and self.skill_model.draw_drift > 0:
             raise ValueError(f"{self.name}: a latent draw tendency (draw_drift > 0) is filtered on games of two sides "
                              f"only; give draw_drift=0 to rate matches of many sides")
+        if isinstance(games, Matches) and self.group is not None:
+            raise ValueError(f"{self.name}: a home advantage and draw tendency per group (group={self.group!r}) are "
+                             f"filtered on games of two sides only; give group=None to rate matches of many sides")
         if isinstance(games, Matches) and self.skill_model.two_skills:
             raise ValueError(f"{self.name}: two skills per competitor (attack and defence) are filtered on games of "
                              f"two sides only; give openness_var=0 and openness_drift=0 to rate matches of many sides")
@@ -400,38 +415,6 @@ class EKF(Filter):
         if m.two_skills:  # the openness starts at N(0, openness_var)
             return np.array([m.prior_mean, min(sd, C.SD_MAX), 0.0, min(math.sqrt(m.openness_var), C.SD_MAX)])
         return np.array([m.prior_mean, min(sd, C.SD_MAX)])  # a prior variance above 1e300 acts as 1e300
-
-    # ------------------------------------------------------------ the latent home advantage
-    @property
-    def latent_home(self) -> bool:
-        """Whether the home advantage is a latent state (``model.home_drift > 0``)."""
-        return self.skill_model.home_drift > 0
-
-    def shared_names(self) -> tuple[str, ...]:
-        """The latent home advantage's row (:data:`HOME_ROW`) when ``model.home_drift > 0``, then the
-        latent draw tendency's (:data:`DRAW_ROW`) when ``model.draw_drift > 0``."""
-        return (((HOME_ROW,) if self.latent_home else ())
-                + ((DRAW_ROW,) if self.skill_model.draw_drift > 0 else ()))
-
-    def shared_prior(self, name: str) -> np.ndarray:
-        """The home advantage starts at ``model.home``, the draw tendency at the observation's
-        ``tilt``; both known exactly."""
-        pad = (0.0, 0.0) if self.skill_model.two_skills else ()  # a shared row has no openness
-        if name == DRAW_ROW:
-            return np.array([self.skill_model.observation.tilt, 0.0, *pad])
-        return np.array([self.skill_model.home, 0.0, *pad])
-
-    def home_advantage(self, state: FilterState) -> tuple[float, float]:
-        """Mean and sd of the home advantage in ``state`` (e.g. ``run.state``), in rating
-        points: the latent state's (``home_drift > 0``; as of the state's last game, without
-        the drift since), or ``(model.home, 0)`` when it is fixed."""
-        if not self.latent_home:
-            return float(self.skill_model.home), 0.0
-        if HOME_ROW not in state.shared:
-            raise ValueError(f"{self.name}: this state has no latent home advantage row ({HOME_ROW!r}); "
-                             f"it comes from a filter with home_drift=0")
-        row = state.shared_row(HOME_ROW)
-        return float(row[_MEAN]), float(row[_SD])
 
     def covariance_matrix(self, state: FilterState) -> np.ndarray:
         """The competitors' posterior covariance: here its diagonal."""

@@ -224,11 +224,11 @@ class FullEKF(EKF, covariance="full"):
     _update = _update
     _match = _match_full
 
-    def _frozen_proba(self, values, last, a, b, home, t) -> np.ndarray:
+    def _frozen_proba(self, values, last, a, b, home, t, n_shared=None) -> np.ndarray:
         _, forecast, obs = self.observation_kernels()
         return _frozen(forecast, obs, values, last, self.theta(), a, b, home, t)
 
-    def init_state(self, players, initial=None) -> FilterState:
+    def init_state(self, players, initial=None, levels=()) -> FilterState:
         st = super().init_state(players, initial)
         n = st.values.shape[0]
         values = np.zeros((n, 2 + n))
@@ -236,7 +236,7 @@ class FullEKF(EKF, covariance="full"):
         values[np.arange(n), 2 + np.arange(n)] = values[:, _SD] ** 2
         return FilterState(st.players, np.ascontiguousarray(values), st.count, st.last, _columns(n))
 
-    def _aligned(self, state, games, initial=None, copy: bool = True):
+    def _aligned(self, state, games, initial=None, copy: bool = True, levels=()):
         players = games.players if isinstance(games, Games) else np.asarray(games, dtype=object)
         index = state.index()
         new = [p for p in players if p not in index]

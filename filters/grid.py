@@ -167,17 +167,20 @@ def _batched(methods: list, obs: np.ndarray, games: Games, first: int) -> np.nda
     for m in methods:
         m.check_games(games)
     S = len(methods)
-    theta = np.ascontiguousarray(np.stack([m.theta() for m in methods]), dtype=np.float64)
     obs = np.ascontiguousarray(obs, dtype=np.float64)
     # one setting's starting state: the newcomers' rows (and the shared rows), as a run starts
-    x0 = np.ascontiguousarray(np.stack([m.init_state(games.players).values for m in methods]), dtype=np.float64)
-    g = GameArrays.of(games, None, m0.times(games), m0._reads_scores())
+    levels = m0.group_levels(games)
+    x0 = np.ascontiguousarray(np.stack([m.init_state(games.players, levels=levels).values for m in methods]),
+                              dtype=np.float64)
+    n_shared = len(m0.shared_names(levels))
+    theta = np.ascontiguousarray(np.stack([m.theta_for(n_shared) for m in methods]), dtype=np.float64)
+    g = GameArrays.of(games, None, m0.times(games), m0._reads_scores(), m0.home_column(games, levels))
     # the scores read the results in the loop's (time) order
     score = g.score
     derivs, forecast, _ = m0.observation_kernels()
     cls = type(m0)
     rows = x0.shape[1]
-    shared = m0.shared_row(rows)
+    shared = m0.shared_row(rows, n_shared)
     out = np.empty((S, 3))
     blocks = B.grid_blocks(S)
     if cls._update is not None:

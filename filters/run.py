@@ -212,8 +212,8 @@ class FilterRun(FittedDisplay):
         st, ids = method._aligned(self.state, games, copy=False)
         return method._frozen_proba(st.values, st.last, np.ascontiguousarray(ids[games.a]),
                                     np.ascontiguousarray(ids[games.b]),
-                                    games.home(),
-                                    np.ascontiguousarray(method.times(games), dtype=np.float64))
+                                    np.ascontiguousarray(method.home_column(games, method.state_levels(st))),
+                                    np.ascontiguousarray(method.times(games), dtype=np.float64), len(st.shared))
 
     def continue_run(self, games: Games, *, allow_past: bool = False) -> "FilterRun":
         """Keep filtering: run ``games`` starting from this run's final state.

@@ -100,11 +100,12 @@ class GameArrays:
 
     @classmethod
     def of(cls, games: Games, ids: np.ndarray | None, times: np.ndarray | None,
-           scores: bool = True) -> "GameArrays":
+           scores: bool = True, home: np.ndarray | None = None) -> "GameArrays":
         """``ids`` maps the games' competitor ids to state rows (None: the same); ``times`` in the
         filter's unit (None: a single period, all at time 0, kept in the given order); ``scores``:
         whether the kernels read ``score_a`` and ``score_b`` (else they get the ``score`` column in
-        their place, which no kernel of such an observation reads)."""
+        their place, which no kernel of such an observation reads); ``home``: the home column the
+        kernels read (default :meth:`Games.home`; :meth:`filters.base.Filter.home_column`)."""
         order = games.order if times is not None else np.arange(len(games))
         in_order = games.in_time_order if times is not None else True
 
@@ -121,7 +122,7 @@ class GameArrays:
                    b=by_time(games.b if ids is None else ids[games.b], np.int64), score=score,
                    score_a=by_time(games.score_a) if scores else score,
                    score_b=by_time(games.score_b) if scores else score,
-                   home=by_time(games.home()),
+                   home=by_time(games.home() if home is None else home),
                    weight=by_time(games.weight),
                    t=by_time(np.zeros(n) if times is None else times),
                    order=order, in_order=in_order)

@@ -17,7 +17,7 @@ from scipy.stats import nbinom, poisson
 
 import statespace as ss
 from filters import EKF
-from statespace.model.goals import goals_forecast
+from statespace.model.goals import BASE_MIN, goals_forecast
 
 SCALE = ss.ELO_SCALE
 BASE = math.log(1.3)
@@ -161,7 +161,7 @@ def test_interpreted_equals_compiled(monkeypatch):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.floats(1e-6, 1e5), st.floats(0.0, 1e4), st.floats(0.0, 2.0), st.floats(-3.0, 5.0),
+@given(st.floats(1e-6, 1e5), st.floats(0.0, 1e4), st.floats(0.0, 2.0), st.floats(BASE_MIN, 5.0),
        st.integers(0, 2**31))
 def test_every_accepted_setting_gives_meaningful_numbers(openness_sd, openness_drift, kappa, base, seed):
     """Over the accepted ranges (openness sd from a millionth of a point to 1e5, scale 173.7):

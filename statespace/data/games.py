@@ -339,6 +339,24 @@ class Games:
 
         return self._derive("steps", make)
 
+    def groups(self, column: str) -> tuple[tuple[str, ...], np.ndarray]:
+        """The groups of the extra column ``column`` (a league, a competition): their names as
+        strings, sorted, and each row's code into them (read-only). A missing column, or a row
+        without a group, is a :class:`GamesError` naming it."""
+        def make():
+            if column not in self.extra.columns:
+                raise GamesError(f"no column {column!r} to group the games by; the games' other columns: "
+                                 f"{list(map(str, self.extra.columns))}")
+            values = self.extra[column]
+            missing = np.flatnonzero(values.isna().to_numpy())
+            if missing.size:
+                raise GamesError(f"column {column!r}: row {int(self.row[missing[0]])} has no group (empty), and "
+                                 f"{missing.size - 1} other rows; give every game its group, or drop those rows")
+            names, codes = np.unique(values.astype(str).to_numpy(), return_inverse=True)
+            return tuple(names.tolist()), _freeze(codes.astype(np.int64))
+
+        return self._derive(f"groups:{column}", make)
+
     def player_id(self, name) -> int:
         """Integer id of a competitor name (``KeyError`` if unknown)."""
         if self._index is None:
