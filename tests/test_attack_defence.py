@@ -250,7 +250,11 @@ def test_static_laplace_fit_is_the_dense_maximum_a_posteriori_fit():
         return -lik + 0.5 * np.sum((A + D) ** 2) / v + 0.5 * np.sum((A - D) ** 2) / vo
 
     res = minimize(lambda z: energy(z * SCALE), np.zeros(2 * k), method="BFGS", jac="3-point", options={"gtol": 1e-8})
-    assert res.success, res.message
+    # BFGS may end on "precision loss" just short of gtol (scipy-version dependent): what matters is
+    # that it stopped at a stationary point, checked by central differences
+    step = np.eye(2 * k) * 1e-5
+    grad = np.array([(energy((res.x + e) * SCALE) - energy((res.x - e) * SCALE)) / 2e-5 for e in step])
+    assert np.max(np.abs(grad)) < 1e-5, (res.message, grad)
     res.x = res.x * SCALE
     A, D = res.x[:k], res.x[k:]
     board = fit.ratings().set_index("player").loc[names]

@@ -1,0 +1,193 @@
+"""Effects by a grouping column (``EKF(group=...)``): a latent home advantage and draw tendency per
+group (a league, a tier, a competition). Checked against independent computations: leagues that
+never meet, filtered together with a block of rows per league, are the same as each filtered on
+its own (each with one latent home advantage and draw tendency); one group for every game is the
+ungrouped filter; renaming the groups changes nothing; the batched grid is the run; a continued
+run is one run; a simulated pair of leagues with different home advantages is told apart; and the
+refusals name the setting, the column and the row."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import statespace as ss
+from filters import EKF
+from filters.ekf import DRAW_ROW, HOME_ROW
+from filters.state import FilterState
+
+SCALE = ss.ELO_SCALE
+BASE = math.log(1.3)
+
+
+def _model(home_drift=5.0, draw_drift=1e-3, **kw):
+    return ss.SkillModel("logistic", SCALE, 1500.0, 200.0**2, 10.0, home=40.0, home_drift=home_drift,
+                         observation=ss.Goals(base=BASE, dispersion=0.1), draw_drift=draw_drift, **kw)
+
+
+def _leagues(n_leagues=2, n_teams=5, n_games=120, seed=0, home=(0.0, 120.0), start_together=True):
+    """Leagues whose teams never meet (team names carry the league), goals from a Poisson model with
+    each league's own home advantage; every league's first game on day 0 (the grouped run's shared
+    rows all start at its first game) and its last on day 400."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for lg in range(n_leagues):
+        skill = rng.normal(0, 150, n_teams)
+        days = np.sort(rng.integers(1 if lg else 0, 400, n_games))
+        days[0] = 0 if start_together else 10 * lg
+        days[-1] = 400  # the shared rows end every run at its last day: each league's last game on it
+        for t in days:
+            i, j = rng.choice(n_teams, 2, replace=False)
+            d = skill[i] - skill[j] + home[lg % len(home)]
+            x, y = rng.poisson(np.exp(BASE + d / (2 * SCALE))), rng.poisson(np.exp(BASE - d / (2 * SCALE)))
+            rows.append((pd.Timestamp("2020-01-01") + pd.Timedelta(days=int(t)), f"L{lg}-{i}", f"L{lg}-{j}", x, y,
+                         f"league {lg}"))
+    df = pd.DataFrame(rows, columns=["time", "a", "b", "score_a", "score_b", "league"]).sort_values("time",
+                                                                                                 kind="stable")
+    df["score"] = np.sign(df["score_a"] - df["score_b"]) * 0.5 + 0.5
+    df["neutral"] = 0
+    return ss.Games.from_frame(df.reset_index(drop=True))
+
+
+def _only(games, league):
+    df = games.to_frame()
+    return ss.Games.from_frame(df[df["league"] == league].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(draw_drift=0.0), dict(home_drift=0.0)])
+def test_leagues_that_never_meet_are_filtered_as_if_alone(kw):
+    """Each league's forecasts and ratings from the grouped run over all of them equal the
+    ungrouped filter's run over that league alone (one latent home advantage / draw tendency)."""
+    games = _leagues(n_leagues=3)
+    model = _model(**kw)
+    together = EKF(model, group="league").run(games)
+    board = together.ratings().set_index("player")
+    effects = EKF(model, group="league").group_effects(together.state)
+    for lg in ("league 0", "league 1", "league 2"):
+        alone_games = _only(games, lg)
+        alone = EKF(model).run(alone_games)
+        mask = games.extra["league"].to_numpy() == lg
+        np.testing.assert_allclose(together.proba[mask], alone.proba, rtol=1e-10, atol=1e-13)
+        alone_board = alone.ratings().set_index("player")
+        np.testing.assert_allclose(board.loc[alone_board.index, "mean"], alone_board["mean"], rtol=1e-10)
+        np.testing.assert_allclose(board.loc[alone_board.index, "sd"], alone_board["sd"], rtol=1e-10)
+        if model.home_drift > 0:
+            row = alone.state.shared_row(HOME_ROW)
+            np.testing.assert_allclose(effects.loc[lg, ["home", "home_sd"]].to_numpy(float), row[:2], rtol=1e-10)
+        if model.draw_drift > 0:
+            row = alone.state.shared_row(DRAW_ROW)
+            np.testing.assert_allclose(effects.loc[lg, ["draw_tilt", "draw_tilt_sd"]].to_numpy(float), row[:2],
+                                       rtol=1e-10)
+        else:
+            assert effects.loc[lg, ["draw_tilt", "draw_tilt_sd"]].isna().all()
+
+
+def test_one_group_for_every_game_is_the_ungrouped_filter():
+    games = _leagues(n_leagues=1, n_games=200)
+    for model in (_model(), _model(draw_drift=0.0), _model(home_drift=0.0)):
+        grouped, plain = EKF(model, group="league").run(games), EKF(model).run(games)
+        np.testing.assert_array_equal(grouped.proba, plain.proba)
+        np.testing.assert_array_equal(grouped.state.values, plain.state.values)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), names=st.permutations(["zeta", "alpha", "Mu", "1", "beta"]))
+def test_renaming_the_groups_changes_nothing(seed, names):
+    """Groups shared by the same teams (a cup and a league): new names in another sorted order give
+    the same forecasts."""
+    rng = np.random.default_rng(seed)
+    n = 150
+    df = pd.DataFrame({"time": np.sort(rng.integers(0, 300, n)), "a": [f"t{k}" for k in rng.integers(0, 6, n)],
+                       "b": [f"u{k}" for k in rng.integers(0, 6, n)], "score_a": rng.poisson(1.4, n),
+                       "score_b": rng.poisson(1.1, n), "neutral": rng.integers(0, 2, n),
+                       "comp": rng.integers(0, 5, n)})
+    df["score"] = np.sign(df["score_a"] - df["score_b"]) * 0.5 + 0.5
+    renamed = df.assign(comp=[names[c] for c in df["comp"]])
+    a = EKF(_model(), group="comp").run(ss.Games.from_frame(df))
+    b = EKF(_model(), group="comp").run(ss.Games.from_frame(renamed))
+    np.testing.assert_allclose(a.proba, b.proba, rtol=1e-12, atol=1e-15)
+    assert np.all((a.proba >= 0) & (a.proba <= 1))
+    np.testing.assert_allclose(a.proba.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(a.state.values[:, 1] > 0)
+
+
+def test_the_batched_grid_is_the_run():
+    """``grid`` (the batched loop of tuning) gives each setting the log loss of its own run."""
+    games = _leagues(n_leagues=2, start_together=False).with_periods(7)
+    ekf = EKF(_model(), group="league")
+    table = ekf.grid(games, drift=[1.0, 30.0], home_drift=[0.5, 20.0], objective="log_loss_3")
+    for _, row in table.iterrows():
+        run = ekf.with_params(drift=row["drift"], home_drift=row["home_drift"]).run(games)
+        y = np.where(games.score == 1, 0, np.where(games.score == 0.5, 1, 2))
+        loss = -np.mean(np.log(run.proba[np.arange(len(games)), y]))
+        assert row["log_loss_3"] == pytest.approx(loss, rel=1e-10)
+
+
+def test_a_continued_run_is_one_run_and_a_new_group_starts_at_the_prior():
+    games = _leagues(n_leagues=2)
+    first, rest = games.split(0.6)
+    ekf = EKF(_model(), group="league")
+    whole = ekf.run(games)
+    cont = ekf.run(first).continue_run(rest)
+    np.testing.assert_allclose(cont.proba, whole.proba[len(first):], rtol=1e-10)
+    # a league the state has not seen: its rows are appended, starting at the prior
+    late = _leagues(n_leagues=1, seed=3).to_frame().assign(league="league 9", time=pd.Timestamp("2022-01-01"))
+    late[["a", "b"]] = late[["a", "b"]].replace(r"^L0", "L9", regex=True)
+    more = ekf.run(games).continue_run(ss.Games.from_frame(late))
+    effects = ekf.group_effects(more.state)
+    assert list(effects.index) == ["league 0", "league 1", "league 9"]
+    fresh = ekf.run(ss.Games.from_frame(late))
+    np.testing.assert_allclose(more.proba[:1], fresh.proba[:1], rtol=1e-10)  # newcomers, prior rows
+    p = ekf.predict_proba(whole.state, ["L0-1", "L0-1"], ["L0-2", "L0-2"], at_home=1,
+                          group=["league 0", "league 7"])
+    assert p.shape == (2, 3) and not np.allclose(p[0], p[1])
+    # an unseen group's forecast: the same competitors with the prior's shared rows (model.home, the tilt)
+    plain = EKF(_model())
+    core, _ = whole.state.split()
+    ref = plain.predict_proba(FilterState.join(core, plain.init_state([]).split()[1]), ["L0-1"], ["L0-2"], at_home=1)
+    np.testing.assert_allclose(p[1], ref[0], rtol=1e-12)
+
+
+def test_two_leagues_home_advantages_are_told_apart():
+    """Simulated: league 0 without home advantage, league 1 with 120 points; the grouped filter
+    ends with each league's near its own (within 3 sd), the ungrouped one with one in between."""
+    games = _leagues(n_leagues=2, n_teams=8, n_games=3000, home=(0.0, 120.0), seed=1)
+    model = dataclasses.replace(_model(home_drift=5.0, draw_drift=0.0), home=60.0)
+    effects = EKF(model, group="league").group_effects(EKF(model, group="league").run(games).state)
+    for lg, truth in (("league 0", 0.0), ("league 1", 120.0)):
+        assert abs(effects.loc[lg, "home"] - truth) < 3 * effects.loc[lg, "home_sd"]
+    one, _ = EKF(model).home_advantage(EKF(model).run(games).state)
+    assert effects.loc["league 0", "home"] + 20.0 < one < effects.loc["league 1", "home"] - 20.0
+
+
+def test_refusals_name_the_setting_the_column_and_the_row():
+    games = _leagues(n_leagues=2)
+    with pytest.raises(ValueError, match="home_drift or draw_drift"):
+        EKF(_model(home_drift=0.0, draw_drift=0.0), group="league")
+    with pytest.raises(ValueError, match="covariance='diagonal' only"):
+        EKF(_model(draw_drift=0.0), covariance="full", group="league")
+    with pytest.raises(ValueError, match="a string"):
+        EKF(_model(), group=3)
+    with pytest.raises(ss.GamesError, match="'tier'.*other columns.*league"):
+        EKF(_model(), group="tier").run(games)
+    df = games.to_frame()
+    df.loc[7, "league"] = None
+    with pytest.raises(ss.GamesError, match=r"column 'league': row 7 has no group"):
+        EKF(_model(), group="league").run(ss.Games.from_frame(df))
+    run = EKF(_model(), group="league").run(games)
+    with pytest.raises(ValueError, match="group="):
+        run.method.predict_proba(run.state, ["L0-1"], ["L0-2"])
+    with pytest.raises(ValueError, match="this one has none"):
+        EKF(_model()).predict_proba(EKF(_model()).run(games).state, ["L0-1"], ["L0-2"], group="league 0")
+    with pytest.raises(ValueError, match="at_home"):
+        run.method.predict_proba(run.state, ["L0-1"], ["L0-2"], at_home=-1, group="league 0")
+    with pytest.raises(ValueError, match="per group"):
+        run.method.home_advantage(run.state)
+    with pytest.raises(ValueError, match="shared rows"):  # a state of another grouping
+        EKF(_model()).run(games, state=run.state)
