@@ -21,6 +21,7 @@ import statespace as ss
 from filters import EKF
 from filters.ekf import DRAW_ROW, HOME_ROW
 from filters.state import FilterState
+from statespace.ensemble.auto import Variant
 
 SCALE = ss.ELO_SCALE
 BASE = math.log(1.3)
@@ -191,3 +192,40 @@ def test_refusals_name_the_setting_the_column_and_the_row():
         run.method.home_advantage(run.state)
     with pytest.raises(ValueError, match="shared rows"):  # a state of another grouping
         EKF(_model()).run(games, state=run.state)
+
+
+def test_auto_tries_the_pick_per_group_and_chooses_it_where_leagues_differ():
+    """Two leagues, one without home advantage and one with 150 points: ``auto(group=...)`` adds the
+    pick with its home advantage per league (stage "groups", started from the pick) and chooses it
+    on the training games; a pick with a fixed home advantage gets a drifting one per group."""
+    games = _leagues(n_leagues=2, n_teams=8, n_games=1500, home=(0.0, 150.0), seed=2)
+    fit = ss.auto(games, group="league", observations=("outcome",), powers=(), reversion=False, progress=False)
+    table = fit.table
+    grouped = table[table["stage"] == "groups"]
+    assert len(grouped) == 1 and grouped.index[0].endswith("by league")
+    assert grouped.index[0].startswith("outcome, drifting home")
+    assert fit.chosen == grouped.index[0]
+    assert table.loc[fit.chosen, "train_score"] < table.drop(fit.chosen)["train_score"].min()
+    effects = fit.method.ekf.group_effects(fit.method.run(games).state)
+    assert effects.loc["league 1", "home"] - effects.loc["league 0", "home"] > 75.0
+
+
+def test_auto_group_refusals():
+    games = _leagues(n_leagues=2)
+    with pytest.raises(ss.GamesError, match="no column 'tier'"):
+        ss.auto(games, group="tier", observations=("outcome",), powers=(), progress=False)
+    with pytest.raises(ValueError, match="Variant"):
+        ss.auto(games, group="league", candidates=[Variant("outcome")])
+    with pytest.raises(ValueError, match="has neither"):
+        Variant("outcome", "fixed", group="league")
+
+
+def test_cli_group_needs_auto_and_a_column(tmp_path, capsys):
+    from statespace.app.cli import main
+
+    path = tmp_path / "games.csv"
+    _leagues(n_leagues=2).to_frame().to_csv(path, index=False)
+    assert main(["compare", "--data", str(path), "--group", "league"]) == 2
+    assert "add --auto" in capsys.readouterr().err
+    assert main(["rate", str(path), "--auto", "--group", "tier"]) == 2
+    assert "--group tier: no column 'tier'" in capsys.readouterr().err

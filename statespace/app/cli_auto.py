@@ -7,7 +7,8 @@ from __future__ import annotations
 from statespace.app.cli_output import finite
 from statespace.methods.specs import CLIError
 
-__all__ = ["auto_json", "auto_line", "OBSERVATIONS_HELP", "add_observations", "observations"]
+__all__ = ["auto_json", "auto_line", "OBSERVATIONS_HELP", "GROUP_HELP", "add_observations", "observations", "group",
+           "check_group"]
 
 #: the ``--observations`` option of ``compare`` and ``rate``
 OBSERVATIONS_HELP = ("with --auto: the observations its search tries, a comma-separated list of outcome, margin and "
@@ -15,9 +16,38 @@ OBSERVATIONS_HELP = ("with --auto: the observations its search tries, a comma-se
                      "they have scores, goals where the scores are goal counts)")
 
 
+#: the ``--group`` option of ``compare`` and ``rate``
+GROUP_HELP = ("with --auto: a column of the games (a league, a tier, a competition); the search also tries its pick "
+              "with a drifting home advantage and draw tendency per group of that column, chosen only if it "
+              "scores better on the training games")
+
+
 def add_observations(parser) -> None:
-    """Add ``--observations LIST`` to a subcommand's parser."""
+    """Add ``--observations LIST`` and ``--group COLUMN`` (``--auto``'s search) to a subcommand's parser."""
     parser.add_argument("--observations", metavar="LIST", default=None, help=OBSERVATIONS_HELP)
+    parser.add_argument("--group", metavar="COLUMN", default=None, help=GROUP_HELP)
+
+
+def group(args):
+    """``--group`` (``None`` when not given); :class:`CLIError` without ``--auto``."""
+    column = getattr(args, "group", None)
+    if column is not None and not args.auto:
+        raise CLIError(f"--group {column} adds a candidate to --auto's search; add --auto")
+    if column is not None and not column.strip():
+        raise CLIError("--group needs a column name")
+    return None if column is None else column.strip()
+
+
+def check_group(args, games) -> None:
+    """``--group``'s column among ``games``' (every row with a group), said before any work."""
+    column = group(args)
+    if column is not None:
+        from statespace.data.games import GamesError
+
+        try:
+            games.groups(column)
+        except GamesError as exc:
+            raise CLIError(f"--group {column}: {exc}") from None
 
 
 def observations(args):

@@ -18,7 +18,7 @@ import json
 import math
 import time
 
-from statespace.app.cli_auto import add_observations, auto_json, auto_line, observations
+from statespace.app.cli_auto import add_observations, auto_json, auto_line, check_group, group, observations
 from statespace.app.cli_games import DROP_HELP, PERIODS_HELP, drop_unscorable, load, seed
 from statespace.app.cli_output import QUIET_HELP, finite, plot_target, plural, write_comparison_plot
 from statespace.methods.specs import CLIError, parse_methods, whole_number
@@ -159,10 +159,12 @@ def main(args, out, err) -> int:
     args.mode = args.mode or "frozen"
     plot_format = plot_target(args.plot) if args.plot else None
     games, source, sim = load(args, err)
+    check_group(args, games)
     methods = parse_methods(args.methods, mode=args.mode)
     games = drop_unscorable(methods.values(), games, args, err)
     auto_method = None
     observations(args)  # --observations without --auto, or an unknown name: said before any work
+    group(args)
     if args.auto:
         from statespace.ensemble.auto import Auto
 
@@ -171,7 +173,8 @@ def main(args, out, err) -> int:
         # frozen: compare fits it on the training part; online and walk-forward: compare runs it
         # through every game, and the split (the same as compare's) keeps the choice to the training part
         auto_method = Auto(split=None if args.mode == "frozen" or args.tune else args.split,
-                           observations=observations(args), progress=False if args.quiet else None)
+                           observations=observations(args), group=group(args),
+                           progress=False if args.quiet else None)
         methods["auto"] = auto_method
     from statespace.evaluation.compare import compare
     from statespace.data.games import GamesError

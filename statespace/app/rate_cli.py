@@ -15,7 +15,7 @@ import argparse
 import json
 import math
 
-from statespace.app.cli_auto import add_observations, auto_json, auto_line, observations
+from statespace.app.cli_auto import add_observations, auto_json, auto_line, check_group, group, observations
 from statespace.app.cli_games import DROP_HELP, PERIODS_HELP, drop_unscorable, load, seed
 from statespace.app.cli_output import QUIET_HELP, finite, plural
 from statespace.methods.specs import CLIError, parse_method, split_specs
@@ -59,12 +59,14 @@ def main(args, out, err) -> int:
     if args.auto and args.method is not None:
         raise CLIError(f"give either --method or --auto, not both (--method {args.method})")
     observations(args)  # --observations without --auto, or an unknown name: said before any work
+    group(args)
     games, source, _ = load(args, err)
+    check_group(args, games)
     spec = "elo" if args.method is None else args.method
     if args.auto:
         from statespace.ensemble.auto import Auto
 
-        method = Auto(observations=observations(args), progress=False if args.quiet else None)
+        method = Auto(observations=observations(args), group=group(args), progress=False if args.quiet else None)
     else:
         if len(split_specs(spec)) != 1:
             raise CLIError(f"--method takes one method, got {spec!r}")

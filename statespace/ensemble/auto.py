@@ -55,7 +55,11 @@ otherwise; the lowest wins (see the tie rule below). The table says which object
    ``powers`` (default 0, 0.5, 1): 3 candidates;
 3. *observation* (games with scores): that structure observed through Margin, and through
    Goals where the scores are goal counts (negative binomial, Dixon–Coles, negative binomial with
-   drifting draws): 1 or 4 candidates.
+   drifting draws): 1 or 4 candidates;
+4. *groups* (only with ``group="league"``, a column of the games): the pick so far with its
+   drifting home advantage and draw tendency per group of that column (``Variant(group=...)``,
+   ``filters.EKF(group=...)``; a fixed home advantage made drifting), started from the pick's tuned
+   numbers and, again, from the cold start's drifts, the better kept: 1 candidate.
 
 The chosen candidate is the best of all stages. Candidates whose training scores are within
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is
@@ -155,7 +159,8 @@ def auto(games: Games, *, split: float | None = None, **options) -> AutoFit:
     """Choose the best-forecasting EKF variant on ``games`` (or on their first ``split``) and return
     it fitted on ``games``, with the table of candidates (see the module docstring; ``options``
     are those of :class:`Auto`: ``burn_in``, ``objective``, ``observations``, ``powers``,
-    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``, ``n_jobs``).
+    ``drifting_home``, ``reversion``, ``candidates``, ``maxiter``, ``progress``, ``blend``, ``n_jobs``,
+    ``group``).
 
     Given matches of many sides (a :class:`statespace.data.matches.Matches`) it chooses among the
     methods that rate them instead, tuned on the first ``split`` (default 0.7) and compared on the

@@ -75,7 +75,7 @@ class Candidate(Settings):
         self.name = f"ekf ({variant.label})"
         from filters import EKF  # statespace.auto sits on top of the filters (see its docstring)
 
-        self.ekf = EKF(model)
+        self.ekf = EKF(model, group=variant.group)
 
     _param_aliases = {"model": "skill_model"}
 

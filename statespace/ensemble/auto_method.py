@@ -71,6 +71,13 @@ class Auto:
     progress:
         ``True``: one line per candidate on stderr; ``False``: none; ``None`` (default): once the
         work has taken more than :data:`PROGRESS_AFTER` seconds.
+    group:
+        A column of the games (a league, a tier, a competition): the search then also tries its
+        pick with a drifting home advantage and draw tendency per group of that column
+        (``Variant(group=...)``, ``filters.EKF(group=...)``; the pick's drifting effects, or a
+        drifting home advantage when it has none), started from the pick's tuned numbers, in a
+        last stage ``"groups"``; chosen, as any candidate, only when its training score is lower.
+        Default ``None``: no such candidate.
     blend:
         ``True``: also pool the :data:`BLEND_TOP` best candidates (:class:`statespace.Blend`) and
         return the blend when its training score is lower by more than :data:`TIE` (see
@@ -83,7 +90,8 @@ class Auto:
     def __init__(self, *, split: float | None = None, burn_in: float = BURN_IN, objective: str | None = None,
                  observations: Sequence[str] | str | None = None, powers: Sequence[float] | None = None,
                  drifting_home: bool = True, reversion: bool = True, candidates: Sequence[Variant] | None = None,
-                 maxiter: int = 200, progress: bool | None = None, blend: bool = False, n_jobs: int | None = None):
+                 maxiter: int = 200, progress: bool | None = None, blend: bool = False, n_jobs: int | None = None,
+                 group: str | None = None):
         if split is not None and not (isinstance(split, (int, float, np.integer, np.floating))
                                       and not isinstance(split, bool) and 0 < split < 1):
             raise ValueError(f"auto: split must be None or a fraction strictly between 0 and 1, got {split!r}")
@@ -118,6 +126,12 @@ class Auto:
             check_jobs(None, n_jobs)
         except ValueError as exc:
             raise ValueError(f"auto: {exc}") from None
+        if group is not None and (not isinstance(group, str) or not group):
+            raise ValueError(f"auto: group must be the name of a column of the games, got {group!r}")
+        if group is not None and candidates is not None:
+            raise ValueError(f"auto: group={group!r} adds a stage to the default search; among candidates= give "
+                             f"Variant(..., group={group!r}) instead")
+        self.group = group
         self.n_jobs = n_jobs
         self.split = None if split is None else float(split)
         self.burn_in = float(burn_in)
@@ -138,7 +152,8 @@ class Auto:
 
     def __repr__(self) -> str:
         shown = []
-        for k in ("split", "burn_in", "objective", "observations", "powers", "candidates", "progress", "n_jobs"):
+        for k in ("split", "burn_in", "objective", "observations", "powers", "candidates", "progress", "n_jobs",
+                  "group"):
             v = getattr(self, k)
             default = {"burn_in": BURN_IN}.get(k)
             if v is not None and v != default:
@@ -202,7 +217,8 @@ class Auto:
 
     def _options(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("split", "burn_in", "objective", "observations", "powers",
-                                              "drifting_home", "reversion", "candidates", "maxiter", "progress", "blend")}
+                                              "drifting_home", "reversion", "candidates", "maxiter", "progress", "blend",
+                                              "n_jobs", "group")}
 
 
 def _check_burn_in(burn_in) -> None:

@@ -68,6 +68,7 @@ class SearchOptions(Protocol):
     maxiter: int
     progress: bool | None
     n_jobs: int | None
+    group: str | None
     last: AutoResult | None
 
 
@@ -78,8 +79,12 @@ def first_stage(opts: SearchOptions, games: Games) -> tuple[list[Variant], dict]
     counts = scores and goal_counts(games)
     info = {"scores": scores, "counts": counts, "home": not bool(games.neutral.all()),
             "draws": bool(np.any(games.score == 0.5))}
+    if getattr(opts, "group", None) is not None:
+        games.groups(opts.group)  # a missing column, or a row without a group: said before any tuning
     if opts.candidates is not None:
         for v in opts.candidates:
+            if v.group is not None:
+                games.groups(v.group)
             if (v.observation != "outcome" or v.power is not None) and not scores:
                 raise ValueError(f"auto: candidate {v.label!r} needs each side's score (columns 'score_a' and "
                                  f"'score_b'); these games have none")
@@ -124,6 +129,17 @@ def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[s
     return out
 
 
+def grouped(v: Variant, group: str) -> Variant | None:
+    """The ``"groups"`` stage's candidate: ``v`` with its drifting home advantage and draw tendency per
+    group of the column ``group`` (a drifting home advantage where ``v`` has a fixed one); None where
+    ``v`` has no home advantage and fixed draws."""
+    if v.home == "drifting" or v.draws == "drifting":
+        return dataclasses.replace(v, group=group)
+    if v.home == "fixed":
+        return dataclasses.replace(v, home="drifting", group=group)
+    return None
+
+
 def choose(opts: SearchOptions, games: Games) -> Candidate:
     """Tune every candidate on ``games`` under the options of ``opts`` (an :class:`Auto`) and
     return the best, tuned (``tuning``: an :class:`AutoResult`, also kept as ``opts.last``)."""
@@ -142,6 +158,7 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
     plan = [("structure" if staged else "given", v) for v in first]
     common = (games, info, objective, opts.burn_in, opts.maxiter, scored)
     count = [0]
+    skipped: list[str] = []
 
     def wave(items: list, total: int) -> None:
         """Tune ``items`` (``(stage, variant, warm)``), on ``opts.n_jobs`` processes when asked; their
@@ -174,7 +191,8 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
                 wave([(s, v, tuned.get(source(v))) for s, v in part], total)
 
     # the later stages' size (their variants depend on the first stage's best)
-    later_max = len(later_stages(opts, first[0], info)) if staged else 0
+    group = getattr(opts, "group", None)
+    later_max = len(later_stages(opts, first[0], info)) + (group is not None) if staged else 0
     # given candidates: one with drifting draws or two skills starts from its relative when that is given
     run_stage(plan, (lambda v: None) if staged else _relative, len(plan) + later_max)
     best = _pick(rows)
@@ -183,6 +201,15 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
         later = [(s, v) for s, v in later_stages(opts, best_v, info) if v not in tuned]
         run_stage(later, lambda v: best_v if v.observation == "outcome" else _relative(v), len(plan) + len(later))
         best = _pick(rows)
+    if staged and group is not None and best is not None:  # the pick, with its effects per group
+        pick = next(v for v in tuned if v.label == best["candidate"])
+        by_group = grouped(pick, group)
+        if by_group is not None:
+            run_stage([("groups", by_group)], lambda v: pick, len(rows) + 1)
+            best = _pick(rows)
+        else:
+            skipped.append(f"groups: the pick {pick.label!r} has no home advantage and fixed draws, so nothing "
+                           f"to give each group of {group!r}")
     table = pd.DataFrame(rows).set_index("candidate")
     if best is None:
         raise ValueError("auto: every candidate failed to tune: " + "; ".join(
@@ -195,7 +222,6 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
             "train_log_loss", "train_log_loss_3", "chosen", "tune_seconds", "converged", "at_bound", "settings",
             "error"]
     table = table[cols]
-    skipped = []
     table.attrs.update(objective=objective, burn_in=opts.burn_in, n_games=len(games), n_scored=int(scored.size),
                        draws=info["draws"], not_tried=skipped)
     method = tuned[next(v for v in tuned if v.label == chosen)]
@@ -220,10 +246,11 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
     stage, v, warm, games, info, objective, burn_in, maxiter, scored = payload
     t = time.perf_counter()
     start = start_candidate(v, games, info)
-    if warm is not None:  # the same model's numbers, tuned on an earlier candidate
-        start = start.with_params(model=dataclasses.replace(
-            warm, draw_drift=start.model.draw_drift, openness_var=start.model.openness_var,
-            openness_drift=start.model.openness_drift))
+    if warm is not None:  # the same model's numbers, tuned on an earlier candidate; a latent effect the
+        # relative lacks (drifting draws, two skills, a drifting home advantage per group) from its start
+        start = start.with_params(model=dataclasses.replace(warm, **{
+            k: getattr(warm, k) or getattr(start.model, k)
+            for k in ("draw_drift", "home_drift", "openness_var", "openness_drift")}))
     row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
            "reversion": v.reversion, "power": np.nan if v.power is None else v.power, "objective": objective}
     method = None
@@ -245,6 +272,17 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
                                     standard_errors=False, start="current")
                 if other.tuning.objective < method.tuning.objective:
                     method = other
+            if v.group is not None and warm is not None:
+                # also from the cold start's drifts: the pick's may be tuned to the bottom of their box (one
+                # home advantage for every league gained nothing by moving), where the gradient in their log
+                # vanishes and the groups would never part; the better of the two
+                cold = start_candidate(v, games, info).model
+                other = start.with_params(home_drift=max(start.model.home_drift, cold.home_drift),
+                                          draw_drift=max(start.model.draw_drift, cold.draw_drift))
+                other = other.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
+                                   standard_errors=False, start="current")
+                if other.tuning.objective < method.tuning.objective:
+                    method = other
         proba = method.run(games).proba[scored]
         y = games.score[scored]
         row["train_score"] = method.tuning.objective
@@ -263,8 +301,11 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
 
 
 def _relative(v: Variant) -> Variant | None:
-    """For drifting draws or two skills, the same Goals variant with fixed draws and one skill (whose
-    tuned numbers it starts from), else None. (The margin weights start from the best structure.)"""
+    """For effects per group, the same variant without them; for drifting draws or two skills, the
+    same Goals variant with fixed draws and one skill (whose tuned numbers it starts from), else
+    None. (The margin weights start from the best structure.)"""
+    if v.group is not None:
+        return dataclasses.replace(v, group=None)
     if v.draws == "drifting" or v.skills == 2:
         return dataclasses.replace(v, draws="fixed", skills=1)
     return None

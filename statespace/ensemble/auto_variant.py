@@ -35,7 +35,10 @@ class Variant:
     each skill (``SkillModel.openness_var``, ``openness_drift``; Goals with negative binomial counts
     and fixed draws only; tuned from the one-skill candidate's optimum twice, with the openness at its
     start and at the bottom of its box, the better kept; not among the default candidates: on the
-    football sets it does not reliably win held out, ``benchmarks/attack_defence.py``)."""
+    football sets it does not reliably win held out, ``benchmarks/attack_defence.py``); ``group``: a
+    column of the games (a league, a competition) whose groups each have their own latent home
+    advantage and draw tendency (``filters.EKF(group=...)``; the variant's drifting ones: it needs a
+    drifting home advantage or drifting draws)."""
 
     observation: str = "outcome"
     home: str = "fixed"
@@ -44,6 +47,7 @@ class Variant:
     counts: str | None = None
     draws: str = "fixed"
     skills: int = 1
+    group: str | None = None
 
     def __post_init__(self) -> None:
         if self.observation not in OBSERVATIONS:
@@ -80,6 +84,13 @@ class Variant:
             raise ValueError(f"Variant: two skills (attack and defence) are a candidate of the goals observation "
                              f"with {COUNTS[0]} counts and fixed draws, got observation={self.observation!r}, "
                              f"counts={self.counts!r}, draws={self.draws!r}")
+        if self.group is not None:
+            if not isinstance(self.group, str) or not self.group:
+                raise ValueError(f"Variant: group must be the name of a column of the games, got {self.group!r}")
+            if self.home != "drifting" and self.draws != "drifting":
+                raise ValueError(f"Variant: group={self.group!r} gives each group its own drifting home advantage "
+                                 f"and drifting draws; this variant has neither (home={self.home!r}, "
+                                 f"draws={self.draws!r})")
 
     @property
     def label(self) -> str:
@@ -96,6 +107,8 @@ class Variant:
             parts.append("drifting draws")
         if self.skills == 2:
             parts.append("attack/defence")
+        if self.group is not None:
+            parts.append(f"by {self.group}")
         return ", ".join(parts)
 
 
