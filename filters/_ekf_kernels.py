@@ -5,7 +5,7 @@ iterated EKF's several) and the skill's transition over a gap (:func:`transition
 
 Each kernel reads the parameter vector ``theta`` and the state columns by the indices of
 :mod:`filters._ekf_layout`; the latent home advantage (``home_drift > 0``) and draw tendency
-(``draw_drift > 0``) are the state's last rows, a block of them per group of a grouping column
+(``draw_drift > 0``) are the state's last rows, followed by a block per group of a grouping column
 (:func:`_block`).
 """
 
@@ -16,8 +16,8 @@ import math
 from numba import njit
 
 from . import kernels as K
-from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _GROUPS, _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT,
-                          _OPEN, _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
+from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _GDDRIFT, _GDRAW, _GHDRIFT, _GHOME, _GROUPS, _HDRIFT, _HOME,
+                          _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT, _OPEN, _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
 
 __all__ = ["gains", "linearise", "transition"]
 
@@ -76,37 +76,50 @@ def transition(theta, dt, q=-1.0):
     return 1.0, q * dt
 
 
-@njit(cache=True)
-def _block(x, theta, at_home):
-    """``(at_home, r)``: a game's home flag and the first row of its group's block of shared rows.
-    The shared rows are the state's last ``G k`` rows: ``G = theta[groups]`` blocks of ``k`` rows, the
-    latent home advantage (``home_drift > 0``) then the latent draw tendency (``draw_drift > 0``). A
-    run with a grouping column (``G > 1``) writes the game's group ``j`` into its home column as
-    ``at_home + 2 j`` (:meth:`filters.ekf.EKF.home_column`); without one ``j = 0``."""
-    groups = int(theta[_GROUPS])
-    j = 0
-    if groups > 1:
-        j = int(at_home // 2.0)
-        at_home -= 2.0 * j
-    return at_home, x.shape[0] - (groups - j) * _block_rows(theta)
+@njit(cache=True, inline="always")
+def _common_rows(theta):
+    """The rows of the common block: the latent home advantage (``home_drift > 0``) then the
+    latent draw tendency (``draw_drift > 0``)."""
+    return (1 if theta[_HDRIFT] > 0.0 else 0) + (1 if theta[_DDRIFT] > 0.0 else 0)
 
 
 @njit(cache=True, inline="always")
-def _block_rows(theta):
-    """``k``: the shared rows of one group (its latent home advantage and draw tendency)."""
-    return (1 if theta[_HDRIFT] > 0.0 else 0) + (1 if theta[_DDRIFT] > 0.0 else 0)
+def _group_rows(theta):
+    """The rows of a group's block: its home advantage then its draw tendency, where it has them."""
+    return int(theta[_GHOME]) + int(theta[_GDRAW])
+
+
+@njit(cache=True)
+def _block(x, theta, at_home):
+    """``(at_home, rc, rg)``: a game's home flag, the first shared row (the common block's) and the
+    first row of its group's block. The shared rows are the state's last rows: the common block,
+    then (with a grouping column) ``G = theta[groups]`` group blocks. A grouped run writes the
+    game's group ``j`` into its home column as ``at_home + 2 j`` (:meth:`filters.ekf.EKF.home_column`)."""
+    groups = int(theta[_GROUPS])
+    kg = _group_rows(theta)
+    rc = x.shape[0] - _common_rows(theta) - groups * kg
+    j = 0
+    if groups > 0:
+        j = int(at_home // 2.0)
+        at_home -= 2.0 * j
+    return at_home, rc, rc + _common_rows(theta) + j * kg
 
 
 @K.predict_kernel
 def _predict(x, i, theta, dt):
-    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; a group's latent home advantage
-    (``home_drift > 0``) and draw tendency (``draw_drift > 0``), the shared rows (:func:`_block`),
-    are random walks of their own. Variances are kept at most ``VAR_MAX`` (a long idle time
-    overflows ``q dt``)."""
-    k = _block_rows(theta)
-    first = x.shape[0] - int(theta[_GROUPS]) * k
-    if k > 0 and i >= first:
-        q = theta[_HDRIFT] if theta[_HDRIFT] > 0.0 and (i - first) % k == 0 else theta[_DDRIFT]
+    """``m <- mu_0 + a (m - mu_0)``, ``v <- a^2 v + q_dt``; the shared rows (:func:`_block`) are
+    random walks of their own: the common home advantage and draw tendency with ``home_drift`` and
+    ``draw_drift``, a group's with ``group_home_drift`` and ``group_draw_drift`` (0: a fixed
+    unknown offset). Variances are kept at most ``VAR_MAX`` (a long idle time overflows ``q dt``)."""
+    kc = _common_rows(theta)
+    kg = _group_rows(theta)
+    first = x.shape[0] - kc - int(theta[_GROUPS]) * kg
+    if i >= first:
+        off = i - first
+        if off < kc:
+            q = theta[_HDRIFT] if theta[_HDRIFT] > 0.0 and off == 0 else theta[_DDRIFT]
+        else:
+            q = theta[_GHDRIFT] if theta[_GHOME] > 0.0 and (off - kc) % kg == 0 else theta[_GDDRIFT]
         x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + q * dt, K.VAR_MAX))
         return
     a, add = transition(theta, dt)
@@ -120,33 +133,54 @@ def _predict(x, i, theta, dt):
 
 
 @njit(cache=True)
-def _home(x, at_home, r, theta):
-    """The home term of a game's difference and its variance: the fixed ``home * at_home``, or
-    with a latent home advantage (``home_drift > 0``) the mean and variance of row ``r``, the
-    first of the game's group block (:func:`_block`)."""
+def _home(x, at_home, rc, rg, theta):
+    """The home term of a game's difference and its variance, ``(h_c + h_g) at_home``: the common
+    part the fixed ``home`` or (``home_drift > 0``) row ``rc``'s mean and variance (0 where a
+    group's row holds all of it), plus the group's row ``rg`` where blocks have one."""
     if theta[_HDRIFT] > 0.0:
-        return x[r, _MEAN] * at_home, x[r, _SD] * x[r, _SD] * at_home * at_home
-    return theta[_HOME] * at_home, 0.0
+        m, v = x[rc, _MEAN], x[rc, _SD] * x[rc, _SD]
+    else:
+        m, v = (0.0 if theta[_GHOME] > 0.0 else theta[_HOME]), 0.0
+    if theta[_GHOME] > 0.0:
+        m += x[rg, _MEAN]
+        v += x[rg, _SD] * x[rg, _SD]
+    return m * at_home, v * at_home * at_home
+
+
+@njit(cache=True, inline="always")
+def _tilt_rows(theta, rc, rg):
+    """The rows of a game's draw tendency: the common one (``draw_drift > 0``) and the group's (where
+    blocks have one); -1 where absent."""
+    c = rc + (1 if theta[_HDRIFT] > 0.0 else 0) if theta[_DDRIFT] > 0.0 else -1
+    g = rg + int(theta[_GHOME]) if theta[_GDRAW] > 0.0 else -1
+    return c, g
 
 
 @njit(cache=True)
-def _proba_at(forecast, obs, x, a, b, at_home, r, theta):
+def _proba_at(forecast, obs, x, a, b, at_home, rc, rg, theta):
     """:func:`_proba` of a game whose home column is decoded (:func:`_block`)."""
-    if theta[_DDRIFT] > 0.0:
-        obs[int(theta[_TILT_AT])] = x[r + (1 if theta[_HDRIFT] > 0.0 else 0), _MEAN]
+    tc, tg = _tilt_rows(theta, rc, rg)
+    if tc >= 0 or tg >= 0:  # the draw tilt: the common tendency plus the group's
+        obs[int(theta[_TILT_AT])] = (x[tc, _MEAN] if tc >= 0 else 0.0) + (x[tg, _MEAN] if tg >= 0 else 0.0)
     if theta[_SHIFT_AT] >= 0.0:  # two skills: the game's goal-rate shift at its mean
         obs[int(theta[_SHIFT_AT])] = x[a, _OPEN] + x[b, _OPEN]
-    h, vh = _home(x, at_home, r, theta)
+    h, vh = _home(x, at_home, rc, rg, theta)
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
 
 @K.proba_kernel
 def _proba(forecast, obs, x, a, b, at_home, theta):
     """The model's forecast at the prior: mean ``m_a - m_b + h``, variance ``v_a + v_b (+ v_h)``;
-    with a latent draw tendency its mean (the group's row) is written into the observation's
-    vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
-    at_home, r = _block(x, theta, at_home)
-    return _proba_at(forecast, obs, x, a, b, at_home, r, theta)
+    with a latent draw tendency its mean (the common row's plus the group's) is written into the
+    observation's vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
+    at_home, rc, rg = _block(x, theta, at_home)
+    return _proba_at(forecast, obs, x, a, b, at_home, rc, rg, theta)
+
+
+@njit(cache=True, inline="always")
+def _home_rows(theta, rc, rg):
+    """The rows of a game's latent home advantage: the common one and the group's; -1 where absent."""
+    return (rc if theta[_HDRIFT] > 0.0 else -1), (rg if theta[_GHOME] > 0.0 else -1)
 
 
 @njit(cache=True)
@@ -175,12 +209,12 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     Guards: ``S`` is at least ``VAR_MIN``, and ``shift`` is taken as
     ``g / (1 + kappa S) + (d - d0) kappa / (1 + kappa S)`` through :func:`gains`, finite for a curvature
     that overflowed (a heavy game on a tiny scale)."""
-    at_home, r = _block(x, theta, at_home)
-    p = _proba_at(forecast, obs, x, a, b, at_home, r, theta)
+    at_home, rc, rg = _block(x, theta, at_home)
+    p = _proba_at(forecast, obs, x, a, b, at_home, rc, rg, theta)
     if theta[_SHIFT_AT] >= 0.0:
-        _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, weight, scratch)
+        _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc, rg, weight, scratch)
         return p
-    h, vh = _home(x, at_home, r, theta)
+    h, vh = _home(x, at_home, rc, rg, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
@@ -191,16 +225,20 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
     shift = g * keep + dd * f
     K.moment_site(scratch, a, va, va * shift, va - f * va * va)
     K.moment_site(scratch, b, vb, -vb * shift, vb - f * vb * vb)
-    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        _home_site(scratch, r, x[r, _SD] * x[r, _SD], at_home, g, dd, kappa, va + vb)
-        scratch[r, 0] += 1.0
-    if theta[_DDRIFT] > 0.0:
-        _draw_site(scratch, x, r + (1 if theta[_HDRIFT] > 0.0 else 0), p[1], score, weight)
+    if vh > 0.0:  # the latent home advantage's rows take part on a's side, with coefficient at_home
+        for r in _home_rows(theta, rc, rg):
+            if r >= 0:
+                v = x[r, _SD] * x[r, _SD]
+                _home_site(scratch, r, v, at_home, g, dd, kappa, max(S - v * at_home * at_home, 0.0))
+                scratch[r, 0] += 1.0
+    tc, tg = _tilt_rows(theta, rc, rg)
+    if tc >= 0 or tg >= 0:
+        _draw_site(scratch, x, tc, tg, p[1], score, weight)
     return p
 
 
 @njit(cache=True)
-def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, w, scratch):
+def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc, rg, w, scratch):
     r"""The site of a game with two skills per competitor (skill ``s`` and openness ``o``, each row's
     columns ``_MEAN, _SD`` and ``_OPEN, _OPEN_SD``): one Newton step on the log posterior of
     ``z = (d, e)``, ``d = s_a - s_b + h`` and ``e = o_a + o_b``, from the prior
@@ -218,8 +256,8 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, 
     :func:`_site`'s step; with ``k_de = 0`` it is two of them). ``K`` is kept positive
     semi-definite (the counts' own law gives one: a sum of ``-h_a (1, 1)(1, 1)^T`` and
     ``-h_b (1, -1)(1, -1)^T``); where ``D`` would overflow, the cross term is left out and each
-    coordinate steps through :func:`gains`. ``r``: the row of the game's latent home advantage (:func:`_block`)."""
-    h, vh = _home(x, at_home, r, theta)
+    coordinate steps through :func:`gains`. ``rc``, ``rg``: the game's shared rows (:func:`_block`)."""
+    h, vh = _home(x, at_home, rc, rg, theta)
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
@@ -254,22 +292,33 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, r, 
     for i, wi in ((a, wa), (b, wb)):
         if wi > 0.0:  # an openness known exactly (openness_var = 0, no drift yet) takes no site
             K.second_site(scratch, i, wi, wi * step_e, max(wi - m_ee * wi * wi, K.VAR_MIN))
-    if vh > 0.0:  # the latent home advantage takes part on a's side, with coefficient at_home
-        v = x[r, _SD] * x[r, _SD]
-        K.posterior_site(scratch, r, v, at_home * v * step_d, max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN))
-        scratch[r, 0] += 1.0
+    if vh > 0.0:  # the latent home advantage's rows take part on a's side, with coefficient at_home
+        for r in _home_rows(theta, rc, rg):
+            if r >= 0:
+                v = x[r, _SD] * x[r, _SD]
+                K.posterior_site(scratch, r, v, at_home * v * step_d,
+                                 max(v - m_dd * v * v * at_home * at_home, K.VAR_MIN))
+                scratch[r, 0] += 1.0
 
 
 @njit(cache=True)
-def _draw_site(scratch, x, k, pd, score, w):
-    """The latent draw tendency's site (row ``k``, the game's group's): one Newton step on the log-likelihood of
-    whether the game was drawn, ``[draw] log p'_D + [not] log(1 - p'_D)`` with ``p'_D`` the forecast's
-    draw probability tilted by the row's mean, whose derivatives in the tilt are
-    ``[draw] - p'_D`` and ``-p'_D (1 - p'_D)``; the curvature of the score given the outcome is left to
-    the skills' step (a block-diagonal linearisation). Weighted by the game's weight."""
+def _draw_site(scratch, x, tc, tg, pd, score, w):
+    """The latent draw tendency's sites (rows ``tc``, the common one, and ``tg``, the group's; -1 where
+    absent): one Newton step on the log-likelihood of whether the game was drawn,
+    ``[draw] log p'_D + [not] log(1 - p'_D)`` with ``p'_D`` the forecast's draw probability tilted by
+    ``theta = theta_c + theta_g`` at its mean, whose derivatives in the tilt are ``g = [draw] - p'_D``
+    and ``kappa = p'_D (1 - p'_D)``; ``theta``'s variance ``S`` is the rows' sum, and each row takes
+    :func:`_home_site`'s share of the step (sign 1, at the prior mean). The curvature of the score
+    given the outcome is left to the skills' step (a block-diagonal linearisation). Weighted by the
+    game's weight."""
     g = ((1.0 if score == 0.5 else 0.0) - pd) * w
-    K.gaussian_site(scratch, k, x[k, _SD] * x[k, _SD], pd * (1.0 - pd) * w, K.clamp_mean(g))
-    scratch[k, 0] += 1.0
+    kappa = pd * (1.0 - pd) * w
+    S = (x[tc, _SD] * x[tc, _SD] if tc >= 0 else 0.0) + (x[tg, _SD] * x[tg, _SD] if tg >= 0 else 0.0)
+    for r in (tc, tg):
+        if r >= 0:
+            v = x[r, _SD] * x[r, _SD]
+            _home_site(scratch, r, v, 1.0, g, 0.0, kappa, max(S - v, 0.0))
+            scratch[r, 0] += 1.0
 
 
 @K.predict_kernel

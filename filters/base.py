@@ -455,7 +455,7 @@ class Filter(SharedRowHooks, Settings):
         unseen = tuple(g for g in levels if g not in set(known))
         if unseen:  # a new group's rows start at the prior, after the others
             core, shared = out.split()
-            names = self.shared_names(unseen)
+            names = self.shared_names(unseen)[len(self.shared_names()):]  # the groups' own rows
             rows = np.array([self.shared_prior(n) for n in names], dtype=np.float64)
             out = FilterState.join(core, FilterState(np.concatenate([shared.players, np.array(names, dtype=object)]),
                                                      np.vstack([shared.values, rows]),

@@ -89,7 +89,7 @@ from ._ekf_kernels import _predict, _predict_scalar, _proba, _proba_scalar, _sit
 from . import _ekf_match as EM
 from ._ekf_layout import _MEAN, _OPEN, _SD, PARAMS
 from .base import Filter
-from ._ekf_shared import DRAW_ROW, HOME_ROW, SharedRows, check_group
+from ._ekf_shared import DRAW_ROW, GROUP_SETTINGS, HOME_ROW, SharedRows, check_group
 from .state import FilterState
 from ._ekf_steady import expected_curvature, steady_state_variance
 
@@ -132,14 +132,19 @@ class EKF(SharedRows, Filter):
         numeric times, per unit of time).
     group:
         A column of the games (an extra column such as a league, tier or competition) whose groups
-        each have their own latent home advantage (``home_drift > 0``) and draw tendency
-        (``draw_drift > 0``): each group's starts at ``model.home`` (the observation's ``tilt``),
-        known exactly, and random-walks on its own, learned from its group's games only (a
-        league's home advantage that vanished in games without crowds is seen there). The state
-        holds a block of rows per group, named ``"(home advantage: <group>)"`` and ``"(draw
-        tendency: <group>)"`` (:meth:`group_effects` reads them); a group first met in a later
-        table, or in :meth:`predict_proba`, starts at the prior. Diagonal covariance only, and
-        the model must have one of the two latent effects.
+        each have their own part of the home advantage and of the draw tendency
+        (:mod:`filters._ekf_shared`): a group's home advantage is the common one (``model.home``,
+        or the latent walk of ``home_drift > 0``) plus its own part, a latent row that starts at
+        ``N(0, group_home_var)`` and walks with ``group_home_drift``, learned from its group's games
+        only; the draw tendency likewise (Goals; ``group_draw_var``, ``group_draw_drift``, around the
+        common tilt). Rows ``"(home advantage: <group>)"``, ``"(draw tendency: <group>)"``;
+        :meth:`group_effects` reads them. A group first met in a later table, or in
+        :meth:`predict_proba`, starts at the prior. Diagonal covariance only.
+    group_home_var, group_home_drift, group_draw_var, group_draw_drift:
+        The groups' parts: their spread at the start and their drifts per unit of time (home:
+        rating points^2, within the model's variance range; draws: the tilt's log-odds^2, at most 9
+        and :data:`~statespace.model.skillmodel.DRAW_DRIFT_MAX`). Default 0; with a grouping column
+        some must be > 0, without one all 0. All 0 is the ungrouped filter.
 
     Accepted ranges (:mod:`statespace.model.ranges`, in units of the model's scale :math:`\alpha`): the
     model's own (:class:`~statespace.SkillModel`: variances up to :math:`(10^3\alpha)^2`, locations
@@ -181,7 +186,8 @@ class EKF(SharedRows, Filter):
 
     def __init__(self, model: SkillModel | None = None, covariance: str = "diagonal", *, iterations: int = 1,
                  tol: float = 1e-12, variance: float | None = None, period_days: float = 1.0,
-                 group: str | None = None):
+                 group: str | None = None, group_home_var: float = 0.0, group_home_drift: float = 0.0,
+                 group_draw_var: float = 0.0, group_draw_drift: float = 0.0):
         if model is None:
             model = DEFAULT_MODEL
         if not isinstance(model, SkillModel):
@@ -202,8 +208,9 @@ class EKF(SharedRows, Filter):
         if model.two_skills and iterations != 1:
             raise ValueError(f"EKF: two skills per competitor (attack and defence) take one Newton step a game; "
                              f"got iterations={iterations!r}, give iterations=1")
-        if group is not None:
-            check_group(group, model, covariance)
+        group_settings = check_group(group, model, covariance, {
+            "group_home_var": group_home_var, "group_home_drift": group_home_drift,
+            "group_draw_var": group_draw_var, "group_draw_drift": group_draw_drift})
         if isinstance(iterations, (float, np.floating)) or not C.is_number(iterations):
             raise ValueError(f"EKF: iterations must be a whole number in [1, {MAX_ITERATIONS}], got {iterations!r}")
         C.whole("EKF", "iterations", iterations, 1, MAX_ITERATIONS)
@@ -218,6 +225,8 @@ class EKF(SharedRows, Filter):
         self.tol = float(tol)
         self.period_days = float(period_days)
         self.group = group
+        for k, v in group_settings.items():
+            setattr(self, k, v)
         self._variance_given = variance is not None
         if covariance == "scalar" and not isinstance(model.observation, Outcome):
             raise ValueError(f"covariance='scalar' freezes the curvature of a win/draw/loss (Outcome) model; "
@@ -248,6 +257,7 @@ class EKF(SharedRows, Filter):
             parts.append(f"openness_var={m.openness_var:g}, openness_drift={m.openness_drift:g}")
         if self.group is not None:
             parts.append(f"group={self.group!r}")
+            parts.extend(f"{k}={getattr(self, k):g}" for k in GROUP_SETTINGS if getattr(self, k))
         return ", ".join(parts)
 
     @property
@@ -329,6 +339,7 @@ class EKF(SharedRows, Filter):
             out["home_drift"] = (1e-9 * s2, 0.1 * s2)
         if self.skill_model.draw_drift > 0:  # opted in: fit how fast the draw tendency moves
             out["draw_drift"] = (1e-10, 1e-2)
+        out.update(self._group_box())
         if self.skill_model.two_skills:  # opted in: fit the openness's spread and how fast it moves
             out["openness_var"] = (1e-4 * s2, 10.0 * s2)
             out["openness_drift"] = (1e-8 * s2, 1.0 * s2)
@@ -362,11 +373,14 @@ class EKF(SharedRows, Filter):
         if name in ("drift", "home", "reversion", "prior_mean", "home_drift", "draw_drift", "openness_drift"):
             return getattr(m, name)
         if name == "tilt_at":
-            return float(getattr(type(m.observation), "tilt_at", -1)) if m.draw_drift > 0 else -1.0
+            tilted = m.draw_drift > 0 or "draw" in self._block()
+            return float(getattr(type(m.observation), "tilt_at", -1)) if tilted else -1.0
         if name == "shift_at":
             return float(type(m.observation).shift_at) if m.two_skills else -1.0
         if name == "groups":
-            return 1.0  # one block of shared rows; a grouped run counts its state's (theta_for)
+            return 0.0  # a grouped run counts its state's (theta_for)
+        if name in ("group_home", "group_draw"):
+            return 1.0 if name[6:] in self._block() else 0.0
         if name == "fixed_var":
             return self.variance or 0.0
         if name == "kappa0":

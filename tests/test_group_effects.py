@@ -61,40 +61,59 @@ def _only(games, league):
     return ss.Games.from_frame(df[df["league"] == league].reset_index(drop=True))
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(draw_drift=0.0), dict(home_drift=0.0)])
-def test_leagues_that_never_meet_are_filtered_as_if_alone(kw):
-    """Each league's forecasts and ratings from the grouped run over all of them equal the
-    ungrouped filter's run over that league alone (one latent home advantage / draw tendency)."""
+#: the groups' parts: spread at the start and drift (home in rating points^2, draws in log-odds^2)
+PARTS = dict(group_home_var=60.0**2, group_home_drift=5.0, group_draw_var=0.3**2, group_draw_drift=1e-3)
+
+
+@pytest.mark.parametrize("parts", ["both", "home", "draw"])
+def test_leagues_that_never_meet_are_filtered_as_if_alone(parts):
+    """Without common rows (home_drift = draw_drift = 0) each group's part is all of its home
+    advantage and draw tendency, so each league's forecasts and ratings from the grouped run over
+    all of them equal the ungrouped filter's run over that league alone, whose latent home advantage
+    and draw tendency start at N(home, group_home_var), N(tilt, group_draw_var) and drift as the
+    groups' parts."""
     games = _leagues(n_leagues=3)
-    model = _model(**kw)
-    together = EKF(model, group="league").run(games)
+    keep = {"both": PARTS, "home": dict(list(PARTS.items())[:2]), "draw": dict(list(PARTS.items())[2:])}[parts]
+    settings_ = {k: keep.get(k, 0.0) for k in PARTS}
+    model = _model(home_drift=0.0, draw_drift=0.0)
+    ekf = EKF(model, group="league", **settings_)
+    together = ekf.run(games)
     board = together.ratings().set_index("player")
-    effects = EKF(model, group="league").group_effects(together.state)
+    effects = ekf.group_effects(together.state)
+    alone_model = dataclasses.replace(model, home_drift=settings_["group_home_drift"],
+                                      draw_drift=settings_["group_draw_drift"])
+    initial = {}
+    if "group_home_var" in keep:
+        initial[HOME_ROW] = (model.home, math.sqrt(settings_["group_home_var"]))
+    if "group_draw_var" in keep:
+        initial[DRAW_ROW] = (0.0, math.sqrt(settings_["group_draw_var"]))
     for lg in ("league 0", "league 1", "league 2"):
-        alone_games = _only(games, lg)
-        alone = EKF(model).run(alone_games)
+        alone = EKF(alone_model).run(_only(games, lg), initial=initial)
         mask = games.extra["league"].to_numpy() == lg
         np.testing.assert_allclose(together.proba[mask], alone.proba, rtol=1e-10, atol=1e-13)
         alone_board = alone.ratings().set_index("player")
         np.testing.assert_allclose(board.loc[alone_board.index, "mean"], alone_board["mean"], rtol=1e-10)
         np.testing.assert_allclose(board.loc[alone_board.index, "sd"], alone_board["sd"], rtol=1e-10)
-        if model.home_drift > 0:
-            row = alone.state.shared_row(HOME_ROW)
-            np.testing.assert_allclose(effects.loc[lg, ["home", "home_sd"]].to_numpy(float), row[:2], rtol=1e-10)
-        if model.draw_drift > 0:
-            row = alone.state.shared_row(DRAW_ROW)
-            np.testing.assert_allclose(effects.loc[lg, ["draw_tilt", "draw_tilt_sd"]].to_numpy(float), row[:2],
-                                       rtol=1e-10)
+        if "group_home_var" in keep:
+            np.testing.assert_allclose(effects.loc[lg, ["home", "home_sd"]].to_numpy(float),
+                                       alone.state.shared_row(HOME_ROW)[:2], rtol=1e-10)
         else:
-            assert effects.loc[lg, ["draw_tilt", "draw_tilt_sd"]].isna().all()
+            assert effects.loc[lg, ["home", "home_sd"]].isna().all()
+        if "group_draw_var" in keep:
+            np.testing.assert_allclose(effects.loc[lg, ["draw_tilt", "draw_tilt_sd"]].to_numpy(float),
+                                       alone.state.shared_row(DRAW_ROW)[:2], rtol=1e-10)
 
 
-def test_one_group_for_every_game_is_the_ungrouped_filter():
-    games = _leagues(n_leagues=1, n_games=200)
+def test_tiny_parts_are_the_ungrouped_filter():
+    """The groups' parts with a vanishing spread and no drift: the ungrouped filter (common walks of
+    the home advantage and draw tendency), to within what a 1e-6-point sd can move."""
+    games = _leagues(n_leagues=3, n_games=200)
     for model in (_model(), _model(draw_drift=0.0), _model(home_drift=0.0)):
-        grouped, plain = EKF(model, group="league").run(games), EKF(model).run(games)
-        np.testing.assert_array_equal(grouped.proba, plain.proba)
-        np.testing.assert_array_equal(grouped.state.values, plain.state.values)
+        grouped = EKF(model, group="league", group_home_var=1e-12, group_draw_var=1e-12).run(games)
+        plain = EKF(model).run(games)
+        np.testing.assert_allclose(grouped.proba, plain.proba, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(grouped.state.values[:len(games.players)],
+                                   plain.state.values[:len(games.players)], rtol=1e-8)
 
 
 @settings(max_examples=15, deadline=None)
@@ -110,8 +129,8 @@ def test_renaming_the_groups_changes_nothing(seed, names):
                        "comp": rng.integers(0, 5, n)})
     df["score"] = np.sign(df["score_a"] - df["score_b"]) * 0.5 + 0.5
     renamed = df.assign(comp=[names[c] for c in df["comp"]])
-    a = EKF(_model(), group="comp").run(ss.Games.from_frame(df))
-    b = EKF(_model(), group="comp").run(ss.Games.from_frame(renamed))
+    a = EKF(_model(), group="comp", **PARTS).run(ss.Games.from_frame(df))
+    b = EKF(_model(), group="comp", **PARTS).run(ss.Games.from_frame(renamed))
     np.testing.assert_allclose(a.proba, b.proba, rtol=1e-12, atol=1e-15)
     assert np.all((a.proba >= 0) & (a.proba <= 1))
     np.testing.assert_allclose(a.proba.sum(axis=1), 1.0, rtol=1e-12)
@@ -121,10 +140,10 @@ def test_renaming_the_groups_changes_nothing(seed, names):
 def test_the_batched_grid_is_the_run():
     """``grid`` (the batched loop of tuning) gives each setting the log loss of its own run."""
     games = _leagues(n_leagues=2, start_together=False).with_periods(7)
-    ekf = EKF(_model(), group="league")
-    table = ekf.grid(games, drift=[1.0, 30.0], home_drift=[0.5, 20.0], objective="log_loss_3")
+    ekf = EKF(_model(), group="league", **PARTS)
+    table = ekf.grid(games, drift=[1.0, 30.0], group_home_var=[10.0, 4000.0], objective="log_loss_3")
     for _, row in table.iterrows():
-        run = ekf.with_params(drift=row["drift"], home_drift=row["home_drift"]).run(games)
+        run = ekf.with_params(drift=row["drift"], group_home_var=row["group_home_var"]).run(games)
         y = np.where(games.score == 1, 0, np.where(games.score == 0.5, 1, 2))
         loss = -np.mean(np.log(run.proba[np.arange(len(games)), y]))
         assert row["log_loss_3"] == pytest.approx(loss, rel=1e-10)
@@ -133,7 +152,7 @@ def test_the_batched_grid_is_the_run():
 def test_a_continued_run_is_one_run_and_a_new_group_starts_at_the_prior():
     games = _leagues(n_leagues=2)
     first, rest = games.split(0.6)
-    ekf = EKF(_model(), group="league")
+    ekf = EKF(_model(), group="league", **PARTS)
     whole = ekf.run(games)
     cont = ekf.run(first).continue_run(rest)
     np.testing.assert_allclose(cont.proba, whole.proba[len(first):], rtol=1e-10)
@@ -143,45 +162,61 @@ def test_a_continued_run_is_one_run_and_a_new_group_starts_at_the_prior():
     more = ekf.run(games).continue_run(ss.Games.from_frame(late))
     effects = ekf.group_effects(more.state)
     assert list(effects.index) == ["league 0", "league 1", "league 9"]
-    fresh = ekf.run(ss.Games.from_frame(late))
-    np.testing.assert_allclose(more.proba[:1], fresh.proba[:1], rtol=1e-10)  # newcomers, prior rows
+    # its first game, before anything is learned from it: the frozen forecast from the state before
+    first_game = ss.Games.from_frame(late).take([0])
+    np.testing.assert_allclose(more.proba[:1], whole.predict_proba(first_game), rtol=1e-10)
     p = ekf.predict_proba(whole.state, ["L0-1", "L0-1"], ["L0-2", "L0-2"], at_home=1,
                           group=["league 0", "league 7"])
     assert p.shape == (2, 3) and not np.allclose(p[0], p[1])
-    # an unseen group's forecast: the same competitors with the prior's shared rows (model.home, the tilt)
+    # an unseen group's forecast: its parts at the prior, N(0, group_*_var) around the common rows, so
+    # the ungrouped filter whose common rows carry those variances too
     plain = EKF(_model())
-    core, _ = whole.state.split()
-    ref = plain.predict_proba(FilterState.join(core, plain.init_state([]).split()[1]), ["L0-1"], ["L0-2"], at_home=1)
+    core, common = whole.state.split()
+    common = FilterState(common.players[:2], common.values[:2].copy(), common.count[:2], common.last[:2],
+                         common.columns)
+    common.values[0, 1] = math.hypot(common.values[0, 1], math.sqrt(PARTS["group_home_var"]))
+    common.values[1, 1] = math.hypot(common.values[1, 1], math.sqrt(PARTS["group_draw_var"]))
+    ref = plain.predict_proba(FilterState.join(core, common), ["L0-1"], ["L0-2"], at_home=1)
     np.testing.assert_allclose(p[1], ref[0], rtol=1e-12)
 
 
 def test_two_leagues_home_advantages_are_told_apart():
-    """Simulated: league 0 without home advantage, league 1 with 120 points; the grouped filter
-    ends with each league's near its own (within 3 sd), the ungrouped one with one in between."""
+    """Simulated: league 0 without home advantage, league 1 with 120 points; a fixed common home
+    advantage of 60 and each league's part N(0, 100^2): the grouped filter ends with each league's
+    near its own (within 3 sd), the ungrouped one (a drifting home advantage) with one in between."""
     games = _leagues(n_leagues=2, n_teams=8, n_games=3000, home=(0.0, 120.0), seed=1)
-    model = dataclasses.replace(_model(home_drift=5.0, draw_drift=0.0), home=60.0)
-    effects = EKF(model, group="league").group_effects(EKF(model, group="league").run(games).state)
+    model = dataclasses.replace(_model(home_drift=0.0, draw_drift=0.0), home=60.0)
+    ekf = EKF(model, group="league", group_home_var=100.0**2)
+    effects = ekf.group_effects(ekf.run(games).state)
     for lg, truth in (("league 0", 0.0), ("league 1", 120.0)):
         assert abs(effects.loc[lg, "home"] - truth) < 3 * effects.loc[lg, "home_sd"]
-    one, _ = EKF(model).home_advantage(EKF(model).run(games).state)
+        assert effects.loc[lg, "home_part"] == pytest.approx(effects.loc[lg, "home"] - 60.0)
+    drifting = dataclasses.replace(model, home_drift=5.0)
+    one, _ = EKF(drifting).home_advantage(EKF(drifting).run(games).state)
     assert effects.loc["league 0", "home"] + 20.0 < one < effects.loc["league 1", "home"] - 20.0
 
 
 def test_refusals_name_the_setting_the_column_and_the_row():
     games = _leagues(n_leagues=2)
-    with pytest.raises(ValueError, match="home_drift or draw_drift"):
-        EKF(_model(home_drift=0.0, draw_drift=0.0), group="league")
+    with pytest.raises(ValueError, match="all four 0"):
+        EKF(_model(), group="league")
+    with pytest.raises(ValueError, match="give group="):
+        EKF(_model(), group_home_var=1.0)
     with pytest.raises(ValueError, match="covariance='diagonal' only"):
-        EKF(_model(draw_drift=0.0), covariance="full", group="league")
+        EKF(_model(home_drift=0.0, draw_drift=0.0), covariance="full", group="league", group_home_var=1.0)
     with pytest.raises(ValueError, match="a string"):
-        EKF(_model(), group=3)
+        EKF(_model(), group=3, group_home_var=1.0)
+    with pytest.raises(ValueError, match="group_draw_var"):
+        EKF(_model(), group="league", group_draw_var=-1.0)
+    with pytest.raises(ValueError, match="no tilt"):
+        EKF(ss.SkillModel("logistic", SCALE, draw="half"), group="league", group_draw_var=0.1)
     with pytest.raises(ss.GamesError, match="'tier'.*other columns.*league"):
-        EKF(_model(), group="tier").run(games)
+        EKF(_model(), group="tier", **PARTS).run(games)
     df = games.to_frame()
     df.loc[7, "league"] = None
     with pytest.raises(ss.GamesError, match=r"column 'league': row 7 has no group"):
-        EKF(_model(), group="league").run(ss.Games.from_frame(df))
-    run = EKF(_model(), group="league").run(games)
+        EKF(_model(), group="league", **PARTS).run(ss.Games.from_frame(df))
+    run = EKF(_model(), group="league", **PARTS).run(games)
     with pytest.raises(ValueError, match="group="):
         run.method.predict_proba(run.state, ["L0-1"], ["L0-2"])
     with pytest.raises(ValueError, match="this one has none"):
@@ -196,14 +231,13 @@ def test_refusals_name_the_setting_the_column_and_the_row():
 
 def test_auto_tries_the_pick_per_group_and_chooses_it_where_leagues_differ():
     """Two leagues, one without home advantage and one with 150 points: ``auto(group=...)`` adds the
-    pick with its home advantage per league (stage "groups", started from the pick) and chooses it
-    on the training games; a pick with a fixed home advantage gets a drifting one per group."""
+    pick with a part of its home advantage per league (stage "groups", started from the pick) and
+    chooses it on the training games."""
     games = _leagues(n_leagues=2, n_teams=8, n_games=1500, home=(0.0, 150.0), seed=2)
     fit = ss.auto(games, group="league", observations=("outcome",), powers=(), reversion=False, progress=False)
     table = fit.table
     grouped = table[table["stage"] == "groups"]
     assert len(grouped) == 1 and grouped.index[0].endswith("by league")
-    assert grouped.index[0].startswith("outcome, drifting home")
     assert fit.chosen == grouped.index[0]
     assert table.loc[fit.chosen, "train_score"] < table.drop(fit.chosen)["train_score"].min()
     effects = fit.method.ekf.group_effects(fit.method.run(games).state)
@@ -217,7 +251,7 @@ def test_auto_group_refusals():
     with pytest.raises(ValueError, match="Variant"):
         ss.auto(games, group="league", candidates=[Variant("outcome")])
     with pytest.raises(ValueError, match="has neither"):
-        Variant("outcome", "fixed", group="league")
+        Variant("outcome", "none", group="league")
 
 
 def test_cli_group_needs_auto_and_a_column(tmp_path, capsys):

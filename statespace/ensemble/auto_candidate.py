@@ -33,6 +33,9 @@ DRAW_DRIFT_START = 1e-6
 #: rate e^(40 / 347) = 1.12 times a level side's), and drift, 1 point^2 a day (about 19 points a year)
 OPENNESS_SD_START = 40.0
 OPENNESS_DRIFT_START = 1.0
+#: effects by group: the start of the spread of the groups' parts, a 30-point sd of the home
+#: advantage and a 0.2 sd of the log of the draws' odds (a factor of 1.22 either way)
+GROUP_HOME_SD_START, GROUP_DRAW_SD_START = 30.0, 0.2
 #: the inflation of the draws: start (one game in twenty a draw beyond the counts' own) and bound
 INFLATION_START, INFLATION_BOUND = 0.05, 0.5
 #: each law of the counts (:data:`statespace.ensemble.auto_variant.COUNTS`): the Goals settings it
@@ -64,7 +67,8 @@ class Candidate(Settings):
     online: ClassVar[bool] = True
     _OBS_PARAMS = ("sd", "draw_width", "base", "dispersion", "rho", "inflation")
 
-    def __init__(self, variant: Variant, model: SkillModel, weight_mean: float | None = None):
+    def __init__(self, variant: Variant, model: SkillModel, weight_mean: float | None = None,
+                 group_settings: dict | None = None):
         if not isinstance(variant, Variant):
             raise TypeError(f"variant must be a statespace.ensemble.auto.Variant, got {type(variant).__name__}")
         if not isinstance(model, SkillModel):
@@ -72,10 +76,11 @@ class Candidate(Settings):
         self.variant = variant
         self.skill_model = model
         self.weight_mean = None if weight_mean is None else float(weight_mean)
+        self.group_settings = dict(group_settings or {})
         self.name = f"ekf ({variant.label})"
         from filters import EKF  # statespace.auto sits on top of the filters (see its docstring)
 
-        self.ekf = EKF(model, group=variant.group)
+        self.ekf = EKF(model, group=variant.group, **self.group_settings)
 
     _param_aliases = {"model": "skill_model"}
 
@@ -114,6 +119,7 @@ class Candidate(Settings):
             out["draw_param"] = m.draw.margin
         if self.variant.power is not None:
             out["power"] = self.variant.power
+        out.update({k: v for k, v in self.group_settings.items() if v > 0})
         return out
 
     # games
@@ -136,7 +142,8 @@ class Candidate(Settings):
         if not games.has_scores:
             raise ValueError(f"{self.name}: margin weights need each side's score (columns 'score_a' and "
                              f"'score_b'); these games have none")
-        return Candidate(self.variant, self.skill_model, float(np.mean(_raw_weights(games, self.variant.power))))
+        return Candidate(self.variant, self.skill_model, float(np.mean(_raw_weights(games, self.variant.power))),
+                         self.group_settings)
 
     def fit(self, games: Games, initial=None):
         """Run through ``games`` (:meth:`run`)."""
@@ -170,6 +177,8 @@ class Candidate(Settings):
         return out
 
     def param_value(self, name: str) -> float:
+        if name in self.group_settings:
+            return float(self.group_settings[name])
         if name in self._OBS_PARAMS:
             return float(getattr(self.skill_model.observation, name))
         return float(self.ekf.param_value(name))
@@ -179,6 +188,8 @@ class Candidate(Settings):
         ``draw_width``, ``base``, ``dispersion``, ``rho``, ``inflation`` of the observation), or a new ``model``/``variant``/``weight_mean``."""
         variant = changes.pop("variant", self.variant)
         weight_mean = changes.pop("weight_mean", self.weight_mean)
+        group_settings = {**self.group_settings, **changes.pop("group_settings", {}),
+                          **{k: float(changes.pop(k)) for k in list(changes) if k in self.group_settings}}
         model = changes.pop("model", self.skill_model)
         obs_changes = {k: changes.pop(k) for k in list(changes) if k in self._OBS_PARAMS}
         if obs_changes:
@@ -190,7 +201,7 @@ class Candidate(Settings):
                 obs, **{k: float(v) for k, v in obs_changes.items()}))
         if changes:
             model = self.ekf.with_params(model=model, **changes).model
-        return Candidate(variant, model, weight_mean)
+        return Candidate(variant, model, weight_mean, group_settings)
 
     def tune(self, games: Games, params=None, bounds=None, *, objective: str | None = None, maxiter: int = 200,
              burn_in: float = 0.0, standard_errors: bool = True, start: str = "grid") -> "Candidate":
@@ -252,4 +263,8 @@ def start_candidate(v: Variant, games: Games, info: dict) -> Candidate:
                            draw_drift=DRAW_DRIFT_START if v.draws == "drifting" else 0.0,
                            openness_var=OPENNESS_SD_START**2 if v.skills == 2 else 0.0,
                            openness_drift=OPENNESS_DRIFT_START if v.skills == 2 else 0.0, **kwargs)
-    return Candidate(v, model).with_weight_scale(games)
+    r = model.scale / ELO_SCALE  # Margin's skills are in points of the score
+    group = {} if v.group is None else {"group_home_var": (GROUP_HOME_SD_START * r) ** 2 if "home" in v.group_parts()
+                                        else 0.0,
+                                        "group_draw_var": GROUP_DRAW_SD_START ** 2 if "draw" in v.group_parts() else 0.0}
+    return Candidate(v, model, group_settings=group).with_weight_scale(games)

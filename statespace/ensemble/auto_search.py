@@ -130,14 +130,11 @@ def later_stages(opts: SearchOptions, best: Variant, info: dict) -> list[tuple[s
 
 
 def grouped(v: Variant, group: str) -> Variant | None:
-    """The ``"groups"`` stage's candidate: ``v`` with its drifting home advantage and draw tendency per
-    group of the column ``group`` (a drifting home advantage where ``v`` has a fixed one); None where
-    ``v`` has no home advantage and fixed draws."""
-    if v.home == "drifting" or v.draws == "drifting":
-        return dataclasses.replace(v, group=group)
-    if v.home == "fixed":
-        return dataclasses.replace(v, home="drifting", group=group)
-    return None
+    """The ``"groups"`` stage's candidate: ``v`` with a part of its home advantage and (Goals with
+    negative binomial counts) of its draw tendency per group of the column ``group``; None where
+    ``v`` has neither to give (no home advantage, and another observation)."""
+    out = dataclasses.replace(v, group=group)
+    return out if out.group_parts() else None
 
 
 def choose(opts: SearchOptions, games: Games) -> Candidate:
@@ -208,8 +205,8 @@ def choose(opts: SearchOptions, games: Games) -> Candidate:
             run_stage([("groups", by_group)], lambda v: pick, len(rows) + 1)
             best = _pick(rows)
         else:
-            skipped.append(f"groups: the pick {pick.label!r} has no home advantage and fixed draws, so nothing "
-                           f"to give each group of {group!r}")
+            skipped.append(f"groups: the pick {pick.label!r} has no home advantage and no draw tendency to tilt, "
+                           f"so nothing to give each group of {group!r}")
     table = pd.DataFrame(rows).set_index("candidate")
     if best is None:
         raise ValueError("auto: every candidate failed to tune: " + "; ".join(
@@ -270,17 +267,6 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
                 nested = start.with_params(openness_var=box["openness_var"][0], openness_drift=box["openness_drift"][0])
                 other = nested.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
                                     standard_errors=False, start="current")
-                if other.tuning.objective < method.tuning.objective:
-                    method = other
-            if v.group is not None and warm is not None:
-                # also from the cold start's drifts: the pick's may be tuned to the bottom of their box (one
-                # home advantage for every league gained nothing by moving), where the gradient in their log
-                # vanishes and the groups would never part; the better of the two
-                cold = start_candidate(v, games, info).model
-                other = start.with_params(home_drift=max(start.model.home_drift, cold.home_drift),
-                                          draw_drift=max(start.model.draw_drift, cold.draw_drift))
-                other = other.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
-                                   standard_errors=False, start="current")
                 if other.tuning.objective < method.tuning.objective:
                     method = other
         proba = method.run(games).proba[scored]

@@ -36,9 +36,10 @@ class Variant:
     and fixed draws only; tuned from the one-skill candidate's optimum twice, with the openness at its
     start and at the bottom of its box, the better kept; not among the default candidates: on the
     football sets it does not reliably win held out, ``benchmarks/attack_defence.py``); ``group``: a
-    column of the games (a league, a competition) whose groups each have their own latent home
-    advantage and draw tendency (``filters.EKF(group=...)``; the variant's drifting ones: it needs a
-    drifting home advantage or drifting draws)."""
+    column of the games (a league, a competition) whose groups each have their own part of the home
+    advantage (where the variant has one) and of the draw tendency (Goals with negative binomial
+    counts and one skill): a fixed unknown offset per group around the variant's common one
+    (``filters.EKF(group=..., group_home_var=..., group_draw_var=...)``, :meth:`group_parts`)."""
 
     observation: str = "outcome"
     home: str = "fixed"
@@ -87,10 +88,17 @@ class Variant:
         if self.group is not None:
             if not isinstance(self.group, str) or not self.group:
                 raise ValueError(f"Variant: group must be the name of a column of the games, got {self.group!r}")
-            if self.home != "drifting" and self.draws != "drifting":
-                raise ValueError(f"Variant: group={self.group!r} gives each group its own drifting home advantage "
-                                 f"and drifting draws; this variant has neither (home={self.home!r}, "
-                                 f"draws={self.draws!r})")
+            if not self.group_parts():
+                raise ValueError(f"Variant: group={self.group!r} gives each group its own part of the home advantage "
+                                 f"or of the draw tendency; this variant has neither (home={self.home!r}, "
+                                 f"observation={self.observation!r})")
+
+    def group_parts(self) -> tuple[str, ...]:
+        """What a group gets its own part of: ``"home"`` (a home advantage), ``"draw"`` (Goals with
+        negative binomial counts and one skill: a draw tilt), whether or not the variant has a
+        grouping column."""
+        return ((("home",) if self.home != "none" else ())
+                + (("draw",) if self.counts == COUNTS[0] and self.skills == 1 else ()))
 
     @property
     def label(self) -> str:
