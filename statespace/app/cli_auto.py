@@ -18,7 +18,7 @@ OBSERVATIONS_HELP = ("with --auto: the observations its search tries, a comma-se
 
 #: the ``--group`` option of ``compare`` and ``rate``
 GROUP_HELP = ("with --auto: a column of the games (a league, a tier, a competition); the search also tries its pick "
-              "with a drifting home advantage and draw tendency per group of that column, chosen only if it "
+              "with its own part of the home advantage and draw tendency per group of that column, chosen only if it "
               "scores better on the training games")
 
 

@@ -56,10 +56,11 @@ otherwise; the lowest wins (see the tie rule below). The table says which object
 3. *observation* (games with scores): that structure observed through Margin, and through
    Goals where the scores are goal counts (negative binomial, Dixon–Coles, negative binomial with
    drifting draws): 1 or 4 candidates;
-4. *groups* (only with ``group="league"``, a column of the games): the pick so far with its
-   drifting home advantage and draw tendency per group of that column (``Variant(group=...)``,
-   ``filters.EKF(group=...)``; a fixed home advantage made drifting), started from the pick's tuned
-   numbers and, again, from the cold start's drifts, the better kept: 1 candidate.
+4. *groups* (only with ``group="league"``, a column of the games): the pick so far with a part of
+   its home advantage and (Goals with negative binomial counts) of its draw tendency per group of
+   that column, a fixed unknown offset per group around the common one (``Variant(group=...)``,
+   ``filters.EKF(group=..., group_home_var=..., group_draw_var=...)``), started from the pick's tuned
+   numbers: 1 candidate.
 
 The chosen candidate is the best of all stages. Candidates whose training scores are within
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is

@@ -73,10 +73,9 @@ class Auto:
         work has taken more than :data:`PROGRESS_AFTER` seconds.
     group:
         A column of the games (a league, a tier, a competition): the search then also tries its
-        pick with a drifting home advantage and draw tendency per group of that column
-        (``Variant(group=...)``, ``filters.EKF(group=...)``; the pick's drifting effects, or a
-        drifting home advantage when it has none), started from the pick's tuned numbers, in a
-        last stage ``"groups"``; chosen, as any candidate, only when its training score is lower.
+        pick with a part of its home advantage and draw tendency per group of that column
+        (``Variant(group=...)``, ``filters.EKF(group=...)``), started from the pick's tuned numbers,
+        in a last stage ``"groups"``; chosen, as any candidate, only when its training score is lower.
         Default ``None``: no such candidate.
     blend:
         ``True``: also pool the :data:`BLEND_TOP` best candidates (:class:`statespace.Blend`) and
