@@ -128,6 +128,8 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
             free.append("margin" if code == nx.DRAW_THRESHOLD else "nu")
 
         z = pm.Normal("z", 0.0, 1.0, dims="node")
+        # two skills: the openness's own non-centred walk, N(0, openness_var) at a first node
+        z_open = pm.Normal("z_open", 0.0, 1.0, dims="node") if m.two_skills else None
         if compiled:
             from ._walk_logp import WalkGamesLogp
 
@@ -137,17 +139,19 @@ def build_model(smoother, games: Games, tl, compiled: bool | None = None):
                                link=m.link_code, draw=code, scale=s)
             ll = op(z, prior_sd, drift_sd, home if use_home else 0.0, theta if theta is not None else 0.0)[0]
         else:
-            ll = graph_walk_loglik(m, pm, pt, games, tl, z, prior_sd, drift_sd, home if use_home else None, theta)
+            ll = graph_walk_loglik(m, pm, pt, games, tl, z, prior_sd, drift_sd, home if use_home else None, theta,
+                                   z_open)
         pm.Potential("games", ll)
     return pmodel, free
 
-def graph_walk_loglik(model: SkillModel, pm, pt, games: Games, tl, z, prior_sd, drift_sd, home, theta):
+def graph_walk_loglik(model: SkillModel, pm, pt, games: Games, tl, z, prior_sd, drift_sd, home, theta, z_open=None):
     """The games' log-likelihood as a plain PyTensor graph of ``z`` (the reference the compiled
     Op is tested against, what numpyro compiles, and the only form for observations other than
     :class:`statespace.Outcome`): the non-centred walk (module docstring), then
     :func:`graph_loglik`. All data enter as ``pm.Data`` (shared variables without static
     shapes), so the compiled code does not depend on the data and PyTensor's cache serves every
-    data set."""
+    data set. ``z_open`` (two skills per competitor): the openness's standard normals, the same walk
+    with prior mean 0, sd ``sqrt(openness_var)`` and drift ``openness_drift``."""
     first = tl.prev < 0
     first_d = pm.Data("first", first.astype(float))
     sqrt_dt = pm.Data("sqrt_dt", np.sqrt(tl.dt))
@@ -158,16 +162,22 @@ def graph_walk_loglik(model: SkillModel, pm, pt, games: Games, tl, z, prior_sd, 
     inc = (first_d * prior_sd + drift_sd * sqrt_dt) * z + first_d * model.prior_mean
     csum = pt.cumsum(inc)
     skill = csum - pt.concatenate([pt.zeros(1), csum])[start]
-    return graph_loglik(model, pm, pt, games, tl, skill, home, theta)
+    openness = None
+    if z_open is not None:
+        inc_o = (first_d * math.sqrt(model.openness_var) + math.sqrt(model.openness_drift) * sqrt_dt) * z_open
+        csum_o = pt.cumsum(inc_o)
+        openness = csum_o - pt.concatenate([pt.zeros(1), csum_o])[start]
+    return graph_loglik(model, pm, pt, games, tl, skill, home, theta, openness)
 
-def graph_loglik(model: SkillModel, pm, pt, games: Games, tl, skill, home, theta):
+def graph_loglik(model: SkillModel, pm, pt, games: Games, tl, skill, home, theta, openness=None):
     """The games' log-likelihood (a scalar graph) at the node skills ``skill``:
     ``sum_g w_g l_g(d_g)``, ``d_g = skill[a_g] - skill[b_g] + home [a at home]``, with ``l_g`` the
     observation's per-game PyTensor log-likelihood (``model.observation.symbolic_loglik``: the
     formulas live in the observation modules) and ``w_g`` the game's weight (tempered, as the
     filters do; left out when every weight is 1). ``home``: ``None`` when no game has a home
     advantage; ``theta``: the draw parameter of an :class:`statespace.Outcome` (``None``: the
-    observation's own)."""
+    observation's own); ``openness`` (two skills): each node's openness, the game's goal-rate shift
+    the two sides' sum."""
     obs = model.observation
     at_home = ~games.neutral
     d = skill[pm.Data("node_a", tl.game_a)] - skill[pm.Data("node_b", tl.game_b)]
@@ -177,7 +187,10 @@ def graph_loglik(model: SkillModel, pm, pt, games: Games, tl, skill, home, theta
     score_a = score_b = None
     if obs.needs_scores:
         score_a, score_b = pm.Data("score_a", games.score_a), pm.Data("score_b", games.score_b)
-    terms = obs.symbolic_loglik(d, score, score_a, score_b, scale=model.scale, theta=theta)
+    kw = {}
+    if openness is not None:
+        kw["shift"] = openness[pm.Data("node_a_open", tl.game_a)] + openness[pm.Data("node_b_open", tl.game_b)]
+    terms = obs.symbolic_loglik(d, score, score_a, score_b, scale=model.scale, theta=theta, **kw)
     if np.any(games.weight != 1.0):
         return pt.sum(pm.Data("weight", games.weight) * terms)
     return pt.sum(terms)
@@ -202,7 +215,9 @@ def laplace_point(smoother, games: Games, tl, pmodel) -> tuple[dict, dict]:
         draw = type(draw)(smoother.draw_param)
     model = dataclasses.replace(m, prior_var=smoother.prior_var if smoother.prior_var is not None else m.prior_var,
                                 home=smoother.home if smoother.home is not None else m.home, draw=draw)
-    lap = LaplaceSmoother(model, drift="auto" if smoother.drift is None else smoother.drift,
+    # two skills: the Laplace smoother's drift evidence is of one skill, so it starts at the model's drift
+    auto = "auto" if not m.two_skills else m.drift
+    lap = LaplaceSmoother(model, drift=auto if smoother.drift is None else smoother.drift,
                           period_days=smoother.period_days).fit(games)
     if lap.timeline.n_nodes != tl.n_nodes:  # pragma: no cover - the same timeline by construction
         raise RuntimeError("Laplace start: the smoother's nodes differ from the sampler's")
@@ -214,13 +229,22 @@ def laplace_point(smoother, games: Games, tl, pmodel) -> tuple[dict, dict]:
     ok = step_sd > 0
     z = np.where(ok, step / np.where(ok, step_sd, 1.0), 0.0)
     prev = np.maximum(tl.prev, 0)
-    step_var = np.where(first, lap.var, lap.var + lap.var[prev] - 2.0 * np.nan_to_num(lap.info["prev_cov"]))
+    # without the neighbours' covariance (the two-skill fit keeps none) the steps' variance is overstated
+    prev_cov = np.nan_to_num(lap.info.get("prev_cov", np.zeros(tl.n_nodes)))
+    step_var = np.where(first, lap.var, lap.var + lap.var[prev] - 2.0 * prev_cov)
     z_var = np.where(ok, np.clip(step_var / np.where(ok, step_sd, 1.0) ** 2, 1e-4, 1.0), 1.0)
     s = m.scale
     start = {"drift_sd_log__": math.log(max(drift_sd, 1e-3 * s)), "prior_sd_log__": math.log(max(prior_sd, 1e-3 * s)),
              "home": model.home, "margin_log__": math.log(max(model.draw.theta, 1e-3 * s)),
              "nu_log__": math.log(max(model.draw.theta, 1e-3)), "z": z}
     variance = {"home": (0.1 * s) ** 2, "z": z_var}
+    if m.two_skills:  # the openness's steps, as the skill's (prior mean 0)
+        o_sd = np.where(first, math.sqrt(m.openness_var), math.sqrt(m.openness_drift) * np.sqrt(tl.dt))
+        o_step = np.where(first, lap.open_mean, lap.open_mean - lap.open_mean[prev])
+        o_ok = o_sd > 0
+        start["z_open"] = np.where(o_ok, o_step / np.where(o_ok, o_sd, 1.0), 0.0)
+        o_var = np.where(first, lap.open_var, lap.open_var + lap.open_var[prev])
+        variance["z_open"] = np.where(o_ok, np.clip(o_var / np.where(o_ok, o_sd, 1.0) ** 2, 1e-4, 1.0), 1.0)
     names = [v.name for v in pmodel.continuous_value_vars]
     return ({n: start[n] for n in names}, {n: variance.get(n, 0.01) for n in names})
 

@@ -15,7 +15,7 @@ from statespace.model.outcome import Davidson, Threshold
 
 from ._pymc_model import segment_cumsum, segment_starts
 
-__all__ = ["posterior_summary"]
+__all__ = ["posterior_summary", "openness_summary"]
 
 
 def posterior_summary(smoother, idata, tl):
@@ -58,3 +58,16 @@ def posterior_summary(smoother, idata, tl):
     fitted = dataclasses.replace(m, prior_var=float(post["prior_var"].mean()), drift=float(post["drift"].mean()),
                                  draw=draw, home=home)
     return mean, var, draws, fitted
+
+
+def openness_summary(smoother, idata, tl) -> tuple[np.ndarray, np.ndarray]:
+    """Two skills per competitor: each node's openness in every draw (the walk of the sampled
+    ``z_open``, added to the posterior as ``openness``) and its posterior mean and variance."""
+    post = idata.posterior
+    m = smoother._base
+    first = tl.prev < 0
+    inc = (first * math.sqrt(m.openness_var) + math.sqrt(m.openness_drift) * np.sqrt(tl.dt)) * np.asarray(post["z_open"])
+    openness = segment_cumsum(inc, segment_starts(first))
+    post["openness"] = (("chain", "draw", "node"), openness)
+    flat = openness.reshape(-1, tl.n_nodes)
+    return flat.mean(axis=0), flat.var(axis=0)

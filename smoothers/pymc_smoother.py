@@ -31,7 +31,13 @@ Other observations: with a :class:`statespace.Margin` or :class:`statespace.Goal
 term is that observation's log-likelihood of ``score_a`` and ``score_b`` (Gaussian margin;
 Poisson or, with a dispersion, negative binomial counts), read through its ``symbolic_loglik``
 in the PyTensor graph (the compiled Op is for win/draw/loss only; ``likelihood="auto"`` picks the
-graph for them).
+graph for them). With two skills per competitor (``SkillModel(openness_var=..., openness_drift=...)``,
+Goals: attack and defence) the openness is a second non-centred walk of its own standard normals
+``z_open`` (prior mean 0, the model's ``openness_var`` and ``openness_drift``, fixed), each game's
+goal-rate shift the two sides' summed openness (:meth:`statespace.Goals.symbolic_loglik`'s
+``shift``); the fit is a :class:`smoothers._laplace_two.TwoSkillFit` (ratings with ``openness``,
+``attack``, ``defence``; the posterior gains ``openness``), its chains started from the Laplace
+smoother's two-skill fit.
 
 The sampler moves one standard normal per node and the skills are their segmented cumulative
 sum (the non-centred random walk, ``smoothers._pymc_model``).
@@ -104,7 +110,8 @@ from statespace.model.outcome import Davidson, Threshold
 from ._diagnostics import ConvergenceWarning, diagnose, ess_bulk, rhat_rank
 from ._pymc_matches import fit_matches
 from ._pymc_model import segment_cumsum, segment_starts
-from ._pymc_posterior import posterior_summary
+from ._laplace_two import TwoSkillFit
+from ._pymc_posterior import openness_summary, posterior_summary
 # the interrupt watch is reached here by tests/test_interrupts.py
 from ._pymc_sampling import PartialSampleWarning, SamplingInterrupted, _InterruptWatch, _watch_interrupts  # noqa: F401
 from ._pymc_sampling import sample_or_interrupt
@@ -235,7 +242,7 @@ class PyMCSmoother(Smoother):
         if getattr(model, "reversion", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother fits the random-walk model (reversion = 0), got reversion="
                              f"{model.reversion!r}; use LaplaceSmoother or the EKF for mean-reverting skills")
-        model.refuse_ekf_only("PyMCSmoother")
+        model.refuse_latent_draws("PyMCSmoother")
         if getattr(model.observation, "tilt", 0.0) != 0.0:
             raise ValueError(f"PyMCSmoother: the Goals observation's draw tilt (tilt={model.observation.tilt!r}) has "
                              f"no PyTensor graph; give tilt=0, or use the LaplaceSmoother or the EKF, which read it")
@@ -399,6 +406,10 @@ class PyMCSmoother(Smoother):
         sampling = info["sampling_seconds"] or 0.0
         info["setup_seconds"] = max(0.0, t_sampled - t0 - sampling)
         info["summary_seconds"] = time.perf_counter() - t_sampled
-        fit = SmootherFit(self, games, tl, mean, var, fitted, self.times, draws=draws, info=info)
+        if self._base.two_skills:  # attack and defence: the openness's posterior beside the skill's
+            open_mean, open_var = openness_summary(self, idata, tl)
+            fit = TwoSkillFit(self, games, tl, mean, var, fitted, self.times, open_mean, open_var, info=info)
+        else:
+            fit = SmootherFit(self, games, tl, mean, var, fitted, self.times, draws=draws, info=info)
         fit.idata = idata
         return fit

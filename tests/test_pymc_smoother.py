@@ -8,6 +8,7 @@ Everything else checks the shared fitted interface, the parameterisation and the
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import subprocess
@@ -511,5 +512,52 @@ def test_margin_fit_recovers_the_skill_differences():
     mean_d = fit.mean[tl.game_a] - fit.mean[tl.game_b]
     assert np.corrcoef(mean_d, d)[0, 1] > 0.85
     assert fit.model.observation == ss.Margin(2.0) and fit.info["free"] == ("home",)
+    p = fit.predict_proba(games)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+# ---------------------------------------------------------------------------- two skills (attack and defence)
+TWO = dataclasses.replace(SIDE_MODELS["goals"], openness_var=0.5, openness_drift=0.02)
+
+
+def test_two_skill_graph_is_the_two_skill_likelihood():
+    """With two skills the graph's game term is the sum of Goals.two_skill_loglik (the kernels' NumPy
+    face) at the skills and openness of the two non-centred walks of z and z_open (no sampling)."""
+    games, _ = side_score_walk("goals")
+    smoother = PyMCSmoother(TWO, drift=0.05, prior_var=4.0, home=0.5)
+    tl = timeline(games, smoother.times(games))
+    pmodel, free = build_model(smoother, games, tl)
+    assert free == [] and {v.name for v in pmodel.free_RVs} == {"z", "z_open"}
+    fn = pmodel.compile_fn(pmodel.replace_rvs_by_values(pmodel.potentials)[0], mode="FAST_COMPILE")
+    rng = np.random.default_rng(2)
+    z, zo = rng.normal(size=tl.n_nodes), rng.normal(size=tl.n_nodes)
+    first = tl.prev < 0
+    start = segment_starts(first)
+    skill = segment_cumsum(first * 2.0 * z + np.sqrt(0.05 * tl.dt) * z, start)
+    openness = segment_cumsum(first * np.sqrt(0.5) * zo + np.sqrt(0.02 * tl.dt) * zo, start)
+    d = skill[tl.game_a] - skill[tl.game_b] + 0.5 * ~games.neutral
+    e = openness[tl.game_a] + openness[tl.game_b]
+    expected = TWO.observation.two_skill_loglik(d, e, games.score_a, games.score_b, scale=TWO.scale)[:, 0].sum()
+    assert float(fn({"z": z, "z_open": zo})) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::statespace.SeenGamesWarning")
+def test_two_skill_nuts_is_the_laplace_fit():
+    """NUTS on a small league with attack and defence against the Laplace smoother's Gaussian
+    approximation of the same posterior: each competitor's skill and openness means within 0.3 of
+    a posterior sd, sds within 30%; the fit reports attack and defence."""
+    from smoothers import LaplaceSmoother
+    from smoothers._laplace_two import TwoSkillFit
+
+    games, _ = side_score_walk("goals", n_players=6, n_games=300, periods=3, seed=3)
+    fit = quick(TWO, drift=0.05, prior_var=4.0, home=0.5, draws=400, tune=300, chains=2).fit(games)
+    lap = LaplaceSmoother(TWO).fit(games)
+    assert isinstance(fit, TwoSkillFit) and "openness" in fit.idata.posterior
+    a = fit.ratings().set_index("player")
+    b = lap.ratings().set_index("player").loc[a.index]
+    for col, sd in (("mean", "sd"), ("openness", "openness_sd")):
+        assert np.all(np.abs(a[col] - b[col]) < 0.3 * b[sd]), (col, a[col] - b[col], b[sd])
+        np.testing.assert_allclose(a[sd], b[sd], rtol=0.3)
+    np.testing.assert_allclose(a["attack"] - a["defence"], a["openness"], atol=1e-12)
     p = fit.predict_proba(games)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)

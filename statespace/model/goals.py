@@ -348,7 +348,7 @@ class Goals(Observation, name="goals", needs_scores=True,
         _shifted_forecast_loop(self.vector(scale), d, var, e, out)
         return out
 
-    def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None):
+    def symbolic_loglik(self, d, score, score_a, score_b, *, scale: float = 1.0, theta=None, shift=None):
         r"""Each game's log-likelihood as a PyTensor graph of the skill differences ``d`` (what
         PyMC's model of the games sums): with :math:`u = d / (2 \alpha)`,
         :math:`\eta_a = \eta_0 + u`, :math:`\eta_b = \eta_0 - u`, the log pmf of both counts
@@ -367,7 +367,9 @@ class Goals(Observation, name="goals", needs_scores=True,
         per side, plus Dixon and Coles' :math:`\log \tau(x, y)` with ``rho``, the bivariate
         Poisson's sum over the shared goals and the inflation of the draws (the formulas of
         :func:`goals_loglik`, :math:`u` within :math:`\pm` :data:`U_MAX` as there). ``score`` and
-        ``theta`` are not read.
+        ``theta`` are not read. ``shift``: each game's goal-rate shift :math:`e` (two skills per side,
+        the summed openness of the two sides: :math:`\eta_{a,b} = \eta_0 + (e \pm d) / (2 \alpha)`, the
+        law of :meth:`two_skill_loglik`; the counts' own law only).
         PyTensor is imported here, when a graph is built."""
         if self.tilt != 0.0:
             raise NotImplementedError(f"Goals: the PyTensor graph has no draw tilt (tilt={self.tilt:g}); its "
@@ -386,7 +388,13 @@ class Goals(Observation, name="goals", needs_scores=True,
                     - (x + r) * pt.log1p(kappa * pt.exp(eta)))
 
         u = pt.clip(c * d, -U_MAX, U_MAX)  # as the kernels: scored as at +-U_MAX beyond (see U_MAX)
-        out = side(score_a, self.base + u) + side(score_b, self.base - u)
+        base = self.base
+        if shift is not None:
+            if self.rho != 0.0 or self.covariance != 0.0 or self.inflation != 0.0:
+                raise ValueError("Goals: a goal-rate shift (two skills per side) is modelled with the counts' own "
+                                 "law; give rho=0, covariance=0 and inflation=0")
+            base = pt.clip(self.base + c * shift, BASE_MIN, BASE_MAX)  # as game_base
+        out = side(score_a, base + u) + side(score_b, base - u)
         if self.rho != 0.0:  # Dixon and Coles' log tau(x, y) of the four low scores, as _dixon_coles
             rho, la, lb = self.rho, pt.exp(self.base + u), pt.exp(self.base - u)
 
