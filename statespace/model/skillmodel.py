@@ -107,7 +107,7 @@ class SkillModel:
         per unit of time (mean reversion, if any, pulls it towards 0 at the skills' rate), independent
         of :math:`s`: attack and defence have equal variances and the correlation
         :math:`(q - q_o)/(q + q_o)` for drifts :math:`q` (``drift``) and :math:`q_o`. The EKF
-        (diagonal covariance) filters it and the Laplace smoother fits it, with the counts' own law (no ``rho``, ``covariance``,
+        (diagonal covariance) filters it and the Laplace and PyMC smoothers fit it, with the counts' own law (no ``rho``, ``covariance``,
         ``inflation`` or ``tilt``; no ``draw_drift``); ranges as ``prior_var`` and ``drift``.
 
     observation:
@@ -225,11 +225,12 @@ class SkillModel:
 
     def refuse_two_skills(self, who: str) -> None:
         """A ``ValueError`` naming ``who`` when the model gives each competitor two skills
-        (:attr:`two_skills`), which the EKF (diagonal covariance) and the Laplace smoother fit."""
+        (:attr:`two_skills`), which the EKF (diagonal covariance), the Laplace smoother and the PyMC
+        smoother fit."""
         if self.two_skills:
             raise ValueError(f"{who}: the model gives each competitor two skills, attack and defence "
                              f"(openness_var={self.openness_var!r}, openness_drift={self.openness_drift!r}), which "
-                             f"the EKF (diagonal covariance) and the Laplace smoother fit; give both 0")
+                             f"the EKF (diagonal covariance), the Laplace smoother and the PyMC smoother fit; give both 0")
 
     def refuse_ekf_only(self, who: str) -> None:
         """:meth:`refuse_latent_draws` and :meth:`refuse_two_skills`."""
