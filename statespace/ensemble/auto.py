@@ -59,8 +59,9 @@ otherwise; the lowest wins (see the tie rule below). The table says which object
 4. *groups* (only with ``group="league"``, a column of the games): the pick so far with a part of
    its home advantage and (Goals with negative binomial counts) of its draw tendency per group of
    that column, a fixed unknown offset per group around the common one (``Variant(group=...)``,
-   ``filters.EKF(group=..., group_home_var=..., group_draw_var=...)``), started from the pick's tuned
-   numbers: 1 candidate.
+   ``filters.EKF(group=..., group_home_var=..., group_draw_var=...)``), tuned from the pick's tuned
+   numbers twice, the parts' spreads at their start (30 points, 0.2) and at the bottom of their box
+   (the pick itself, nested), the better kept: 1 candidate.
 
 The chosen candidate is the best of all stages. Candidates whose training scores are within
 :data:`TIE` of the best are level, and the one with the fewest tuned settings among them is

@@ -269,6 +269,16 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
                                     standard_errors=False, start="current")
                 if other.tuning.objective < method.tuning.objective:
                     method = other
+            if v.group is not None and warm is not None:
+                # also from the pick itself, the groups' parts at the bottom of their box (the nested
+                # ungrouped model, where the tuning stops at once if the parts buy nothing): the better
+                # of the two, so the grouped candidate does not end worse than its pick for want of a start
+                box = start.tunable(games)
+                nested = start.with_params(**{k: box[k][0] for k in start.group_settings if k in box})
+                other = nested.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
+                                    standard_errors=False, start="current")
+                if other.tuning.objective < method.tuning.objective:
+                    method = other
         proba = method.run(games).proba[scored]
         y = games.score[scored]
         row["train_score"] = method.tuning.objective
