@@ -16,8 +16,9 @@ import math
 from numba import njit
 
 from . import kernels as K
-from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _GDDRIFT, _GDRAW, _GHDRIFT, _GHOME, _GROUPS, _HDRIFT, _HOME,
-                          _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT, _OPEN, _OPEN_SD, _REV, _SD, _SHIFT_AT, _TILT_AT, _TOL)
+from ._ekf_layout import (_DDRIFT, _DRIFT, _FIXED_VAR, _GBASE, _GBDRIFT, _GDDRIFT, _GDRAW, _GHDRIFT, _GHOME, _GROUPS,
+                          _HDRIFT, _HOME, _ITERS, _KAPPA0, _MEAN, _MU0, _ODRIFT, _OPEN, _OPEN_SD, _REV, _SD, _SHIFT_AT,
+                          _TILT_AT, _TOL, _TWO)
 
 __all__ = ["gains", "linearise", "transition"]
 
@@ -85,8 +86,8 @@ def _common_rows(theta):
 
 @njit(cache=True, inline="always")
 def _group_rows(theta):
-    """The rows of a group's block: its home advantage then its draw tendency, where it has them."""
-    return int(theta[_GHOME]) + int(theta[_GDRAW])
+    """The rows of a group's block: its home advantage, its draw tendency, its goal base, where it has them."""
+    return int(theta[_GHOME]) + int(theta[_GDRAW]) + int(theta[_GBASE])
 
 
 @njit(cache=True)
@@ -119,14 +120,20 @@ def _predict(x, i, theta, dt):
         if off < kc:
             q = theta[_HDRIFT] if theta[_HDRIFT] > 0.0 and off == 0 else theta[_DDRIFT]
         else:
-            q = theta[_GHDRIFT] if theta[_GHOME] > 0.0 and (off - kc) % kg == 0 else theta[_GDDRIFT]
+            pos = (off - kc) % kg
+            if theta[_GHOME] > 0.0 and pos == 0:
+                q = theta[_GHDRIFT]
+            elif theta[_GDRAW] > 0.0 and pos == int(theta[_GHOME]):
+                q = theta[_GDDRIFT]
+            else:
+                q = theta[_GBDRIFT]
         x[i, _SD] = math.sqrt(min(x[i, _SD] * x[i, _SD] + q * dt, K.VAR_MAX))
         return
     a, add = transition(theta, dt)
     if theta[_REV] > 0.0:
         x[i, _MEAN] = theta[_MU0] + a * (x[i, _MEAN] - theta[_MU0])
     x[i, _SD] = math.sqrt(min(a * a * x[i, _SD] * x[i, _SD] + add, K.VAR_MAX))
-    if theta[_SHIFT_AT] >= 0.0:  # the openness (two skills): its own walk, pulled towards 0 at the same rate
+    if theta[_TWO] > 0.0:  # the openness (two skills): its own walk, pulled towards 0 at the same rate
         _, add_o = transition(theta, dt, theta[_ODRIFT])
         x[i, _OPEN] *= a
         x[i, _OPEN_SD] = math.sqrt(min(a * a * x[i, _OPEN_SD] * x[i, _OPEN_SD] + add_o, K.VAR_MAX))
@@ -162,8 +169,10 @@ def _proba_at(forecast, obs, x, a, b, at_home, rc, rg, theta):
     tc, tg = _tilt_rows(theta, rc, rg)
     if tc >= 0 or tg >= 0:  # the draw tilt: the common tendency plus the group's
         obs[int(theta[_TILT_AT])] = (x[tc, _MEAN] if tc >= 0 else 0.0) + (x[tg, _MEAN] if tg >= 0 else 0.0)
-    if theta[_SHIFT_AT] >= 0.0:  # two skills: the game's goal-rate shift at its mean
-        obs[int(theta[_SHIFT_AT])] = x[a, _OPEN] + x[b, _OPEN]
+    if theta[_SHIFT_AT] >= 0.0:  # the game's goal-rate shift at its mean: two skills, a goal base per group
+        rb = _base_row(theta, rg)
+        obs[int(theta[_SHIFT_AT])] = ((x[a, _OPEN] + x[b, _OPEN] if theta[_TWO] > 0.0 else 0.0)
+                                      + (x[rb, _MEAN] if rb >= 0 else 0.0))
     h, vh = _home(x, at_home, rc, rg, theta)
     return forecast(obs, x[a, _MEAN] - x[b, _MEAN] + h, x[a, _SD] * x[a, _SD] + x[b, _SD] * x[b, _SD] + vh)
 
@@ -175,6 +184,13 @@ def _proba(forecast, obs, x, a, b, at_home, theta):
     observation's vector first, where the observation reads its draw tilt (``theta[tilt_at]``)."""
     at_home, rc, rg = _block(x, theta, at_home)
     return _proba_at(forecast, obs, x, a, b, at_home, rc, rg, theta)
+
+
+@njit(cache=True, inline="always")
+def _base_row(theta, rg):
+    """The row of a game's group's part of the goal base (rating points of the shift ``e``: the log-rates
+    move by ``e / (2 scale)``); -1 where blocks have none."""
+    return rg + int(theta[_GHOME]) + int(theta[_GDRAW]) if theta[_GBASE] > 0.0 else -1
 
 
 @njit(cache=True, inline="always")
@@ -239,11 +255,12 @@ def _site(derivs, forecast, obs, x, theta, a, b, score, score_a, score_b, at_hom
 
 @njit(cache=True)
 def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc, rg, w, scratch):
-    r"""The site of a game with two skills per competitor (skill ``s`` and openness ``o``, each row's
-    columns ``_MEAN, _SD`` and ``_OPEN, _OPEN_SD``): one Newton step on the log posterior of
-    ``z = (d, e)``, ``d = s_a - s_b + h`` and ``e = o_a + o_b``, from the prior
-    ``N(z0, S)``, ``S = diag(S_d, S_e)`` (``S_d = v_a + v_b (+ v_h)``, ``S_e = w_a + w_b``: the diagonal
-    filter's rows are independent). With the gradient ``g`` and curvature ``K = -H`` (2 x 2) of the
+    r"""The site of a game whose goal rates have a latent shift: two skills per competitor (skill ``s``
+    and openness ``o``, each row's columns ``_MEAN, _SD`` and ``_OPEN, _OPEN_SD``) and/or a group's
+    part of the goal base ``beta`` (a shared row): one Newton step on the log posterior of
+    ``z = (d, e)``, ``d = s_a - s_b + h`` and ``e = o_a + o_b + beta``, from the prior
+    ``N(z0, S)``, ``S = diag(S_d, S_e)`` (``S_d = v_a + v_b (+ v_h)``, ``S_e = w_a + w_b (+ w_beta)``:
+    the diagonal filter's rows are independent). With the gradient ``g`` and curvature ``K = -H`` (2 x 2) of the
     weighted log-likelihood at ``z0`` (the observation's derivatives in ``d`` and, with its
     ``coord`` set, in ``e``) the posterior of ``z`` has mean ``z0 + S (I + K S)^{-1} g`` and the
     state, prior ``N(m, Sigma)`` with ``z = J x``, the mean ``m + Sigma J^T (I + K S)^{-1} g`` and the
@@ -252,7 +269,7 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc,
     ``(I + K S)^{-1} g = ((1 + k_ee S_e) g_d - k_de S_e g_e, (1 + k_dd S_d) g_e - k_de S_d g_d) / D``,
     ``M_dd = (k_dd + S_e det K) / D``, ``M_ee = (k_ee + S_d det K) / D``. Each row keeps its diagonal:
     ``m_a += v_a step_d``, ``m_b -= v_b step_d``, the latent home advantage ``+= at_home v_h step_d``,
-    ``o_a, o_b += w step_e``; variances ``v - v^2 M_dd``, ``w - w^2 M_ee`` (the 2 x 2 form of
+    ``o_a, o_b`` (and ``beta``) ``+= w step_e``; variances ``v - v^2 M_dd``, ``w - w^2 M_ee`` (the 2 x 2 form of
     :func:`_site`'s step; with ``k_de = 0`` it is two of them). ``K`` is kept positive
     semi-definite (the counts' own law gives one: a sum of ``-h_a (1, 1)(1, 1)^T`` and
     ``-h_b (1, -1)(1, -1)^T``); where ``D`` would overflow, the cross term is left out and each
@@ -261,10 +278,13 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc,
     d0 = x[a, _MEAN] - x[b, _MEAN] + h
     va = x[a, _SD] * x[a, _SD]
     vb = x[b, _SD] * x[b, _SD]
-    wa = x[a, _OPEN_SD] * x[a, _OPEN_SD]
-    wb = x[b, _OPEN_SD] * x[b, _OPEN_SD]
+    two = theta[_TWO] > 0.0
+    wa = x[a, _OPEN_SD] * x[a, _OPEN_SD] if two else 0.0
+    wb = x[b, _OPEN_SD] * x[b, _OPEN_SD] if two else 0.0
+    rb = _base_row(theta, rg)
+    wbase = x[rb, _SD] * x[rb, _SD] if rb >= 0 else 0.0
     sd_ = max(va + vb + vh, K.VAR_MIN)
-    se = wa + wb
+    se = wa + wb + wbase
     coord = int(theta[_SHIFT_AT]) + 1
     gd, hdd = derivs(obs, score, score_a, score_b, d0)
     obs[coord] = 1.0
@@ -292,6 +312,9 @@ def _site_two(derivs, obs, x, theta, a, b, score, score_a, score_b, at_home, rc,
     for i, wi in ((a, wa), (b, wb)):
         if wi > 0.0:  # an openness known exactly (openness_var = 0, no drift yet) takes no site
             K.second_site(scratch, i, wi, wi * step_e, max(wi - m_ee * wi * wi, K.VAR_MIN))
+    if wbase > 0.0:  # the group's part of the goal base
+        K.posterior_site(scratch, rb, wbase, wbase * step_e, max(wbase - m_ee * wbase * wbase, K.VAR_MIN))
+        scratch[rb, 0] += 1.0
     if vh > 0.0:  # the latent home advantage's rows take part on a's side, with coefficient at_home
         for r in _home_rows(theta, rc, rg):
             if r >= 0:

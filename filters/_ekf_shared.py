@@ -10,8 +10,10 @@ A group's home advantage is ``h_c + h_g``: the common part ``h_c`` (the latent r
 ``model.home``) and the group's ``h_g``, a row that starts at ``N(0, group_home_var)`` and walks with
 ``group_home_drift`` (where there is no common row, it starts at ``N(model.home, group_home_var)``
 and holds all of it). The draw tendency likewise, with ``group_draw_var`` and ``group_draw_drift``
-around the observation's ``tilt``. With the group settings at 0 the groups' rows stay at their
-start: the ungrouped model.
+around the observation's ``tilt``; and (Goals) a part of the goal base: a shift ``e`` of both sides'
+log-rates by ``e / (2 scale)``, ``N(0, group_base_var)`` at the start (rating points^2, as the
+skills), walking with ``group_base_drift``. With the group settings at 0 the groups' rows stay at
+their start: the ungrouped model.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from statespace.model.skillmodel import DRAW_DRIFT_MAX, SkillModel
 from ._ekf_layout import _GROUPS, _MEAN, _SD
 from .state import FilterState
 
-__all__ = ["HOME_ROW", "DRAW_ROW", "GROUP_SETTINGS", "SharedRows", "check_group"]
+__all__ = ["HOME_ROW", "DRAW_ROW", "BASE_ROW", "GROUP_SETTINGS", "SharedRows", "check_group"]
 
 #: Name of the state row that holds the latent home advantage (``SkillModel.home_drift > 0``):
 #: after the competitors' rows, never a competitor (``ratings()`` leaves it out); with a grouping
@@ -38,9 +40,12 @@ HOME_ROW = "(home advantage)"
 #: log of the factor on the draw's odds, after the home advantage's; with a grouping column each
 #: group's part is ``"(draw tendency: <group>)"``.
 DRAW_ROW = "(draw tendency)"
+#: a group's part of the goal base: ``"(goal base: <group>)"``
+BASE_ROW = "(goal base)"
 #: the EKF's settings of a grouping column: the spread of the groups' parts at the start and their
 #: drifts (home: rating points^2, per unit of time; draws: the tilt's log-odds^2)
-GROUP_SETTINGS = ("group_home_var", "group_home_drift", "group_draw_var", "group_draw_drift")
+GROUP_SETTINGS = ("group_home_var", "group_home_drift", "group_draw_var", "group_draw_drift", "group_base_var",
+                  "group_base_drift")
 #: the largest ``group_draw_var``: an sd of 3 in the log of the draw's odds (a factor of 20)
 GROUP_DRAW_VAR_MAX = 9.0
 
@@ -53,7 +58,9 @@ def check_group(group, model: SkillModel, covariance: str, values: dict) -> dict
     out = {"group_home_var": R.variance("EKF", "group_home_var", values["group_home_var"], alpha),
            "group_home_drift": R.variance("EKF", "group_home_drift", values["group_home_drift"], alpha),
            "group_draw_var": R.number("EKF", "group_draw_var", values["group_draw_var"], 0.0, GROUP_DRAW_VAR_MAX),
-           "group_draw_drift": R.number("EKF", "group_draw_drift", values["group_draw_drift"], 0.0, DRAW_DRIFT_MAX)}
+           "group_draw_drift": R.number("EKF", "group_draw_drift", values["group_draw_drift"], 0.0, DRAW_DRIFT_MAX),
+           "group_base_var": R.variance("EKF", "group_base_var", values["group_base_var"], alpha),
+           "group_base_drift": R.variance("EKF", "group_base_drift", values["group_base_drift"], alpha)}
     given = {k: v for k, v in out.items() if v > 0}
     if group is None:
         if given:
@@ -67,8 +74,9 @@ def check_group(group, model: SkillModel, covariance: str, values: dict) -> dict
                          f"covariance='diagonal' only, got covariance={covariance!r}")
     if not given:
         raise ValueError(f"EKF: group={group!r} gives each group its own part of the home advantage "
-                         f"(group_home_var, group_home_drift > 0) or of the draw tendency (group_draw_var, "
-                         f"group_draw_drift > 0); with all four 0 the groups would change nothing")
+                         f"(group_home_var, group_home_drift > 0), of the draw tendency (group_draw_var, "
+                         f"group_draw_drift > 0) or of the goal base (group_base_var, group_base_drift > 0); with "
+                         f"all of them 0 the groups would change nothing")
     if out["group_draw_var"] > 0 or out["group_draw_drift"] > 0:
         obs = model.observation
         if getattr(type(obs), "tilt_at", None) is None:
@@ -78,6 +86,16 @@ def check_group(group, model: SkillModel, covariance: str, values: dict) -> dict
             raise ValueError("EKF: a draw tendency per group tilts the draws, which Goals' rho and inflation "
                              "change too and two skills do not filter; give rho=0, inflation=0 and one skill, or "
                              "group_draw_var=group_draw_drift=0")
+    if out["group_base_var"] > 0 or out["group_base_drift"] > 0:
+        obs = model.observation
+        if getattr(type(obs), "shift_at", None) is None:
+            raise ValueError(f"EKF: a goal base per group shifts the goal rates, which the {type(obs).__name__} "
+                             f"observation does not read; use Goals, or group_base_var=group_base_drift=0")
+        tilted = model.draw_drift > 0 or out["group_draw_var"] > 0 or out["group_draw_drift"] > 0
+        if tilted or any(getattr(obs, k) != 0.0 for k in ("rho", "covariance", "inflation", "tilt")):
+            raise ValueError("EKF: a goal base per group is filtered with the counts' own law and no draw tilt; give "
+                             "Goals rho=0, covariance=0, inflation=0, tilt=0, draw_drift=0 and no draw part per group, "
+                             "or group_base_var=group_base_drift=0")
     return out
 
 
@@ -99,15 +117,16 @@ class SharedRows:
         if self.group is None:
             return ()
         return ((("home",) if self.group_home_var > 0 or self.group_home_drift > 0 else ())
-                + (("draw",) if self.group_draw_var > 0 or self.group_draw_drift > 0 else ()))
+                + (("draw",) if self.group_draw_var > 0 or self.group_draw_drift > 0 else ())
+                + (("base",) if self.group_base_var > 0 or self.group_base_drift > 0 else ()))
 
     def shared_names(self, levels: tuple = ()) -> tuple[str, ...]:
         """The latent home advantage's row (:data:`HOME_ROW`) when ``model.home_drift > 0``, then the
         latent draw tendency's (:data:`DRAW_ROW`) when ``model.draw_drift > 0``; then, with a grouping
         column (:attr:`group`), each group of ``levels``' parts, ``"(home advantage: <group>)"``."""
         common = tuple(HOME_ROW if kind == "home" else DRAW_ROW for kind in self._common())
-        return common + tuple(f"{HOME_ROW[:-1] if kind == 'home' else DRAW_ROW[:-1]}: {level})"
-                              for level in levels for kind in self._block())
+        stem = {"home": HOME_ROW[:-1], "draw": DRAW_ROW[:-1], "base": BASE_ROW[:-1]}
+        return common + tuple(f"{stem[kind]}: {level})" for level in levels for kind in self._block())
 
     def shared_prior(self, name: str) -> np.ndarray:
         """The common home advantage starts at ``model.home``, the common draw tendency at the
@@ -119,6 +138,8 @@ class SharedRows:
             return np.array([m.observation.tilt, 0.0, *pad])
         if name == HOME_ROW:
             return np.array([m.home, 0.0, *pad])
+        if name.startswith(BASE_ROW[:-1] + ": "):
+            return np.array([0.0, math.sqrt(self.group_base_var), *pad])
         if name.startswith(DRAW_ROW[:-1] + ": "):
             return np.array([0.0 if m.draw_drift > 0 else m.observation.tilt, math.sqrt(self.group_draw_var), *pad])
         return np.array([0.0 if self.latent_home else m.home, math.sqrt(self.group_home_var), *pad])
@@ -166,7 +187,8 @@ class SharedRows:
         scale^2 per unit of time, ``group_draw_var`` in [1e-6, 1], ``group_draw_drift`` in [1e-10, 1e-2]."""
         s2 = self.skill_model.scale ** 2
         boxes = {"group_home_var": (1e-4 * s2, s2), "group_home_drift": (1e-9 * s2, 0.1 * s2),
-                 "group_draw_var": (1e-6, 1.0), "group_draw_drift": (1e-10, 1e-2)}
+                 "group_draw_var": (1e-6, 1.0), "group_draw_drift": (1e-10, 1e-2),
+                 "group_base_var": (1e-4 * s2, s2), "group_base_drift": (1e-9 * s2, 0.1 * s2)}
         return {k: box for k, box in boxes.items() if getattr(self, k) > 0} if self.group is not None else {}
 
     def _parts(self, state: FilterState, kind: str, group=None) -> tuple[float, float]:
@@ -205,7 +227,8 @@ class SharedRows:
         ``home_sd``; rating points) and draw tendency's (``draw_tilt``, ``draw_tilt_sd``: the log of
         the factor on the draw's odds), the common part plus the group's (the sds added in
         quadrature), as of the state's last game; and the group's own parts (``home_part``,
-        ``draw_part``: 0 for a group as the others). NaN where the groups have no such part."""
+        ``draw_part``: 0 for a group as the others). NaN where the groups have no such part. With a
+        goal base per group, ``base_part`` and ``base_part_sd``: its shift of both sides' log-rates."""
         if self.group is None:
             raise ValueError(f"{self.name}: the filter has no grouping column; give EKF(group=...)")
         levels = self.state_levels(state)
@@ -220,4 +243,9 @@ class SharedRows:
                 out[cols[2]] = [p[0] - base for p in parts]
             else:
                 out[cols[0]] = out[cols[1]] = out[cols[2]] = np.nan
+        if "base" in self._block():  # in the log-rates' units: the shift over 2 scale
+            rows = [state.shared_row(f"{BASE_ROW[:-1]}: {g})") for g in levels]
+            c = 0.5 / self.skill_model.scale
+            out["base_part"] = [c * r[_MEAN] for r in rows]
+            out["base_part_sd"] = [c * r[_SD] for r in rows]
         return out

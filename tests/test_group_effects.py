@@ -198,7 +198,7 @@ def test_two_leagues_home_advantages_are_told_apart():
 
 def test_refusals_name_the_setting_the_column_and_the_row():
     games = _leagues(n_leagues=2)
-    with pytest.raises(ValueError, match="all four 0"):
+    with pytest.raises(ValueError, match="all of them 0"):
         EKF(_model(), group="league")
     with pytest.raises(ValueError, match="give group="):
         EKF(_model(), group_home_var=1.0)
@@ -263,3 +263,74 @@ def test_cli_group_needs_auto_and_a_column(tmp_path, capsys):
     assert "add --auto" in capsys.readouterr().err
     assert main(["rate", str(path), "--auto", "--group", "tier"]) == 2
     assert "--group tier: no column 'tier'" in capsys.readouterr().err
+
+
+def _log_pmf(x, lam, kappa):
+    """Negative binomial (variance lam + kappa lam^2) or Poisson log pmf, from scipy.stats."""
+    from scipy.stats import nbinom, poisson
+
+    if kappa == 0.0:
+        return poisson.logpmf(x, lam)
+    r = 1.0 / kappa
+    return nbinom.logpmf(x, r, r / (r + lam))
+
+
+@pytest.mark.parametrize("score", [(0, 0), (3, 1), (1, 4)])
+def test_one_game_with_a_goal_base_part_is_a_dense_newton_step(score):
+    """A group's part of the goal base, beta ~ N(0, 60^2) beside skills N(m, diag(v)): the EKF's
+    posterior means are one Newton step m + (Sigma^-1 + K)^-1 grad l on (s_a, s_b, beta), its
+    variances the diagonal of (Sigma^-1 + K)^-1, with l the log pmf of both counts (scipy) at
+    log-rates base + (+-(s_a - s_b + home) + beta) / (2 scale), differentiated numerically; the
+    forecast is Goals' at the base moved by the part's mean (0)."""
+    from statespace.model.goals import goals_forecast
+
+    kappa, home = 0.1, 40.0
+    model = ss.SkillModel("logistic", SCALE, 1500.0, 120.0**2, 10.0, home=home,
+                          observation=ss.Goals(base=BASE, dispersion=kappa))
+    ekf = EKF(model, group="league", group_base_var=60.0**2)
+    df = pd.DataFrame({"time": ["2020-01-01"], "a": ["x"], "b": ["y"], "score_a": [score[0]], "score_b": [score[1]],
+                       "neutral": [0], "league": ["L"]})
+    df["score"] = np.sign(df["score_a"] - df["score_b"]) * 0.5 + 0.5
+    run = ekf.run(ss.Games.from_frame(df), initial={"x": (1560.0, 120.0), "y": (1480.0, 90.0)})
+    m = np.array([1560.0, 1480.0, 0.0])
+    var = np.array([120.0, 90.0, 60.0]) ** 2
+
+    def loglik(z):
+        sa, sb, beta = z
+        d = sa - sb + home
+        return (_log_pmf(score[0], math.exp(BASE + (d + beta) / (2 * SCALE)), kappa)
+                + _log_pmf(score[1], math.exp(BASE + (-d + beta) / (2 * SCALE)), kappa))
+
+    h = 0.05
+    eye = np.eye(3) * h
+    grad = np.array([(loglik(m + e) - loglik(m - e)) / (2 * h) for e in eye])
+    hess = np.array([[(loglik(m + e + f) - loglik(m + e - f) - loglik(m - e + f) + loglik(m - e - f)) / (4 * h * h)
+                      for f in eye] for e in eye])
+    cov = np.linalg.inv(np.diag(1.0 / var) - hess)
+    mean = m + cov @ grad
+    st = run.state
+    rows = [st.values[st.index()["x"]], st.values[st.index()["y"]], st.shared_row("(goal base: L)")]
+    np.testing.assert_allclose([r[0] for r in rows], mean, rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose([r[1] ** 2 for r in rows], np.diag(cov), rtol=1e-5)
+    obs = ss.Goals(base=BASE, dispersion=kappa, table=False)
+    # the part's mean is 0 before the game, so the EKF reads the forecast table (within 2e-6 of the
+    # integral, tests/test_goals_table.py)
+    np.testing.assert_allclose(run.proba[0], goals_forecast(obs.vector(SCALE), 80.0 + home, 120.0**2 + 90.0**2),
+                               atol=2e-6)
+    effects = ekf.group_effects(st)
+    assert effects.loc["L", "base_part"] == pytest.approx(rows[2][0] / (2 * SCALE))
+
+
+def test_leagues_that_never_meet_with_a_goal_base_part_are_filtered_as_if_alone():
+    """Each league's part of the goal base learns from its own games: filtered together, a league's
+    forecasts equal its own grouped run's (one group)."""
+    games = _leagues(n_leagues=2, n_games=80)
+    ekf = EKF(_model(home_drift=0.0, draw_drift=0.0), group="league", group_base_var=50.0**2, group_base_drift=2.0)
+    together = ekf.run(games)
+    for lg in ("league 0", "league 1"):
+        mask = games.extra["league"].to_numpy() == lg
+        np.testing.assert_allclose(together.proba[mask], ekf.run(_only(games, lg)).proba, rtol=1e-10)
+    with pytest.raises(ValueError, match="draw tilt"):
+        EKF(_model(home_drift=0.0), group="league", group_base_var=1.0)
+    with pytest.raises(ValueError, match="does not read"):
+        EKF(ss.SkillModel("logistic", SCALE, draw="half"), group="league", group_base_var=1.0)
