@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import nbinom, poisson
 
 import statespace as ss
+from _dense import log_pmf, newton_step
 from filters import EKF
 from statespace.model.goals import BASE_MIN, goals_forecast
 
@@ -42,14 +42,6 @@ def _model(openness_var=80.0**2, openness_drift=5.0, dispersion=0.1, home=40.0, 
                          openness_drift=openness_drift, **kw)
 
 
-def _log_pmf(x, lam, kappa):
-    """scipy's Poisson or negative binomial (NB2: size 1 / kappa, mean lam) log pmf."""
-    if kappa == 0.0:
-        return poisson.logpmf(x, lam)
-    r = 1.0 / kappa
-    return nbinom.logpmf(x, r, r / (r + lam))
-
-
 @pytest.mark.parametrize("kappa, score", [(0.0, (3, 1)), (0.1, (0, 2)), (0.3, (2, 2))])
 def test_one_game_is_a_dense_newton_step(kappa, score):
     """From priors N(m, diag(v)) over (s_a, s_b, o_a, o_b), the EKF's posterior means are one Newton
@@ -67,15 +59,9 @@ def test_one_game_is_a_dense_newton_step(kappa, score):
         sa, sb, oa, ob = z
         eta_a = BASE + (sa - sb + home + oa + ob) / (2 * SCALE)
         eta_b = BASE + (-(sa - sb + home) + oa + ob) / (2 * SCALE)
-        return _log_pmf(score[0], math.exp(eta_a), kappa) + _log_pmf(score[1], math.exp(eta_b), kappa)
+        return log_pmf(score[0], math.exp(eta_a), kappa) + log_pmf(score[1], math.exp(eta_b), kappa)
 
-    h = 0.05  # rating points: l is smooth on the scale of 350 points; central differences err by O(h^2)
-    eye = np.eye(4) * h
-    grad = np.array([(loglik(m + e) - loglik(m - e)) / (2 * h) for e in eye])
-    hess = np.array([[(loglik(m + e + f) - loglik(m + e - f) - loglik(m - e + f) + loglik(m - e - f)) / (4 * h * h)
-                      for f in eye] for e in eye])
-    cov = np.linalg.inv(np.diag(1.0 / var) - hess)
-    mean = m + cov @ grad
+    mean, cov = newton_step(loglik, m, var)
     x, y = _row(run.state, "x"), _row(run.state, "y")
     got_mean = [x[0], y[0], x[2], y[2]]
     got_sd = [x[1], y[1], x[3], y[3]]
@@ -246,7 +232,7 @@ def test_static_laplace_fit_is_the_dense_maximum_a_posteriori_fit():
         A, D = z[:k], z[k:]
         la = np.exp(BASE + (A[ia] - D[ib] + home / 2) / SCALE)
         lb = np.exp(BASE + (A[ib] - D[ia] - home / 2) / SCALE)
-        lik = _log_pmf(games.score_a, la, kappa).sum() + _log_pmf(games.score_b, lb, kappa).sum()
+        lik = log_pmf(games.score_a, la, kappa).sum() + log_pmf(games.score_b, lb, kappa).sum()
         return -lik + 0.5 * np.sum((A + D) ** 2) / v + 0.5 * np.sum((A - D) ** 2) / vo
 
     res = minimize(lambda z: energy(z * SCALE), np.zeros(2 * k), method="BFGS", jac="3-point", options={"gtol": 1e-8})

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import statespace as ss
+from _dense import log_pmf, newton_step
 from filters import EKF
 from filters.ekf import DRAW_ROW, HOME_ROW
 from filters.state import FilterState
@@ -265,16 +266,6 @@ def test_cli_group_needs_auto_and_a_column(tmp_path, capsys):
     assert "--group tier: no column 'tier'" in capsys.readouterr().err
 
 
-def _log_pmf(x, lam, kappa):
-    """Negative binomial (variance lam + kappa lam^2) or Poisson log pmf, from scipy.stats."""
-    from scipy.stats import nbinom, poisson
-
-    if kappa == 0.0:
-        return poisson.logpmf(x, lam)
-    r = 1.0 / kappa
-    return nbinom.logpmf(x, r, r / (r + lam))
-
-
 @pytest.mark.parametrize("score", [(0, 0), (3, 1), (1, 4)])
 def test_one_game_with_a_goal_base_part_is_a_dense_newton_step(score):
     """A group's part of the goal base, beta ~ N(0, 60^2) beside skills N(m, diag(v)): the EKF's
@@ -298,16 +289,10 @@ def test_one_game_with_a_goal_base_part_is_a_dense_newton_step(score):
     def loglik(z):
         sa, sb, beta = z
         d = sa - sb + home
-        return (_log_pmf(score[0], math.exp(BASE + (d + beta) / (2 * SCALE)), kappa)
-                + _log_pmf(score[1], math.exp(BASE + (-d + beta) / (2 * SCALE)), kappa))
+        return (log_pmf(score[0], math.exp(BASE + (d + beta) / (2 * SCALE)), kappa)
+                + log_pmf(score[1], math.exp(BASE + (-d + beta) / (2 * SCALE)), kappa))
 
-    h = 0.05
-    eye = np.eye(3) * h
-    grad = np.array([(loglik(m + e) - loglik(m - e)) / (2 * h) for e in eye])
-    hess = np.array([[(loglik(m + e + f) - loglik(m + e - f) - loglik(m - e + f) + loglik(m - e - f)) / (4 * h * h)
-                      for f in eye] for e in eye])
-    cov = np.linalg.inv(np.diag(1.0 / var) - hess)
-    mean = m + cov @ grad
+    mean, cov = newton_step(loglik, m, var)
     st = run.state
     rows = [st.values[st.index()["x"]], st.values[st.index()["y"]], st.shared_row("(goal base: L)")]
     np.testing.assert_allclose([r[0] for r in rows], mean, rtol=1e-7, atol=1e-7)
