@@ -524,8 +524,9 @@ def test_variances_option_budget_and_sparse_covariance(small_dynamic, monkeypatc
     monkeypatch.setattr(factor_module, "_FACTOR_FLOPS", 1.0)
     auto_dense = LaplaceSmoother(model, drift="auto").fit(train)
     trace_sparse, trace_dense = np.array(auto_sparse.info["drift_trace"]), np.array(auto_dense.info["drift_trace"])
-    np.testing.assert_allclose(trace_dense, trace_sparse, rtol=1e-10)
-    assert auto_dense.model.drift == pytest.approx(auto_sparse.model.drift, rel=1e-10)
+    # the evidence from two factorisations differs in its last digits, and the search's path with it
+    np.testing.assert_allclose(trace_dense, trace_sparse, rtol=1e-8)
+    assert auto_dense.model.drift == pytest.approx(auto_sparse.model.drift, rel=1e-8)
     # over the budget, above the dense limit
     over = LaplaceSmoother(model, dense_cov_limit=0).fit(train)
     blocks = LaplaceSmoother(model, variances="blocks").fit(train)
