@@ -550,7 +550,7 @@ def test_two_skill_nuts_is_the_laplace_fit():
     from smoothers._laplace_two import TwoSkillFit
 
     games, _ = side_score_walk("goals", n_players=6, n_games=300, periods=3, seed=3)
-    fit = quick(TWO, drift=0.05, prior_var=4.0, home=0.5, draws=400, tune=300, chains=2).fit(games)
+    fit = quick(TWO, drift=0.05, prior_var=4.0, home=0.5, draws=300, tune=200, chains=2).fit(games)
     lap = LaplaceSmoother(TWO).fit(games)
     assert isinstance(fit, TwoSkillFit) and "openness" in fit.idata.posterior
     a = fit.ratings().set_index("player")
