@@ -139,18 +139,25 @@ def _predict(x, i, theta, dt):
         x[i, _OPEN_SD] = math.sqrt(min(a * a * x[i, _OPEN_SD] * x[i, _OPEN_SD] + add_o, K.VAR_MAX))
 
 
+@njit(cache=True, inline="always")
+def _home_rows(theta, rc, rg):
+    """The rows of a game's latent home advantage: the common one and the group's; -1 where absent."""
+    return (rc if theta[_HDRIFT] > 0.0 else -1), (rg if theta[_GHOME] > 0.0 else -1)
+
+
 @njit(cache=True)
 def _home(x, at_home, rc, rg, theta):
     """The home term of a game's difference and its variance, ``(h_c + h_g) at_home``: the common
     part the fixed ``home`` or (``home_drift > 0``) row ``rc``'s mean and variance (0 where a
     group's row holds all of it), plus the group's row ``rg`` where blocks have one."""
-    if theta[_HDRIFT] > 0.0:
-        m, v = x[rc, _MEAN], x[rc, _SD] * x[rc, _SD]
+    c, g = _home_rows(theta, rc, rg)
+    if c >= 0:
+        m, v = x[c, _MEAN], x[c, _SD] * x[c, _SD]
     else:
-        m, v = (0.0 if theta[_GHOME] > 0.0 else theta[_HOME]), 0.0
-    if theta[_GHOME] > 0.0:
-        m += x[rg, _MEAN]
-        v += x[rg, _SD] * x[rg, _SD]
+        m, v = (0.0 if g >= 0 else theta[_HOME]), 0.0
+    if g >= 0:
+        m += x[g, _MEAN]
+        v += x[g, _SD] * x[g, _SD]
     return m * at_home, v * at_home * at_home
 
 
@@ -191,12 +198,6 @@ def _base_row(theta, rg):
     """The row of a game's group's part of the goal base (rating points of the shift ``e``: the log-rates
     move by ``e / (2 scale)``); -1 where blocks have none."""
     return rg + int(theta[_GHOME]) + int(theta[_GDRAW]) if theta[_GBASE] > 0.0 else -1
-
-
-@njit(cache=True, inline="always")
-def _home_rows(theta, rc, rg):
-    """The rows of a game's latent home advantage: the common one and the group's; -1 where absent."""
-    return (rc if theta[_HDRIFT] > 0.0 else -1), (rg if theta[_GHOME] > 0.0 else -1)
 
 
 @njit(cache=True)

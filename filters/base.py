@@ -452,25 +452,19 @@ class Filter(SharedRowHooks, Settings):
         index = state.index()
         new = [p for p in players if p not in index]
         out = state.copy() if copy else state
-        unseen = tuple(g for g in levels if g not in set(known))
+        known_set = set(known)
+        unseen = tuple(g for g in levels if g not in known_set)
         if unseen:  # a new group's rows start at the prior, after the others
             core, shared = out.split()
             names = self.shared_names(unseen)[len(self.shared_names()):]  # the groups' own rows
-            rows = np.array([self.shared_prior(n) for n in names], dtype=np.float64)
-            out = FilterState.join(core, FilterState(np.concatenate([shared.players, np.array(names, dtype=object)]),
-                                                     np.vstack([shared.values, rows]),
-                                                     np.concatenate([shared.count, np.zeros(len(names), np.int64)]),
-                                                     np.concatenate([shared.last, np.full(len(names), np.nan)]),
-                                                     state.columns, time_base=state.time_base))
+            rows = FilterState(np.array(names, dtype=object), np.array([self.shared_prior(n) for n in names]),
+                               np.zeros(len(names), np.int64), np.full(len(names), np.nan), state.columns)
+            out = FilterState.join(core, shared.then(rows))
         if new:
             index = dict(index)
             core, shared = out.split()
-            extra = self.init_state(np.asarray(new, dtype=object), initial).split()[0]
-            out = FilterState.join(FilterState(np.concatenate([core.players, extra.players]),
-                                               np.vstack([core.values, extra.values]),
-                                               np.concatenate([core.count, extra.count]),
-                                               np.concatenate([core.last, extra.last]), state.columns,
-                                               time_base=state.time_base), shared)
+            out = FilterState.join(core.then(self.init_state(np.asarray(new, dtype=object), initial).split()[0]),
+                                   shared)
             index.update({p: len(state.players) + j for j, p in enumerate(new)})
         ids = np.array([index[p] for p in players], dtype=np.int64)
         return out, ids

@@ -74,6 +74,13 @@ class FilterState:
                 FilterState(np.array(self.shared, dtype=object), self.values[n:], self.count[n:], self.last[n:],
                             self.columns, time_base=self.time_base))
 
+    def then(self, more: "FilterState") -> "FilterState":
+        """These rows followed by ``more``'s (two states of the same columns and no shared rows: the
+        competitors' or the shared part of a :meth:`split`), as one."""
+        return FilterState(np.concatenate([self.players, more.players]), np.vstack([self.values, more.values]),
+                           np.concatenate([self.count, more.count]), np.concatenate([self.last, more.last]),
+                           self.columns, time_base=self.time_base)
+
     @staticmethod
     def join(core: "FilterState", shared: "FilterState") -> "FilterState":
         """Competitors' rows followed by shared rows (the inverse of :meth:`split`)."""

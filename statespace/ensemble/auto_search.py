@@ -244,10 +244,9 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
     t = time.perf_counter()
     start = start_candidate(v, games, info)
     if warm is not None:  # the same model's numbers, tuned on an earlier candidate; a latent effect the
-        # relative lacks (drifting draws, two skills, a drifting home advantage per group) from its start
+        # relative lacks (drifting draws, two skills) from its start
         start = start.with_params(model=dataclasses.replace(warm, **{
-            k: getattr(warm, k) or getattr(start.model, k)
-            for k in ("draw_drift", "home_drift", "openness_var", "openness_drift")}))
+            k: getattr(warm, k) or getattr(start.model, k) for k in ("draw_drift", "openness_var", "openness_drift")}))
     row = {"candidate": v.label, "stage": stage, "observation": v.observation, "home": v.home,
            "reversion": v.reversion, "power": np.nan if v.power is None else v.power, "objective": objective}
     method = None
@@ -259,24 +258,15 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
             # for a cold start; here the relative's optimum is one)
             method = start.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter, standard_errors=False,
                                 start="grid" if warm is None else "current")
-            if v.skills == 2 and warm is not None:
-                # also from next to the one-skill optimum (the openness at the bottom of its box, where
-                # its gradient in the log of the settings vanishes, so the other start may end elsewhere):
-                # the better of the two
+            # a candidate that extends its relative by settings whose log-scale gradient vanishes at the
+            # bottom of their box (two skills' openness, the groups' parts) is also tuned from there, the
+            # relative itself (nested): the better of the two, so it never ends worse than what it extends
+            nested = _nested_settings(v, start) if warm is not None else ()
+            if nested:
                 box = start.tunable(games)
-                nested = start.with_params(openness_var=box["openness_var"][0], openness_drift=box["openness_drift"][0])
-                other = nested.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
-                                    standard_errors=False, start="current")
-                if other.tuning.objective < method.tuning.objective:
-                    method = other
-            if v.group is not None and warm is not None:
-                # also from the pick itself, the groups' parts at the bottom of their box (the nested
-                # ungrouped model, where the tuning stops at once if the parts buy nothing): the better
-                # of the two, so the grouped candidate does not end worse than its pick for want of a start
-                box = start.tunable(games)
-                nested = start.with_params(**{k: box[k][0] for k in start.group_settings if k in box})
-                other = nested.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter,
-                                    standard_errors=False, start="current")
+                other = start.with_params(**{k: box[k][0] for k in nested if k in box}).tune(
+                    games, objective=objective, burn_in=burn_in, maxiter=maxiter, standard_errors=False,
+                    start="current")
                 if other.tuning.objective < method.tuning.objective:
                     method = other
         proba = method.run(games).proba[scored]
@@ -294,6 +284,16 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
                    at_bound=(), converged=False, error=" ".join(str(exc).split()))
     row["tune_seconds"] = time.perf_counter() - t
     return row, method
+
+
+def _nested_settings(v: Variant, start: Candidate) -> tuple[str, ...]:
+    """The settings by which ``v`` extends its relative (:func:`_relative`) and at whose lower bound it
+    is that relative: two skills' openness, the groups' parts; () for others."""
+    if v.skills == 2:
+        return ("openness_var", "openness_drift")
+    if v.group is not None:
+        return tuple(start.group_settings)
+    return ()
 
 
 def _relative(v: Variant) -> Variant | None:
