@@ -140,6 +140,37 @@ def test_the_tilted_law_s_derivatives_are_its_slopes(theta, kappa, lam3, d, x, y
     assert goals_derivs(vec, 0.5, float(x), float(y), d) == pytest.approx((g, hh), rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.parametrize("rate_a, rate_b", [(2.0, 0.5), (1e3, 1e3), (1e4, 1e2), (800.0, 1e-3), (1e8, 1e-8),
+                                             (1e300, 1e-300)])
+@pytest.mark.parametrize("kappa", [0.0, 0.2])
+def test_the_draw_probability_and_its_slopes_are_scipy_s_sums(rate_a, rate_b, kappa):
+    """counts.draw_moments against scipy's pmfs summed over every count (P(X = Y) and its derivatives
+    in u, where rate_a = e^(eta + u), rate_b = e^(eta - u)), including means so far apart that the
+    probability underflows: exactly 0 for all three, never NaN."""
+    from scipy.stats import nbinom
+    from statespace.model.counts import draw_moments
+
+    def pmf(k, rate):
+        if kappa == 0.0:
+            return poisson.pmf(k, rate)
+        r = 1.0 / kappa
+        return nbinom.pmf(k, r, r / (r + rate))
+
+    got = draw_moments(rate_a, rate_b, kappa)
+    if rate_a > 1e200:  # scipy's sums overflow; P(X = Y) <= P(X = 0) < 1e-1400 either law: zeros
+        assert got == (0.0, 0.0, 0.0), got
+        return
+    k = np.arange(0.0, 20 * min(rate_a, rate_b) + 200)  # the smaller mean's pmf bounds each term
+    t = pmf(k, rate_a) * pmf(k, rate_b)
+    sa = (k - rate_a) / (1 + kappa * rate_a)
+    sb = (k - rate_b) / (1 + kappa * rate_b)
+    ca = -rate_a * (1 + kappa * k) / (1 + kappa * rate_a) ** 2
+    cb = -rate_b * (1 + kappa * k) / (1 + kappa * rate_b) ** 2
+    want = (t.sum(), (t * (sa - sb)).sum(), (t * ((sa - sb) ** 2 + ca + cb)).sum())
+    assert np.all(np.isfinite(got)), got
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+
+
 @pytest.mark.parametrize("theta", [-0.5, -0.1, 0.3])
 def test_the_forecast_over_skill_uncertainty_from_the_table(theta):
     """The table's second-order tilt against the per-game integral of the tilted probabilities."""

@@ -195,7 +195,9 @@ def draw_moments(rate_a, rate_b, kappa):
     ``d2P/du2 = sum_k t_k ((s_a - s_b)^2 + c_a + c_b)`` (``rate_b`` falls as ``u`` grows). Each term
     from the logs of the two pmfs (no underflow of ``p(0)``); ``t_k`` is log-concave in ``k``, so past
     its peak the sum stops once the terms left, at most ``t_k q / (1 - q)`` with ``q`` the falling
-    ratio ``t_(k+1) / t_k``, are below :data:`TAIL` of the sum."""
+    ratio ``t_(k+1) / t_k``, are below :data:`TAIL` of the sum, or once a term past the peak is 0 (the
+    rest underflow too: two means so far apart that ``P(X = Y)`` is below the smallest double give
+    0 for all three, in as many terms as it takes to pass the peak, not :data:`TERMS_MAX`)."""
     lpa = _log_p0(rate_a, kappa)
     lpb = _log_p0(rate_b, kappa)
     # above e^-700 each pmf runs by products (no underflow of p(0)); else by sums of logarithms
@@ -209,19 +211,23 @@ def draw_moments(rate_a, rate_b, kappa):
     d2 = 0.0
     for k in range(TERMS_MAX):
         t = pa * pb if prod else math.exp(lpa + lpb)
-        sa = (k - rate_a) / ua
-        sb = (k - rate_b) / ub
-        ca = -rate_a * (1.0 + kappa * k) / (ua * ua)
-        cb = -rate_b * (1.0 + kappa * k) / (ub * ub)
-        diff = sa - sb
-        d0 += t
-        d1 += t * diff
-        d2 += t * (diff * diff + ca + cb)
         ra = _ratio(rate_a, kappa, k)
         rb = _ratio(rate_b, kappa, k)
         q = ra * rb
-        if q < 1.0 and t * q / (1.0 - q) * (1.0 + diff * diff + abs(ca) + abs(cb)) < TAIL * d0:
-            break
+        if t == 0.0:  # an underflowed term adds nothing (and its weight may overflow: 0 * inf)
+            if q < 1.0:
+                break
+        else:
+            sa = (k - rate_a) / ua
+            sb = (k - rate_b) / ub
+            ca = -rate_a * (1.0 + kappa * k) / (ua * ua)
+            cb = -rate_b * (1.0 + kappa * k) / (ub * ub)
+            diff = sa - sb
+            d0 += t
+            d1 += t * diff
+            d2 += t * (diff * diff + ca + cb)
+            if q < 1.0 and t * q / (1.0 - q) * (1.0 + diff * diff + abs(ca) + abs(cb)) < TAIL * d0:
+                break
         if ra == 0.0 or rb == 0.0:
             break
         if prod:
