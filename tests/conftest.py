@@ -18,7 +18,7 @@ import pytest
 
 
 def private_worker_cache(worker: str, tmp: str | None = None) -> str:
-    """The numba cache folder of the xdist worker ``worker``: ``<tmp>/statespace-tests-<uid>/<worker>/numba``
+    """The numba cache folder named ``worker`` (the xdist workers share ``"workers"``): ``<tmp>/statespace-tests-<uid>/<worker>/numba``
     (warm from one run to the next) when ``<tmp>/statespace-tests-<uid>`` is a real folder of this user
     that no one else can write (made 0700 here), else a fresh private ``tempfile.mkdtemp`` folder,
     removed at exit. The name is predictable: another user could make that folder first and plant
@@ -43,11 +43,13 @@ def private_worker_cache(worker: str, tmp: str | None = None) -> str:
     return fresh
 
 
-# Under pytest-xdist each worker keeps its own numba cache: two processes writing one cache index
-# at once can load an entry the other is still writing. Set before any test module imports numba;
-# child processes inherit it.
+# Under pytest-xdist the workers share one private numba cache folder, as a process pool of users'
+# does: the project's lock on each cache folder (statespace._runtime.cache_files) makes that safe
+# (tests/test_cache_concurrency.py), and on a cold cache each loop is then compiled once for the
+# run, not once per worker (compiling is most of a cold run's time). Set before any test module
+# imports numba; child processes inherit it.
 if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("NUMBA_CACHE_DIR"):
-    os.environ["NUMBA_CACHE_DIR"] = private_worker_cache(os.environ["PYTEST_XDIST_WORKER"])
+    os.environ["NUMBA_CACHE_DIR"] = private_worker_cache("workers")
 
 # The suite tests the compiled code. On a cold cache small work would otherwise run as plain Python
 # (statespace._runtime.tier) until each function is compiled, so which test met which would hang
