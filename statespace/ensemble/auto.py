@@ -69,8 +69,9 @@ taken (in every stage): a drifting home advantage tuned to no drift, or a revers
 lower bound, buys nothing and is not chosen. The margin-weight candidates start their tuning
 from the chosen structure's tuned values, and the Goals candidates with drifting draws (or two
 skills) from the one with fixed draws and one skill (among ``candidates=`` too, when it is given):
-a candidate started so skips the coarse grid of
-``tune(start="grid")``, the relative's optimum being a basin already. Give ``candidates=[Variant(...), ...]`` to compare an
+the others start from their starting values (:func:`~statespace.ensemble.auto_candidate.start_candidate`:
+a candidate is not a filter whose settings batch, so ``tune``'s coarse grid start does not apply to
+it). Give ``candidates=[Variant(...), ...]`` to compare an
 explicit list instead, or narrow the search with ``observations=``, ``powers=``,
 ``drifting_home=`` and ``reversion=``.
 

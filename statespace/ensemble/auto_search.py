@@ -254,8 +254,8 @@ def _tune_task(payload) -> tuple[dict, Candidate | None]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a far-off evaluation
             warnings.simplefilter("ignore", BoundWarning)  # auto reports each candidate's settings on a bound
-            # a candidate started from a tuned relative starts there (the coarse grid finds a basin
-            # for a cold start; here the relative's optimum is one)
+            # a candidate started from a tuned relative starts there; a cold one at its starting values
+            # (start="grid" falls back to them: a Candidate is not batchable, filters.grid.batchable)
             method = start.tune(games, objective=objective, burn_in=burn_in, maxiter=maxiter, standard_errors=False,
                                 start="grid" if warm is None else "current")
             # a candidate that extends its relative by settings whose log-scale gradient vanishes at the
