@@ -353,6 +353,15 @@ def _ours(dispatcher) -> bool:
     return module.partition(".")[0] in PACKAGES
 
 
+def _adopt(dispatcher) -> None:
+    """:func:`statespace._runtime.tier.adopt`, imported when first needed: ``tier`` imports numba,
+    whose import runs :func:`_wrap_enable_caching`, so importing ``tier`` there would find it half made
+    when ``tier`` is the first module to import numba."""
+    from statespace._runtime.tier import adopt
+
+    adopt(dispatcher)
+
+
 def _wrap_enable_caching() -> None:
     """Make ``Dispatcher.enable_caching`` call :func:`share` for this project's functions, and share
     the caches of the dispatchers of this project already made. Both also make their calls from
@@ -360,15 +369,13 @@ def _wrap_enable_caching() -> None:
     function of these packages is declared, so this is the one place that sees them all made."""
     from numba.core.dispatcher import Dispatcher
 
-    from statespace._runtime.tier import adopt
-
     original = Dispatcher.enable_caching
     if not getattr(original, "_statespace_shared", False):
         def enable_caching(self):
             original(self)
             if _ours(self):
                 share(self)
-                adopt(self)
+                _adopt(self)
 
         enable_caching._statespace_shared = True
         Dispatcher.enable_caching = enable_caching
@@ -377,7 +384,7 @@ def _wrap_enable_caching() -> None:
             for value in list(vars(module).values()):
                 if isinstance(value, Dispatcher) and _ours(value):
                     share(value)
-                    adopt(value)
+                    _adopt(value)
 
 
 class _AfterDispatcherImport(importlib.abc.MetaPathFinder):
